@@ -1,0 +1,59 @@
+/* rewrite: the per-file contract between the driver (main.c) and the
+ * language rewriters (pyrewrite.c for Python, crewrite.c for C/C++/CUDA).
+ *
+ * The driver reads a file, finds the targets that apply to it and fills a
+ * FileJob; the rewriter parses, matches rules, and adds edits and range
+ * records; the driver applies the edits, writes the output and the manifest.
+ * A rewriter never writes files and never prints: diagnostics go to
+ * job->diags (source-file positions) or to rule->miss (rule positions). */
+#ifndef NC_REWRITE_H
+#define NC_REWRITE_H
+
+#include "diag.h"
+#include "edits.h"
+#include "rules.h"
+
+typedef enum { LANG_NONE, LANG_PYTHON, LANG_C, LANG_CPP, LANG_CUDA } Lang;
+
+Lang lang_of_path(const char *path);
+
+/* One inserted range, for the manifest and --explain. */
+typedef struct {
+  char *name;      /* range name as written (literal or expression) */
+  const char *kind;/* "function", "calls", "lines", "full-trace", "replacement" */
+  int line0, line1;/* original lines covered (1-based, inclusive) */
+  const Rule *rule;/* NULL for full-trace ranges */
+} RangeRec;
+
+typedef struct {
+  /* inputs */
+  const char *rel;        /* path relative to SRC, '/'-separated */
+  const char *module;     /* Python: dotted module name; else NULL */
+  const char *src;        /* file bytes (NUL-terminated) */
+  size_t len;
+  Lang lang;
+  const Rules *rules;
+  Target **targets;       /* targets that name this file */
+  size_t ntargets;
+  bool full_trace;        /* full-trace applies to this file */
+  bool explain;
+  /* outputs */
+  Diags diags;            /* positions in this source file */
+  Buf explain_text;       /* --explain lines for this file */
+  Edits edits;
+  VEC(RangeRec) ranges;
+  bool already;           /* already instrumented: copy unchanged */
+  bool unparsable;        /* parse failed: copy unchanged */
+} FileJob;
+
+/* Each returns 0 (edits may be empty) or -1 (file must be copied unchanged;
+ * the reason is in job->diags). */
+int py_rewrite(FileJob *job);
+int c_rewrite(FileJob *job);
+
+void filejob_free(FileJob *job);
+
+/* Explain helper: appends "rel:line: text\n" to job->explain_text. */
+void job_explain(FileJob *job, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

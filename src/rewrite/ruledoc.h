@@ -1,0 +1,42 @@
+/* ruledoc: a rule file (YAML through libyaml, JSON through cJSON) read into
+ * one positioned tree, so the schema checker in rules.c can point at the
+ * exact line and column of any key or value, whatever the file's syntax.
+ *
+ * Ownership: every node, string and the source text belong to the RuleDoc;
+ * ruledoc_free releases them all. */
+#ifndef NC_RULEDOC_H
+#define NC_RULEDOC_H
+
+#include "diag.h"
+
+typedef enum { RN_MAP, RN_SEQ, RN_SCALAR } RNodeKind;
+
+typedef struct RNode RNode;
+struct RNode {
+  RNodeKind kind;
+  int line, col;   /* 1-based position of the node's first character */
+  char *str;       /* RN_SCALAR: the value */
+  bool quoted;     /* RN_SCALAR: written as a quoted string */
+  RNode **items;   /* RN_SEQ: items; RN_MAP: key, value, key, value, ... */
+  size_t n;        /* number of entries in items */
+};
+
+typedef struct {
+  char *path;
+  char *src;
+  size_t len;
+  RNode *root;                 /* NULL for an empty document */
+  VEC(RNode *) all;            /* every node, for freeing */
+} RuleDoc;
+
+/* Returns 0, or -1 after adding a diagnostic (I/O or syntax error). */
+int ruledoc_load(RuleDoc *doc, const char *path, Diags *d);
+/* Same, from memory (the text is copied); `path` names it in messages. */
+int ruledoc_parse(RuleDoc *doc, const char *path, const char *text, size_t len, Diags *d);
+void ruledoc_free(RuleDoc *doc);
+
+/* Diagnostic at a node of this document. */
+void ruledoc_diag(RuleDoc *doc, Diags *d, DiagLevel lvl, const RNode *at,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+#endif

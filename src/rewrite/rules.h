@@ -1,0 +1,82 @@
+/* rules: the rule schema. One model for YAML and JSON rule files; it is the
+ * nCompass SDK's RewriteConfig (targets keyed by dotted module name with
+ * class_func_context_wrappings, func_line_range_wrappings, replacements and
+ * full_trace_mode) plus ncrewrite's extensions (globs, func_context_wrappings,
+ * exclude lists, a default context, path-glob targets for C/C++/CUDA).
+ *
+ * Ownership: Rules owns everything it points to, including the RuleDoc it was
+ * read from (kept so later stages can point diagnostics at a rule). */
+#ifndef NC_RULES_H
+#define NC_RULES_H
+
+#include "ruledoc.h"
+
+typedef struct {
+  char *value;     /* literal text, or an expression evaluated at run time */
+  bool variable;   /* type: variable */
+  RNode *at;
+} CtxValue;
+
+typedef struct {
+  char *cls;                /* dotted context class as written; NULL: the default */
+  VEC(CtxValue) values;     /* empty: the range is named by what it wraps */
+  RNode *at;
+} Context;
+
+typedef enum {
+  RULE_FUNC,        /* whole function/method body */
+  RULE_CALLS,       /* statements calling a pattern */
+  RULE_LINES,       /* a line range, snapped to whole statements */
+  RULE_CLASS_REPL,  /* class_replacements */
+  RULE_METHOD_REPL, /* class_func_replacements */
+} RuleKind;
+
+typedef struct {
+  RuleKind kind;
+  char *cls;          /* class name or glob; NULL for module-level functions */
+  char *func;         /* function/method name or glob; RULE_LINES: optional */
+  char *call;         /* RULE_CALLS: call pattern (glob; dotted or last name) */
+  int start_line, end_line;          /* RULE_LINES, 1-based inclusive */
+  char *start_content, *end_content; /* RULE_LINES: expected line text, optional */
+  char *replacement;  /* RULE_*_REPL: dotted path of the replacement */
+  Context ctx;
+  RNode *at;          /* where the rule is written */
+  int matched;        /* updated atomically by workers */
+  char *miss;         /* why it matched nothing (set by the matcher) */
+} Rule;
+
+typedef struct {
+  char *key;          /* dotted module name, or a path glob for C-family files */
+  char *file_path;    /* filePath, optional */
+  bool path_glob;     /* key names files by glob (C/C++/CUDA targets) */
+  bool full_trace;    /* full_trace_mode for this target */
+  VEC(Rule) rules;
+  VEC(char *) exclude;
+  char *domain, *category, *color;   /* NVTX attributes for C-family targets */
+  RNode *at;
+  char *resolved;     /* path relative to SRC after resolution, or NULL */
+  int resolved_count; /* files matched (path-glob targets) */
+} Target;
+
+typedef struct {
+  bool full_trace;
+  VEC(char *) ai_targets;
+  VEC(Target) targets;
+  VEC(char *) exclude;     /* qualified-name globs never instrumented */
+  Context default_ctx;
+  RuleDoc doc;
+  uint64_t digest;         /* of the rule file's bytes */
+  bool loaded;             /* a rule file was given */
+} Rules;
+
+/* Load and check a rule file. Returns 0, or -1 with diagnostics in d. */
+int rules_load(Rules *r, const char *path, Diags *d);
+/* Same from memory (for tests and fuzzing). */
+int rules_parse(Rules *r, const char *path, const char *text, size_t len, Diags *d);
+void rules_free(Rules *r);
+
+/* The nCompass context classes and ncrewrite's own map to the ncrt module. */
+typedef enum { CTX_NCRT_RANGE, CTX_NCRT_TORCH, CTX_USER } CtxKind;
+CtxKind ctx_kind(const char *cls);
+
+#endif
