@@ -36,6 +36,7 @@ void diag_at(Diags *d, DiagLevel lvl, const char *path, const char *src, size_t 
   if (lvl == DIAG_WARNING && d->strict) lvl = DIAG_ERROR;
   if (lvl == DIAG_ERROR) d->errors++;
   if (lvl == DIAG_WARNING) d->warnings++;
+  if (d->quiet && lvl != DIAG_ERROR) return;
   if (line > 0)
     buf_printf(&d->text, "%s:%d:%d: %s: ", path, line, col > 0 ? col : 1, level_name(lvl));
   else

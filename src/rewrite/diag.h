@@ -17,6 +17,7 @@ typedef struct {
   Buf text;       /* rendered diagnostics, in the order they were added */
   int errors, warnings;
   bool strict;    /* warnings count (and print) as errors */
+  bool quiet;     /* record only errors (warnings and notes are counted, not shown) */
 } Diags;
 
 /* Add a diagnostic at 1-based line/col in `src` (may be NULL: no source line

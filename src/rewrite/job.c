@@ -1,0 +1,37 @@
+/* job: the FileJob helpers shared by the language rewriters. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewrite.h"
+
+Lang lang_of_path(const char *path) {
+  const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+  if (!dot || (slash && dot < slash)) return LANG_NONE;
+  dot++;
+  if (!strcmp(dot, "py") || !strcmp(dot, "pyw")) return LANG_PYTHON;
+  if (!strcmp(dot, "c")) return LANG_C;
+  if (!strcmp(dot, "h")) return LANG_C;
+  if (!strcmp(dot, "cc") || !strcmp(dot, "cpp") || !strcmp(dot, "cxx") || !strcmp(dot, "hh") ||
+      !strcmp(dot, "hpp") || !strcmp(dot, "hxx"))
+    return LANG_CPP;
+  if (!strcmp(dot, "cu") || !strcmp(dot, "cuh")) return LANG_CUDA;
+  return LANG_NONE;
+}
+
+void job_explain(FileJob *job, int line, const char *fmt, ...) {
+  if (!job->explain) return;
+  buf_printf(&job->explain_text, "%s:%d: ", job->rel, line);
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(&job->explain_text, fmt, ap);
+  va_end(ap);
+  buf_putc(&job->explain_text, '\n');
+}
+
+void filejob_free(FileJob *job) {
+  diags_free(&job->diags);
+  buf_free(&job->explain_text);
+  edits_free(&job->edits);
+  for (size_t i = 0; i < job->ranges.n; i++) free(job->ranges.v[i].name);
+  vec_free(&job->ranges);
+}

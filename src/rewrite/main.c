@@ -1,0 +1,670 @@
+/* ncrewrite: the driver.
+ *
+ *   ncrewrite [--config RULES] [options] SRC OUT
+ *
+ * Pipeline: load rules -> check paths -> walk SRC -> resolve targets to files
+ * -> rewrite files in parallel (read, parse, plan edits, apply, write) ->
+ * report diagnostics in a fixed order -> write the manifest -> remove files a
+ * previous run wrote that SRC no longer has. Output is the same whatever -j:
+ * each file is independent and everything printed is ordered by path. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "emit.h"
+#include "manifest.h"
+#include "rewrite.h"
+#include "rules.h"
+#include "walk.h"
+
+typedef struct {
+  const char *config;
+  bool full_trace, check, diff, strict, quiet, explain;
+  int jobs;
+} Options;
+
+typedef struct {
+  Options opt;
+  Rules rules;
+  char *src, *out;          /* as given */
+  char *src_real, *out_real;/* resolved (out_real may be NULL if OUT does not exist) */
+  Entries ents;
+  VEC(Target *) *targets_of;/* per entry */
+  FileResult *res;
+  Buf *diff_text;           /* per entry, --diff */
+  Buf *explain_text;        /* per entry, --explain */
+  FileResult *cache;
+  size_t ncache;
+  bool cache_valid;
+  bool full_trace_all;
+  char options_key[64];
+  size_t next;              /* work queue index, atomic */
+  pthread_mutex_t print_lock;
+} Run;
+
+static void usage(FILE *f) {
+  fputs("usage: ncrewrite [--config RULES] [options] SRC OUT\n"
+        "\n"
+        "Write an instrumented copy of the source tree SRC to OUT: files the rules\n"
+        "name get NVTX ranges, everything else is copied byte for byte.\n"
+        "\n"
+        "options:\n"
+        "  -c, --config FILE  rule file (YAML, or JSON by .json extension)\n"
+        "  --full-trace       instrument every function (as full_trace_mode: true)\n"
+        "  -j, --jobs N       files rewritten in parallel (default: CPU count)\n"
+        "  --check            write nothing; exit 1 if OUT differs from what would be written\n"
+        "  --diff             write nothing; print a unified diff of the instrumentation\n"
+        "  --strict           treat warnings as errors (e.g. a rule that matches nothing)\n"
+        "  --explain          print what matched where and what was skipped, and why\n"
+        "  -q, --quiet        print errors only\n"
+        "  --version          print the version and the pinned grammar versions\n"
+        "  -h, --help         this text\n"
+        "\n"
+        "exit status: 0 success, 1 errors (or --check found differences), 2 bad usage\n",
+        f);
+}
+
+static int parse_args(int argc, char **argv, Run *run) {
+  enum { O_FULL = 256, O_CHECK, O_DIFF, O_STRICT, O_EXPLAIN, O_VERSION };
+  static const struct option longs[] = {
+      {"config", required_argument, 0, 'c'}, {"full-trace", no_argument, 0, O_FULL},
+      {"jobs", required_argument, 0, 'j'},   {"check", no_argument, 0, O_CHECK},
+      {"diff", no_argument, 0, O_DIFF},      {"strict", no_argument, 0, O_STRICT},
+      {"explain", no_argument, 0, O_EXPLAIN}, {"quiet", no_argument, 0, 'q'},
+      {"version", no_argument, 0, O_VERSION}, {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  Options *o = &run->opt;
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  o->jobs = n > 0 ? (int)n : 1;
+  for (int c; (c = getopt_long(argc, argv, "c:j:qh", longs, NULL)) != -1;) {
+    switch (c) {
+    case 'c': o->config = optarg; break;
+    case O_FULL: o->full_trace = true; break;
+    case 'j': {
+      char *end;
+      long j = strtol(optarg, &end, 10);
+      if (*end || j < 1 || j > 1024) {
+        fprintf(stderr, "ncrewrite: error: -j needs a number from 1 to 1024, not '%s'\n", optarg);
+        return 2;
+      }
+      o->jobs = (int)j;
+      break;
+    }
+    case O_CHECK: o->check = true; break;
+    case O_DIFF: o->diff = true; break;
+    case O_STRICT: o->strict = true; break;
+    case O_EXPLAIN: o->explain = true; break;
+    case 'q': o->quiet = true; break;
+    case O_VERSION:
+      printf("ncrewrite %s (tree-sitter 0.25.0; grammars: python 0.25.0, c 0.24.1, cpp 0.23.4, cuda 0.21.1)\n",
+             NC_VERSION);
+      exit(0);
+    case 'h': usage(stdout); exit(0);
+    default: usage(stderr); return 2;
+    }
+  }
+  if (argc - optind != 2) {
+    fprintf(stderr, "ncrewrite: error: expected SRC and OUT, got %d path%s\n", argc - optind,
+            argc - optind == 1 ? "" : "s");
+    usage(stderr);
+    return 2;
+  }
+  if (o->check && o->diff) {
+    fprintf(stderr, "ncrewrite: error: --check and --diff do not combine\n");
+    return 2;
+  }
+  run->src = argv[optind];
+  run->out = argv[optind + 1];
+  return 0;
+}
+
+/* Is `inner` equal to or below `outer` (both resolved paths)? */
+static bool path_within(const char *inner, const char *outer) {
+  size_t n = strlen(outer);
+  if (!strcmp(outer, "/")) return true;
+  return !strncmp(inner, outer, n) && (inner[n] == 0 || inner[n] == '/');
+}
+
+/* SRC must never be written: refuse OUT == SRC and OUT containing SRC. OUT
+ * inside SRC is fine; the walk does not enter it. */
+static int check_paths(Run *run, Diags *d) {
+  run->src_real = realpath(run->src, NULL);
+  if (!run->src_real) {
+    diag_at(d, DIAG_ERROR, run->src, NULL, 0, 0, 0, "cannot open SRC: %s", strerror(errno));
+    return -1;
+  }
+  struct stat st;
+  if (stat(run->src_real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+    diag_at(d, DIAG_ERROR, run->src, NULL, 0, 0, 0, "SRC must be a directory");
+    return -1;
+  }
+  /* OUT may not exist yet: resolve its nearest existing ancestor */
+  char *o = xstrdup(run->out), *suffix = xstrdup("");
+  char *real = NULL;
+  while (!(real = realpath(o, NULL))) {
+    char *slash = strrchr(o, '/');
+    char *ns;
+    if (!slash) {
+      ns = *suffix ? xasprintf("%s/%s", o, suffix) : xstrdup(o);
+      free(o);
+      o = xstrdup(".");
+    } else if (slash == o) {
+      ns = *suffix ? xasprintf("%s/%s", slash + 1, suffix) : xstrdup(slash + 1);
+      o[1] = 0;
+    } else {
+      ns = *suffix ? xasprintf("%s/%s", slash + 1, suffix) : xstrdup(slash + 1);
+      *slash = 0;
+    }
+    free(suffix);
+    suffix = ns;
+  }
+  run->out_real = *suffix ? xasprintf("%s%s%s", real, strcmp(real, "/") ? "/" : "", suffix) : xstrdup(real);
+  free(real), free(o), free(suffix);
+  if (!strcmp(run->out_real, run->src_real)) {
+    diag_at(d, DIAG_ERROR, run->out, NULL, 0, 0, 0,
+            "OUT is SRC (%s): ncrewrite never writes into the source tree; choose another OUT", run->src_real);
+    return -1;
+  }
+  if (path_within(run->src_real, run->out_real)) {
+    diag_at(d, DIAG_ERROR, run->out, NULL, 0, 0, 0,
+            "OUT (%s) contains SRC (%s): files written there could land on sources; choose an OUT outside SRC's ancestors",
+            run->out_real, run->src_real);
+    return -1;
+  }
+  return 0;
+}
+
+static char *module_of(const char *rel) {
+  size_t n = strlen(rel);
+  if (n > 3 && !strcmp(rel + n - 3, ".py")) n -= 3;
+  else if (n > 4 && !strcmp(rel + n - 4, ".pyw")) n -= 4;
+  char *m = xstrndup(rel, n);
+  for (char *p = m; *p; p++)
+    if (*p == '/') *p = '.';
+  size_t ml = strlen(m);
+  if (ml >= 9 && !strcmp(m + ml - 9, ".__init__")) m[ml - 9] = 0;
+  return m;
+}
+
+static ssize_t find_entry(Run *run, const char *rel) {
+  size_t lo = 0, hi = run->ents.v.n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = strcmp(run->ents.v.v[mid].rel, rel);
+    if (!c) return (ssize_t)mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return -1;
+}
+
+/* Map each target to the files it names. Python targets are dotted module
+ * names (pkg/__init__.py is "pkg") or a filePath; C-family targets are path
+ * globs. A target that names nothing is a warning at its place. */
+static void resolve_targets(Run *run, Diags *d) {
+  run->targets_of = xcalloc(run->ents.v.n + 1, sizeof *run->targets_of);
+  Rules *r = &run->rules;
+  const char *base = strrchr(run->src_real, '/');
+  base = base ? base + 1 : run->src_real;
+  for (size_t t = 0; t < r->targets.n; t++) {
+    Target *tg = &r->targets.v[t];
+    ssize_t hit = -1;
+    if (tg->file_path) {
+      const char *fp = tg->file_path;
+      char *rel = NULL;
+      if (fp[0] == '/') {
+        char *fr = realpath(fp, NULL);
+        if (fr && path_within(fr, run->src_real) && strlen(fr) > strlen(run->src_real))
+          rel = xstrdup(fr + strlen(run->src_real) + 1);
+        free(fr);
+      } else {
+        rel = xstrdup(fp[0] == '.' && fp[1] == '/' ? fp + 2 : fp);
+      }
+      if (rel) hit = find_entry(run, rel);
+      if (hit < 0)
+        ruledoc_diag(&r->doc, d, DIAG_WARNING, tg->at, "filePath '%s' is not a file under %s%s", fp, run->src,
+                     tg->path_glob ? "" : "; trying the module name");
+      free(rel);
+    }
+    if (hit < 0 && !tg->path_glob) {
+      char *p = xstrdup(tg->key);
+      for (char *q = p; *q; q++)
+        if (*q == '.') *q = '/';
+      const char *cands[2] = {p, NULL};
+      size_t bl = strlen(base);
+      if (!strncmp(p, base, bl) && p[bl] == '/') cands[1] = p + bl + 1; /* SRC is the package itself */
+      for (int k = 0; k < 2 && hit < 0; k++) {
+        if (!cands[k]) continue;
+        char *a = xasprintf("%s.py", cands[k]), *b = xasprintf("%s/__init__.py", cands[k]);
+        hit = find_entry(run, a);
+        if (hit < 0) hit = find_entry(run, b);
+        free(a), free(b);
+      }
+      if (hit < 0)
+        ruledoc_diag(&r->doc, d, DIAG_WARNING, tg->at,
+                     "module '%s' not found under %s (looked for %s.py and %s/__init__.py)", tg->key, run->src, p, p);
+      free(p);
+    }
+    if (hit >= 0) {
+      tg->resolved = xstrdup(run->ents.v.v[hit].rel);
+      tg->resolved_count = 1;
+      vec_push(&run->targets_of[hit], tg);
+      continue;
+    }
+    if (tg->path_glob) {
+      for (size_t i = 0; i < run->ents.v.n; i++)
+        if (!run->ents.v.v[i].link && glob_match(tg->key, run->ents.v.v[i].rel)) {
+          vec_push(&run->targets_of[i], tg);
+          tg->resolved_count++;
+        }
+      if (!tg->resolved_count)
+        ruledoc_diag(&r->doc, d, DIAG_WARNING, tg->at, "no file under %s matches '%s'", run->src, tg->key);
+    }
+  }
+}
+
+/* ---- per-file work --------------------------------------------------- */
+
+static bool out_stat_matches(Run *run, const char *rel, const FileResult *c) {
+  char *p = xasprintf("%s/%s", run->out, rel);
+  struct stat st;
+  bool ok = lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == c->out_size &&
+            (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec == c->out_mtime;
+  free(p);
+  return ok;
+}
+
+static void record_out_stat(Run *run, FileResult *r) {
+  char *p = xasprintf("%s/%s", run->out, r->rel);
+  struct stat st;
+  if (lstat(p, &st) == 0) {
+    r->out_size = st.st_size;
+    r->out_mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  free(p);
+}
+
+static const FileResult *cache_find(Run *run, const char *rel) {
+  if (!run->cache_valid) return NULL;
+  size_t lo = 0, hi = run->ncache;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = strcmp(run->cache[mid].rel, rel);
+    if (!c) return &run->cache[mid];
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return NULL;
+}
+
+static void reuse(FileResult *r, const FileResult *c) {
+  r->action = c->action;
+  r->src_hash = c->src_hash;
+  r->out_hash = c->out_hash;
+  r->out_size = c->out_size;
+  r->out_mtime = c->out_mtime;
+  for (size_t i = 0; i < c->ranges.n; i++) {
+    RangeOut o = c->ranges.v[i];
+    o.name = xstrdup(o.name);
+    o.rule_at = o.rule_at ? xstrdup(o.rule_at) : NULL;
+    vec_push(&r->ranges, o);
+  }
+  for (size_t i = 0; i < c->map.v.n; i++) vec_push(&r->map.v, c->map.v.v[i]);
+  r->hits = c->hits ? xstrdup(c->hits) : NULL;
+  r->misses = c->misses ? xstrdup(c->misses) : NULL;
+  diags_append(&r->diags, &c->diags);
+  r->cached = true;
+}
+
+static char *rule_id(const Rules *rl, const Rule *r) {
+  for (size_t t = 0; t < rl->targets.n; t++) {
+    const Target *tg = &rl->targets.v[t];
+    if (r >= tg->rules.v && r < tg->rules.v + tg->rules.n) return xasprintf("%zu.%zu", t, (size_t)(r - tg->rules.v));
+  }
+  return xstrdup("?");
+}
+
+static void do_symlink(Run *run, size_t i, FileResult *r) {
+  const Entry *e = &run->ents.v.v[i];
+  r->action = "symlink";
+  /* a link inside SRC is reproduced as written; one leading outside SRC
+   * (absolute, or climbing out) points OUT at the original target */
+  char *full = xasprintf("%s/%s", run->src_real, e->rel);
+  char *dir = xstrdup(full);
+  *strrchr(dir, '/') = 0;
+  char *joined = e->link[0] == '/' ? xstrdup(e->link) : xasprintf("%s/%s", dir, e->link);
+  char *res = realpath(joined, NULL);
+  const char *target = e->link;
+  char *abs = NULL;
+  if (!res || !path_within(res, run->src_real)) {
+    abs = res ? xstrdup(res) : xstrdup(joined);
+    target = abs;
+    diag_at(&r->diags, DIAG_NOTE, e->rel, NULL, 0, 0, 0,
+            "symbolic link leads outside SRC%s; not followed: OUT links to %s", res ? "" : " (or dangles)", abs);
+  }
+  r->src_hash = hash64(target, strlen(target), 1);
+  if (run->opt.check) {
+    char buf[PATH_MAX];
+    char *o = xasprintf("%s/%s", run->out, e->rel);
+    ssize_t n = readlink(o, buf, sizeof buf - 1);
+    r->changed = n < 0 || (size_t)n != strlen(target) || memcmp(buf, target, (size_t)n);
+    free(o);
+  } else if (!run->opt.diff) {
+    emit_symlink(run->out, e->rel, target, &r->diags);
+  }
+  free(abs), free(res), free(joined), free(dir), free(full);
+}
+
+static void process(Run *run, size_t i) {
+  const Entry *e = &run->ents.v.v[i];
+  FileResult *r = &run->res[i];
+  r->rel = xstrdup(e->rel);
+  r->diags.strict = run->opt.strict;
+  r->diags.quiet = run->opt.quiet;
+  r->src_size = e->size, r->src_mtime = e->mtime_ns, r->src_ino = e->ino;
+  if (e->link) {
+    do_symlink(run, i, r);
+    return;
+  }
+  const FileResult *c = cache_find(run, e->rel);
+  bool may_reuse = c && !run->opt.explain && !run->opt.diff && strcmp(c->action, "symlink");
+  if (may_reuse && c->src_size == e->size && c->src_mtime == e->mtime_ns && c->src_ino == e->ino &&
+      out_stat_matches(run, e->rel, c)) {
+    reuse(r, c);
+    return;
+  }
+  char *src;
+  size_t len;
+  char *path = xasprintf("%s/%s", run->src_real, e->rel);
+  int rc = read_file(path, &src, &len);
+  free(path);
+  if (rc < 0) {
+    diag_at(&r->diags, DIAG_ERROR, e->rel, NULL, 0, 0, 0, "cannot read: %s", strerror(errno));
+    r->action = "failed";
+    return;
+  }
+  r->src_hash = hash64(src, len, 0);
+  if (may_reuse && c->src_hash == r->src_hash && out_stat_matches(run, e->rel, c)) {
+    reuse(r, c);
+    free(src);
+    return;
+  }
+  FileJob job = {0};
+  job.rel = e->rel;
+  job.src = src;
+  job.len = len;
+  job.lang = lang_of_path(e->rel);
+  job.rules = &run->rules;
+  job.targets = run->targets_of[i].v;
+  job.ntargets = run->targets_of[i].n;
+  job.explain = run->opt.explain;
+  job.diags.strict = run->opt.strict;
+  job.diags.quiet = run->opt.quiet;
+  bool targeted_ft = false;
+  for (size_t t = 0; t < job.ntargets; t++) targeted_ft |= job.targets[t]->full_trace;
+  bool ft = run->full_trace_all || targeted_ft ||
+            ((run->rules.full_trace || run->opt.full_trace) && job.ntargets);
+  job.full_trace = ft;
+  char *module = job.lang == LANG_PYTHON ? module_of(e->rel) : NULL;
+  job.module = module;
+  int wrc = 0;
+  bool run_it = job.ntargets || ft;
+  if (run_it && job.lang == LANG_PYTHON) wrc = py_rewrite(&job);
+  else if (run_it && job.lang != LANG_NONE) wrc = c_rewrite(&job);
+  Buf out = {0};
+  r->action = "copied";
+  if (wrc < 0) {
+    r->action = job.already ? "already-instrumented" : job.unparsable ? "unparsable" : "failed";
+  } else if (job.edits.v.n) {
+    if (edits_apply(&job.edits, src, len, &out, &r->map) < 0) {
+      diag_at(&job.diags, DIAG_ERROR, e->rel, NULL, 0, 0, 0,
+              "internal error: overlapping edits; file copied unchanged (please report)");
+      buf_free(&out);
+      linemap_free(&r->map);
+    } else {
+      r->action = "rewritten";
+      if (run->opt.diff) {
+        char *a = xasprintf("a/%s", e->rel), *b = xasprintf("b/%s", e->rel);
+        edits_diff(&job.edits, src, len, out.s, out.len, &r->map, a, b, &run->diff_text[i]);
+        free(a), free(b);
+      }
+    }
+  }
+  if (!strcmp(r->action, "rewritten")) {
+    for (size_t k = 0; k < job.ranges.n; k++) {
+      RangeRec *x = &job.ranges.v[k];
+      RangeOut o = {xstrdup(x->name), x->kind, x->line0, x->line1, linemap_get(&r->map, x->line0),
+                    linemap_get(&r->map, x->line1), NULL};
+      if (x->rule) o.rule_at = xasprintf("%s:%d:%d", run->rules.doc.path, x->rule->at->line, x->rule->at->col);
+      vec_push(&r->ranges, o);
+    }
+  }
+  /* rule hits and misses, so a later cached run reports the same */
+  Buf hits = {0}, misses = {0};
+  for (size_t t = 0; t < job.ntargets; t++)
+    for (size_t k = 0; k < job.targets[t]->rules.n; k++) {
+      Rule *ru = &job.targets[t]->rules.v[k];
+      bool hit = false;
+      for (size_t q = 0; q < job.ranges.n && !hit; q++) hit = job.ranges.v[q].rule == ru;
+      char *id = rule_id(&run->rules, ru);
+      char *why = __atomic_load_n(&ru->miss, __ATOMIC_ACQUIRE);
+      if (hit || (ru->matched && (ru->kind == RULE_CLASS_REPL || ru->kind == RULE_METHOD_REPL) && !why))
+        buf_printf(&hits, "%s%s", hits.len ? " " : "", id);
+      else if (why)
+        buf_printf(&misses, "%s\t%s\n", id, why);
+      free(id);
+    }
+  r->hits = hits.len ? buf_steal(&hits) : NULL;
+  r->misses = misses.len ? buf_steal(&misses) : NULL;
+  buf_free(&hits), buf_free(&misses);
+
+  const char *data = out.len || !strcmp(r->action, "rewritten") ? out.s : src;
+  size_t dlen = !strcmp(r->action, "rewritten") ? out.len : len;
+  if (!data) data = "";
+  r->out_hash = hash64(data, dlen, 0);
+  if (run->opt.check) {
+    char *op = xasprintf("%s/%s", run->out, e->rel), *have;
+    size_t hl;
+    r->changed = read_file(op, &have, &hl) < 0 || hl != dlen || memcmp(have, data, dlen);
+    if (!r->changed) free(have);
+    else if (errno == 0 || hl) free(have);
+    free(op);
+  } else if (!run->opt.diff) {
+    bool same = c && c->out_hash == r->out_hash && out_stat_matches(run, e->rel, c);
+    if (!same && emit_file(run->out, e->rel, data, dlen, e->mode, &job.diags) == 0) r->changed = true;
+    if (!same || true) record_out_stat(run, r);
+  }
+  diags_append(&r->diags, &job.diags);
+  if (run->opt.explain && job.explain_text.len) buf_add(&run->explain_text[i], job.explain_text.s, job.explain_text.len);
+  buf_free(&out);
+  filejob_free(&job);
+  free(module);
+  free(src);
+}
+
+static void *worker(void *arg) {
+  Run *run = arg;
+  for (;;) {
+    size_t i = __atomic_fetch_add(&run->next, 1, __ATOMIC_RELAXED);
+    if (i >= run->ents.v.n) break;
+    process(run, i);
+  }
+  return NULL;
+}
+
+/* Restore rule hits/misses from per-file results (fresh or cached) and warn
+ * at each rule that matched nothing anywhere. */
+static void report_rules(Run *run, Diags *d) {
+  Rules *rl = &run->rules;
+  for (size_t i = 0; i < run->ents.v.n; i++) {
+    FileResult *r = &run->res[i];
+    if (!r->cached) continue;
+    for (char *h = r->hits; h && *h;) {
+      size_t t, k;
+      int used = 0;
+      if (sscanf(h, "%zu.%zu%n", &t, &k, &used) == 2 && t < rl->targets.n && k < rl->targets.v[t].rules.n)
+        rl->targets.v[t].rules.v[k].matched++;
+      h += used ? used : 1;
+      while (*h == ' ') h++;
+    }
+    for (char *m = r->misses; m && *m;) {
+      size_t t, k;
+      char *tab = strchr(m, '\t'), *nl = tab ? strchr(tab, '\n') : NULL;
+      if (!tab || !nl) break;
+      if (sscanf(m, "%zu.%zu", &t, &k) == 2 && t < rl->targets.n && k < rl->targets.v[t].rules.n) {
+        Rule *ru = &rl->targets.v[t].rules.v[k];
+        if (!ru->miss) ru->miss = xstrndup(tab + 1, (size_t)(nl - tab - 1));
+      }
+      m = nl + 1;
+    }
+  }
+  for (size_t t = 0; t < rl->targets.n; t++)
+    for (size_t k = 0; k < rl->targets.v[t].rules.n; k++) {
+      Rule *ru = &rl->targets.v[t].rules.v[k];
+      if (!ru->matched && ru->miss) ruledoc_diag(&rl->doc, d, DIAG_WARNING, ru->at, "rule matches nothing: %s", ru->miss);
+    }
+}
+
+static void remove_stale(Run *run, FileResult *old, size_t nold, size_t *stale) {
+  *stale = 0;
+  for (size_t i = 0; i < nold; i++) {
+    if (find_entry(run, old[i].rel) >= 0) continue;
+    (*stale)++;
+    if (run->opt.check) printf("stale: %s\n", old[i].rel);
+    else if (!run->opt.diff) emit_remove(run->out, old[i].rel);
+  }
+}
+
+int main(int argc, char **argv) {
+  Run run = {0};
+  int rc = parse_args(argc, argv, &run);
+  if (rc) return rc;
+  Diags top = {0};
+  top.strict = run.opt.strict;
+  top.quiet = run.opt.quiet;
+  int status = 0;
+
+  if (run.opt.config) {
+    if (rules_load(&run.rules, run.opt.config, &top) < 0) {
+      diags_print(&top);
+      fprintf(stderr, "ncrewrite: rule file has errors; nothing written\n");
+      return 1;
+    }
+  }
+  if (check_paths(&run, &top) < 0) {
+    diags_print(&top);
+    return 1;
+  }
+  struct stat ost;
+  dev_t odev = 0;
+  ino_t oino = 0;
+  if (stat(run.out, &ost) == 0) {
+    if (!S_ISDIR(ost.st_mode)) {
+      diag_at(&top, DIAG_ERROR, run.out, NULL, 0, 0, 0, "OUT exists and is not a directory");
+      diags_print(&top);
+      return 1;
+    }
+    odev = ost.st_dev, oino = ost.st_ino;
+  }
+  if (path_within(run.out_real, run.src_real) && !run.opt.quiet)
+    diag_at(&top, DIAG_NOTE, run.out, NULL, 0, 0, 0, "OUT is inside SRC; it is left out of the walk");
+  if (walk_tree(run.src_real, odev, oino, &run.ents, &top) < 0) {
+    diags_print(&top);
+    return 1;
+  }
+  run.full_trace_all = (run.rules.full_trace || run.opt.full_trace) && run.rules.targets.n == 0;
+  snprintf(run.options_key, sizeof run.options_key, "full_trace=%d", run.opt.full_trace);
+  resolve_targets(&run, &top);
+
+  FileResult *old = NULL;
+  size_t nold = cache_load(run.out, run.rules.digest, run.options_key, false, &old);
+  /* cache_load only returns entries for the same rules/options/version */
+  run.cache = old, run.ncache = nold, run.cache_valid = nold > 0;
+  FileResult *stale_src = old;
+  size_t nstale_src = nold;
+  if (!nold) {
+    /* rules changed: still learn which files the last run wrote */
+    stale_src = NULL;
+    nstale_src = cache_load(run.out, 0, "", true, &stale_src);
+  }
+
+  size_t n = run.ents.v.n;
+  run.res = xcalloc(n + 1, sizeof *run.res);
+  run.diff_text = xcalloc(n + 1, sizeof *run.diff_text);
+  run.explain_text = xcalloc(n + 1, sizeof *run.explain_text);
+  if (!run.opt.check && !run.opt.diff && mkdir(run.out, 0777) < 0 && errno != EEXIST) {
+    diag_at(&top, DIAG_ERROR, run.out, NULL, 0, 0, 0, "cannot create OUT: %s", strerror(errno));
+    diags_print(&top);
+    return 1;
+  }
+  int nt = run.opt.jobs < (int)n ? run.opt.jobs : (int)(n ? n : 1);
+  if (nt <= 1) {
+    worker(&run);
+  } else {
+    pthread_t *th = xcalloc((size_t)nt, sizeof *th);
+    for (int t = 0; t < nt; t++) pthread_create(&th[t], NULL, worker, &run);
+    for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
+    free(th);
+  }
+
+  /* report, in path order */
+  Diags files = {0};
+  size_t nrew = 0, ncopy = 0, nchanged = 0, nranges = 0;
+  for (size_t i = 0; i < n; i++) {
+    FileResult *r = &run.res[i];
+    diags_append(&files, &r->diags);
+    nrew += !strcmp(r->action, "rewritten");
+    ncopy += strcmp(r->action, "rewritten") != 0;
+    nchanged += r->changed;
+    nranges += r->ranges.n;
+    if (run.opt.explain && run.explain_text[i].len) fwrite(run.explain_text[i].s, 1, run.explain_text[i].len, stdout);
+    if (run.opt.diff && run.diff_text[i].len) fwrite(run.diff_text[i].s, 1, run.diff_text[i].len, stdout);
+    if (run.opt.check && r->changed) printf("out of date: %s\n", r->rel);
+  }
+  Diags rules_d = {0};
+  rules_d.strict = run.opt.strict;
+  rules_d.quiet = run.opt.quiet;
+  report_rules(&run, &rules_d);
+  size_t nstale = 0;
+  remove_stale(&run, stale_src, nstale_src, &nstale);
+  if (!run.opt.check && !run.opt.diff)
+    manifest_write(run.out, run.opt.config, run.rules.digest, run.options_key, run.res, n, &top);
+
+  int errors = top.errors + files.errors + rules_d.errors;
+  int warnings = top.warnings + files.warnings + rules_d.warnings;
+  diags_print(&top);
+  diags_print(&files);
+  diags_print(&rules_d);
+  if (!run.opt.quiet)
+    fprintf(stderr, "ncrewrite: %zu file%s instrumented (%zu range%s), %zu copied%s; %d error%s, %d warning%s\n", nrew,
+            nrew == 1 ? "" : "s", nranges, nranges == 1 ? "" : "s", ncopy,
+            run.opt.check ? (nchanged || nstale ? ", OUT is out of date" : ", OUT is up to date") : "", errors,
+            errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+  if (errors) status = 1;
+  if (run.opt.check && (nchanged || nstale)) status = 1;
+
+  for (size_t i = 0; i < n; i++) {
+    result_free(&run.res[i]);
+    buf_free(&run.diff_text[i]);
+    buf_free(&run.explain_text[i]);
+    vec_free(&run.targets_of[i]);
+  }
+  free(run.res), free(run.diff_text), free(run.explain_text), free(run.targets_of);
+  for (size_t i = 0; i < nold; i++) result_free(&old[i]);
+  free(old);
+  if (stale_src != old) {
+    for (size_t i = 0; i < nstale_src; i++) result_free(&stale_src[i]);
+    free(stale_src);
+  }
+  entries_free(&run.ents);
+  rules_free(&run.rules);
+  diags_free(&top), diags_free(&files), diags_free(&rules_d);
+  free(run.src_real), free(run.out_real);
+  return status;
+}

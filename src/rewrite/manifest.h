@@ -1,0 +1,47 @@
+/* manifest: what a run wrote, for people and for the next run.
+ *   OUT/.ncrewrite/manifest.json  deterministic: per file the action, the
+ *       ranges inserted (name, kind, original and output lines, rule) and the
+ *       line map; same bytes for the same inputs.
+ *   OUT/.ncrewrite/cache.json     not deterministic (stat data): lets a
+ *       second run skip files whose input, rules and output are unchanged.
+ * Ownership: a FileResult owns its strings and vectors (result_free). */
+#ifndef NC_MANIFEST_H
+#define NC_MANIFEST_H
+
+#include "edits.h"
+#include "rewrite.h"
+
+typedef struct {
+  char *name;
+  const char *kind;
+  int line0, line1, out0, out1;
+  char *rule_at;   /* "rules.yaml:12:9" or NULL */
+} RangeOut;
+
+typedef struct {
+  char *rel;
+  const char *action;  /* rewritten, copied, symlink, unparsable, already-instrumented, failed */
+  uint64_t src_hash, out_hash;
+  int64_t src_size, src_mtime, out_size, out_mtime;
+  uint64_t src_ino;
+  VEC(RangeOut) ranges;
+  LineMap map;
+  char *hits;          /* rule ids "t.r" separated by spaces */
+  char *misses;        /* "t.r\treason\n" lines */
+  Diags diags;         /* rendered diagnostics for this file */
+  bool changed;        /* output written (or would be) this run */
+  bool cached;         /* taken from cache.json */
+} FileResult;
+
+void result_free(FileResult *r);
+
+/* Write both files atomically. Returns 0 or -1 (message in d). */
+int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_digest, const char *options,
+                   FileResult *res, size_t n, Diags *d);
+
+/* Load cache.json; entries whose digest/options differ are not loaded.
+ * With `any`, entries are loaded whatever their digest (to find files a
+ * previous run wrote). Returns the number of entries (sorted by rel). */
+size_t cache_load(const char *out_root, uint64_t rules_digest, const char *options, bool any, FileResult **out);
+
+#endif

@@ -1,0 +1,1244 @@
+/* pyrewrite: Python instrumentation. Parse with tree-sitter-python, find what
+ * the rules name (functions, call sites, line ranges, full trace), plan
+ * "wraps" (a run of whole statements of one block put under a `with`), then
+ * lay the wraps out as byte edits that keep original line numbers wherever
+ * the layout allows.
+ *
+ * Layout, in short:
+ *  - a wrap's `with` line goes on a blank line taken from just above the
+ *    wrapped statements (or above the def, for whole-function wraps); only if
+ *    there is none does the output gain a line (recorded in the line map);
+ *  - wrapped lines get one indent unit appended to their leading whitespace
+ *    (appending, not prepending, keeps tab/space comparisons consistent);
+ *    lines that start inside a multi-line string are never touched;
+ *  - a one-line body (`def f(): return 1`) moves onto its own line;
+ *  - the module imports each context once, on an existing line after the
+ *    docstring and `from __future__` imports, with a fallback that turns the
+ *    markers into no-ops when the ncrt module is not importable.
+ * Async functions and generators get start/end spans (ncrt.span), never
+ * push/pop ranges, which must not stay open across await/yield. */
+#include "rewrite.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+const TSLanguage *tree_sitter_python(void);
+
+#define NC_PY_MARK "__import__(\"ncrt\")"
+
+typedef VEC(TSNode) Nodes;
+typedef VEC(char *) Strs;
+
+typedef struct Func Func;
+struct Func {
+  TSNode def;       /* function_definition */
+  TSNode outer;     /* decorated_definition or def */
+  char *name, *qual, *cls_qual; /* cls_qual: qualname of the class it is a method of */
+  bool is_async, is_gen;
+  Func *parent;     /* enclosing function, if any */
+  bool has_func_wrap;
+};
+
+typedef struct {
+  TSNode block;     /* block holding the statements (or module) */
+  int i0, i1;       /* first and last wrapped statement, indices into kids */
+  Nodes kids;       /* statement children of block */
+  size_t b0, b1;    /* bytes: start of first, end of last */
+  int r0, r1;       /* rows */
+  bool oneline;     /* first wrapped statement is on its block's header row */
+  size_t colon;     /* oneline: offset just after the header's ':' */
+  int hrow;         /* oneline: header row */
+  char *with;       /* "with X(args):" */
+  int depth, k;     /* nesting among multi-line wraps; index among one-line wraps */
+  const Rule *rule; /* NULL: full trace */
+  Func *fn;         /* function whose body is wrapped whole, or NULL */
+  TSNode stmt_outer;/* the compound statement owning a oneline block */
+  RangeRec rec;
+  bool dropped;
+} Wrap;
+
+typedef struct {
+  FileJob *job;
+  const char *src;  /* after any BOM */
+  size_t len, bom;
+  TSParser *parser;
+  TSTree *tree;
+  TSNode root;
+  const char *nl;
+  char unit[16];
+  size_t *rows;     /* byte offset of each row start */
+  int nrows;
+  VEC(Func *) funcs;
+  VEC(Wrap) wraps;
+  bool *used_blank; /* rows already taken by a layout decision */
+  char *strskip;    /* rows that start inside a multi-line string */
+  /* context aliases used, in first-use order */
+  VEC(char *) alias_names;
+  VEC(char *) alias_defs;
+} Py;
+
+/* ---- small tree helpers ---------------------------------------------- */
+
+static bool is(TSNode n, const char *type) { return !strcmp(ts_node_type(n), type); }
+
+static char *text_of(Py *py, TSNode n) {
+  uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+  return xstrndup(py->src + a, b - a);
+}
+
+static int row0(TSNode n) { return (int)ts_node_start_point(n).row; }
+static int row1(TSNode n) {
+  TSPoint p = ts_node_end_point(n);
+  /* a node ending at column 0 ends on the previous row */
+  return p.column == 0 && p.row > 0 && ts_node_end_byte(n) > ts_node_start_byte(n) ? (int)p.row - 1
+                                                                                    : (int)p.row;
+}
+
+/* Statement (non-comment, named) children, through a cursor: ts_node_child
+ * by index is linear per call, which would make big modules quadratic. */
+static void statements(TSNode block, Nodes *out) {
+  out->n = 0;
+  TSTreeCursor c = ts_tree_cursor_new(block);
+  if (ts_tree_cursor_goto_first_child(&c)) {
+    do {
+      TSNode n = ts_tree_cursor_current_node(&c);
+      if (ts_node_is_named(n) && !is(n, "comment") && !is(n, "line_continuation")) vec_push(out, n);
+    } while (ts_tree_cursor_goto_next_sibling(&c));
+  }
+  ts_tree_cursor_delete(&c);
+}
+
+static bool is_compound(TSNode n) {
+  static const char *const t[] = {"function_definition", "class_definition", "decorated_definition",
+                                  "if_statement", "for_statement", "while_statement",
+                                  "try_statement", "with_statement", "match_statement", NULL};
+  for (const char *const *p = t; *p; p++)
+    if (is(n, *p)) return true;
+  return false;
+}
+
+static bool is_clause(TSNode n) {
+  return is(n, "elif_clause") || is(n, "else_clause") || is(n, "except_clause") ||
+         is(n, "except_group_clause") || is(n, "finally_clause") || is(n, "case_clause");
+}
+
+/* The statement blocks directly under a compound statement: its body and the
+ * blocks of its clauses (elif/else/except/finally/case). */
+static void sub_blocks(TSNode n, Nodes *out) {
+  TSTreeCursor c = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&c)) {
+    do {
+      TSNode k = ts_tree_cursor_current_node(&c);
+      if (is(k, "block")) {
+        TSNode f = ts_node_named_child(k, 0);
+        if (!ts_node_is_null(f) && is(f, "case_clause")) sub_blocks(k, out);
+        else vec_push(out, k);
+      } else if (is_clause(k)) {
+        sub_blocks(k, out);
+      }
+    } while (ts_tree_cursor_goto_next_sibling(&c));
+  }
+  ts_tree_cursor_delete(&c);
+}
+
+static TSNode def_of(TSNode outer) {
+  if (is(outer, "decorated_definition")) return ts_node_child_by_field_name(outer, "definition", 10);
+  return outer;
+}
+
+static bool is_docstring(TSNode stmt) {
+  if (!is(stmt, "expression_statement") || ts_node_named_child_count(stmt) != 1) return false;
+  TSNode e = ts_node_named_child(stmt, 0);
+  return is(e, "string") || is(e, "concatenated_string");
+}
+
+/* Does the subtree contain a node of `type`, not looking inside nested
+ * functions, classes or lambdas? */
+static bool contains_outside_nested(TSNode n, const char *type) {
+  if (is(n, type)) return true;
+  if (is(n, "function_definition") || is(n, "class_definition") || is(n, "lambda")) return false;
+  bool found = false;
+  TSTreeCursor c = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&c)) {
+    do {
+      if (contains_outside_nested(ts_tree_cursor_current_node(&c), type)) { found = true; break; }
+    } while (ts_tree_cursor_goto_next_sibling(&c));
+  }
+  ts_tree_cursor_delete(&c);
+  return found;
+}
+
+static bool is_generator(Py *py, TSNode def) {
+  TSNode body = ts_node_child_by_field_name(def, "body", 4);
+  if (ts_node_is_null(body)) return false;
+  uint32_t a = ts_node_start_byte(body), b = ts_node_end_byte(body);
+  if (!memmem(py->src + a, b - a, "yield", 5)) return false; /* cheap text filter first */
+  Nodes kids = {0};
+  statements(body, &kids);
+  bool gen = false;
+  for (size_t i = 0; i < kids.n && !gen; i++) gen = contains_outside_nested(kids.v[i], "yield");
+  vec_free(&kids);
+  return gen;
+}
+
+static bool is_async_def(TSNode def) {
+  TSNode first = ts_node_child(def, 0);
+  return !ts_node_is_null(first) && is(first, "async");
+}
+
+/* ---- rows ------------------------------------------------------------ */
+
+static void index_rows(Py *py) {
+  int cap = 1024, n = 0;
+  size_t *r = xmalloc((size_t)cap * sizeof *r);
+  r[n++] = 0;
+  for (const char *p = py->src, *e = py->src + py->len; (p = memchr(p, '\n', (size_t)(e - p)));) {
+    p++;
+    if (n == cap) r = xrealloc(r, (size_t)(cap *= 2) * sizeof *r);
+    r[n++] = (size_t)(p - py->src);
+  }
+  py->rows = r;
+  py->nrows = n;
+}
+
+static size_t row_end(Py *py, int r) { /* offset of the row's '\n' (or '\r\n') or EOF */
+  size_t e = r + 1 < py->nrows ? py->rows[r + 1] - 1 : py->len;
+  if (e > py->rows[r] && e <= py->len && e > 0 && py->src[e - 1] == '\r' && e < py->len) e--;
+  return e;
+}
+
+static size_t ws_len(Py *py, int r) {
+  size_t a = py->rows[r], i = a, e = row_end(py, r);
+  while (i < e && (py->src[i] == ' ' || py->src[i] == '\t' || py->src[i] == '\f')) i++;
+  return i - a;
+}
+
+static bool row_blank(Py *py, int r) {
+  size_t a = py->rows[r] + ws_len(py, r), e = r + 1 < py->nrows ? py->rows[r + 1] : py->len;
+  for (size_t i = a; i < e; i++)
+    if (py->src[i] != '\r' && py->src[i] != '\n') return false;
+  return true;
+}
+
+/* Rows that begin inside a multi-line string must keep their bytes. Only
+ * subtrees spanning several rows can contain such strings. */
+static void mark_strings(Py *py, TSNode n) {
+  if (row0(n) == (int)ts_node_end_point(n).row) return;
+  if (is(n, "string")) {
+    for (int r = row0(n) + 1; r <= (int)ts_node_end_point(n).row && r < py->nrows; r++)
+      py->strskip[r] = 1;
+    return;
+  }
+  TSTreeCursor c = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&c)) {
+    do mark_strings(py, ts_tree_cursor_current_node(&c));
+    while (ts_tree_cursor_goto_next_sibling(&c));
+  }
+  ts_tree_cursor_delete(&c);
+}
+
+/* The file's indent unit: a tab if every indented code line uses tabs only,
+ * else the width of the first indentation seen (spaces). */
+static void pick_unit(Py *py) {
+  int width = 0;
+  bool tabs_only = true, any = false;
+  for (int r = 0; r < py->nrows; r++) {
+    if (py->strskip[r] || row_blank(py, r)) continue;
+    size_t w = ws_len(py, r);
+    if (!w) continue;
+    const char *s = py->src + py->rows[r];
+    char c = s[w];
+    if (c == '#') continue;
+    any = true;
+    for (size_t i = 0; i < w; i++)
+      if (s[i] != '\t') tabs_only = false;
+    if (!width && s[0] == ' ') {
+      size_t k = 0;
+      while (k < w && s[k] == ' ') k++;
+      width = (int)k;
+    }
+  }
+  if (any && tabs_only) {
+    strcpy(py->unit, "\t");
+    return;
+  }
+  if (width <= 0 || width > 8) width = 4;
+  memset(py->unit, ' ', (size_t)width);
+  py->unit[width] = 0;
+}
+
+/* ---- contexts -------------------------------------------------------- */
+
+static void py_literal(Buf *b, const char *s) {
+  buf_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') buf_printf(b, "\\%c", *p);
+    else if (*p == '\n') buf_puts(b, "\\n");
+    else if (*p == '\t') buf_puts(b, "\\t");
+    else if (*p == '\r') buf_puts(b, "\\r");
+    else if (*p < 0x20 || *p == 0x7f) buf_printf(b, "\\x%02x", *p);
+    else if (*p < 0x80) buf_putc(b, (char)*p);
+    else {
+      /* non-ASCII: \u escapes keep the emitted text ASCII, valid in any
+       * declared source encoding */
+      unsigned cp = 0;
+      int extra = *p >= 0xf0 ? 3 : *p >= 0xe0 ? 2 : *p >= 0xc0 ? 1 : 0;
+      cp = *p & (0x3f >> extra);
+      for (int i = 0; i < extra && p[1]; i++) cp = (cp << 6) | (*++p & 0x3f);
+      if (cp > 0xffff) buf_printf(b, "\\U%08x", cp);
+      else buf_printf(b, "\\u%04x", cp);
+    }
+  }
+  buf_putc(b, '"');
+}
+
+/* A `variable` context value must be one Python expression. */
+static bool valid_expr(Py *py, const char *expr) {
+  Buf b = {0};
+  buf_printf(&b, "(%s\n)\n", expr);
+  TSTree *t = ts_parser_parse_string(py->parser, NULL, b.s, (uint32_t)b.len);
+  TSNode r = ts_tree_root_node(t);
+  bool ok = !ts_node_has_error(r) && ts_node_named_child_count(r) == 1 &&
+            is(ts_node_named_child(r, 0), "expression_statement") &&
+            ts_node_named_child_count(ts_node_named_child(r, 0)) == 1;
+  ts_tree_delete(t);
+  buf_free(&b);
+  return ok && !strchr(expr, '\n');
+}
+
+static const char *alias_for(Py *py, const char *cls, bool span) {
+  CtxKind k = ctx_kind(cls);
+  char *name, *def;
+  if (k != CTX_USER) {
+    const char *fn = k == CTX_NCRT_TORCH ? (span ? "torch_span" : "torch_range") : (span ? "span" : "range");
+    name = xasprintf("_ncrt_%s", fn);
+    def = xasprintf("%s = " NC_PY_MARK ".%s if __import__(\"importlib.util\").util.find_spec(\"ncrt\")"
+                    " else __import__(\"contextlib\").nullcontext",
+                    name, fn);
+  } else {
+    const char *dot = strrchr(cls, '.');
+    if (!dot) return cls; /* a global or builtin name: used as written */
+    for (size_t i = 0; i < py->alias_names.n; i++)
+      if (!strcmp(py->alias_defs.v[i] + strlen(py->alias_names.v[i]) + 1, cls)) return py->alias_names.v[i];
+    name = xasprintf("_ncrt_ctx%zu", py->alias_names.n);
+    /* stored as "name=cls" first to find it again; rewritten below */
+    def = xasprintf("%s=%s", name, cls);
+  }
+  for (size_t i = 0; i < py->alias_names.n; i++)
+    if (!strcmp(py->alias_names.v[i], name)) {
+      free(name), free(def);
+      return py->alias_names.v[i];
+    }
+  vec_push(&py->alias_names, name);
+  vec_push(&py->alias_defs, def);
+  return name;
+}
+
+static char *alias_import(const char *def) {
+  const char *eq = strchr(def, '=');
+  if (eq[-1] == ' ') return xstrdup(def); /* an ncrt alias, already a statement */
+  char *name = xstrndup(def, (size_t)(eq - def));
+  const char *cls = eq + 1, *dot = strrchr(cls, '.');
+  char *s = xasprintf("from %.*s import %s as %s", (int)(dot - cls), cls, dot + 1, name);
+  free(name);
+  return s;
+}
+
+/* Build "with Alias(args):" for a rule's context (or the default). Returns
+ * NULL after a diagnostic if a value is not usable. */
+static char *with_text(Py *py, const Rule *rule, const char *dflt_name, bool span) {
+  const Context *rc = rule ? &rule->ctx : NULL;
+  const Context *dc = &py->job->rules->default_ctx;
+  const char *cls = rc && rc->cls ? rc->cls : dc->cls;
+  const Context *vals = rc && rc->values.n ? rc : dc->values.n ? dc : NULL;
+  Buf b = {0};
+  buf_printf(&b, "with %s(", alias_for(py, cls, span));
+  if (!vals) {
+    py_literal(&b, dflt_name);
+  } else {
+    size_t n = vals->values.n;
+    if (ctx_kind(cls) != CTX_USER && n > 1) {
+      ruledoc_diag((RuleDoc *)&py->job->rules->doc, &py->job->diags, DIAG_WARNING, vals->values.v[1].at,
+                   "the ncrt context takes one value (the range name); extra values are ignored");
+      n = 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+      const CtxValue *v = &vals->values.v[i];
+      if (i) buf_puts(&b, ", ");
+      if (v->variable) {
+        if (!valid_expr(py, v->value)) {
+          ruledoc_diag((RuleDoc *)&py->job->rules->doc, &py->job->diags, DIAG_ERROR, v->at,
+                       "'%s' is not a single Python expression", v->value);
+          buf_free(&b);
+          return NULL;
+        }
+        buf_puts(&b, v->value);
+      } else {
+        py_literal(&b, v->value);
+      }
+    }
+  }
+  buf_puts(&b, "):");
+  return buf_steal(&b);
+}
+
+/* ---- collecting functions -------------------------------------------- */
+
+static void collect(Py *py, TSNode block, const char *prefix, const char *cls_qual, Func *parent);
+
+static void collect_stmt(Py *py, TSNode s, const char *prefix, const char *cls_qual, Func *parent) {
+  TSNode d = def_of(s);
+  if (!ts_node_is_null(d) && is(d, "function_definition")) {
+    Func *f = xcalloc(1, sizeof *f);
+    f->def = d;
+    f->outer = s;
+    f->name = text_of(py, ts_node_child_by_field_name(d, "name", 4));
+    f->qual = *prefix ? xasprintf("%s.%s", prefix, f->name) : xstrdup(f->name);
+    f->cls_qual = cls_qual ? xstrdup(cls_qual) : NULL;
+    f->is_async = is_async_def(d);
+    f->is_gen = is_generator(py, d);
+    f->parent = parent;
+    vec_push(&py->funcs, f);
+    char *inner = xasprintf("%s.<locals>", f->qual);
+    collect(py, ts_node_child_by_field_name(d, "body", 4), inner, NULL, f);
+    free(inner);
+    return;
+  }
+  if (!ts_node_is_null(d) && is(d, "class_definition")) {
+    char *name = text_of(py, ts_node_child_by_field_name(d, "name", 4));
+    char *q = *prefix ? xasprintf("%s.%s", prefix, name) : xstrdup(name);
+    collect(py, ts_node_child_by_field_name(d, "body", 4), q, q, parent);
+    free(q);
+    free(name);
+    return;
+  }
+  if (is_compound(s)) {
+    Nodes subs = {0};
+    sub_blocks(s, &subs);
+    for (size_t i = 0; i < subs.n; i++) collect(py, subs.v[i], prefix, NULL, parent);
+    vec_free(&subs);
+  }
+}
+
+static void collect(Py *py, TSNode block, const char *prefix, const char *cls_qual, Func *parent) {
+  if (ts_node_is_null(block)) return;
+  Nodes kids = {0};
+  statements(block, &kids);
+  for (size_t i = 0; i < kids.n; i++) collect_stmt(py, kids.v[i], prefix, cls_qual, parent);
+  vec_free(&kids);
+}
+
+/* ---- planning wraps -------------------------------------------------- */
+
+static bool in_span_ctx(const Func *f) { return f && (f->is_async || f->is_gen); }
+
+/* The enclosing function of a byte offset (innermost). */
+static Func *func_at(Py *py, size_t off) {
+  Func *best = NULL;
+  for (size_t i = 0; i < py->funcs.n; i++) {
+    Func *f = py->funcs.v[i];
+    TSNode body = ts_node_child_by_field_name(f->def, "body", 4);
+    if (off >= ts_node_start_byte(body) && off < ts_node_end_byte(body))
+      if (!best || ts_node_start_byte(f->def) > ts_node_start_byte(best->def)) best = f;
+  }
+  return best;
+}
+
+/* Offset just past the ':' that introduces `block`, if the block's first
+ * statement sits on the same row (a one-line body); else 0. */
+static size_t oneline_colon(Py *py, TSNode block, TSNode first) {
+  size_t i = ts_node_start_byte(first);
+  while (i > 0 && (py->src[i - 1] == ' ' || py->src[i - 1] == '\t')) i--;
+  if (i > 0 && py->src[i - 1] == ':' && i - 1 >= ts_node_start_byte(ts_node_parent(block))) return i;
+  (void)block;
+  return 0;
+}
+
+/* Add a wrap over kids[i0..i1] of `block`. `owner` is the compound statement
+ * whose block it is (null for the module). */
+static Wrap *add_wrap(Py *py, TSNode block, Nodes *kids, int i0, int i1, const Rule *rule,
+                      const char *name, const char *kind, Func *fn_whole) {
+  TSNode a = kids->v[i0], b = kids->v[i1];
+  Func *ctx_fn = fn_whole ? fn_whole : func_at(py, ts_node_start_byte(a));
+  char *w = with_text(py, rule, name, in_span_ctx(ctx_fn));
+  if (!w) return NULL;
+  Wrap x = {0};
+  x.block = block;
+  x.kids.v = xmalloc(kids->n * sizeof *kids->v);
+  memcpy(x.kids.v, kids->v, kids->n * sizeof *kids->v);
+  x.kids.n = x.kids.cap = kids->n;
+  x.i0 = i0, x.i1 = i1;
+  x.b0 = ts_node_start_byte(a), x.b1 = ts_node_end_byte(b);
+  x.r0 = row0(a), x.r1 = row1(b);
+  x.with = w;
+  x.rule = rule;
+  x.fn = fn_whole;
+  if (!is(block, "module")) {
+    x.colon = oneline_colon(py, block, kids->v[0]);
+    if (x.colon && row0(kids->v[0]) == x.r0) {
+      x.oneline = true;
+      x.hrow = x.r0;
+      TSNode owner = ts_node_parent(block);
+      while (!ts_node_is_null(owner) && is_clause(owner)) owner = ts_node_parent(owner);
+      if (!ts_node_is_null(owner) && !ts_node_is_null(ts_node_parent(owner)) &&
+          is(ts_node_parent(owner), "decorated_definition"))
+        owner = ts_node_parent(owner);
+      x.stmt_outer = owner;
+    }
+  }
+  const Context *vc = rule && rule->ctx.values.n ? &rule->ctx : py->job->rules->default_ctx.values.n ? &py->job->rules->default_ctx : NULL;
+  x.rec.name = xstrdup(vc ? vc->values.v[0].value : name);
+  x.rec.kind = kind;
+  x.rec.line0 = x.r0 + 1;
+  x.rec.line1 = x.r1 + 1;
+  x.rec.rule = rule;
+  vec_push(&py->wraps, x);
+  return &py->wraps.v[py->wraps.n - 1];
+}
+
+static const char *func_body_skip(Py *py, Func *f, Nodes *kids, int *first) {
+  TSNode body = ts_node_child_by_field_name(f->def, "body", 4);
+  statements(body, kids);
+  *first = 0;
+  if (kids->n && is_docstring(kids->v[0])) *first = 1;
+  if ((size_t)*first >= kids->n) return "its body is only a docstring";
+  return NULL;
+}
+
+static bool trivial_body(Py *py, Nodes *kids, int first) {
+  if (kids->n - (size_t)first != 1) return false;
+  TSNode s = kids->v[first];
+  if (is(s, "pass_statement")) return true;
+  if (is(s, "expression_statement") && ts_node_named_child_count(s) == 1 &&
+      is(ts_node_named_child(s, 0), "ellipsis"))
+    return true;
+  (void)py;
+  return false;
+}
+
+static void wrap_function(Py *py, Func *f, const Rule *rule, const char *name, const char *kind) {
+  Nodes kids = {0};
+  int first;
+  const char *why = func_body_skip(py, f, &kids, &first);
+  if (why) {
+    job_explain(py->job, row0(f->def) + 1, "skipped %s: %s", f->qual, why);
+  } else {
+    TSNode body = ts_node_child_by_field_name(f->def, "body", 4);
+    if (add_wrap(py, body, &kids, first, (int)kids.n - 1, rule, name, kind, f)) {
+      f->has_func_wrap = true;
+      job_explain(py->job, row0(f->def) + 1, "%s: %s range '%s'%s", f->qual, kind, name,
+                  in_span_ctx(f) ? " (start/end span: async or generator)" : "");
+    }
+  }
+  vec_free(&kids);
+}
+
+static void rule_hit(Rule *r) { __atomic_fetch_add(&r->matched, 1, __ATOMIC_RELAXED); }
+
+static void rule_miss(Rule *r, char *why) {
+  if (!r->miss) r->miss = why;
+  else free(why);
+}
+
+static bool name_match(const char *pat, const char *name) {
+  return !strcmp(pat, name) || glob_match(pat, name);
+}
+
+/* A call's callee text without whitespace, e.g. "self.attn" or "F.softmax". */
+static bool call_matches(Py *py, TSNode call, const char *pat) {
+  TSNode fn = ts_node_child_by_field_name(call, "function", 8);
+  if (ts_node_is_null(fn)) return false;
+  char *t = text_of(py, fn), *w = t;
+  for (char *r = t; *r; r++)
+    if (*r != ' ' && *r != '\t' && *r != '\n' && *r != '\r' && *r != '\\') *w++ = *r;
+  *w = 0;
+  bool ok;
+  if (strchr(pat, '.')) {
+    ok = name_match(pat, t);
+  } else {
+    const char *last = strrchr(t, '.');
+    ok = name_match(pat, last ? last + 1 : t);
+  }
+  free(t);
+  return ok;
+}
+
+static bool has_matching_call(Py *py, TSNode n, const char *pat) {
+  if (is(n, "function_definition") || is(n, "class_definition")) return false;
+  if (is(n, "call") && call_matches(py, n, pat)) return true;
+  bool found = false;
+  TSTreeCursor c = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&c)) {
+    do {
+      if (has_matching_call(py, ts_tree_cursor_current_node(&c), pat)) { found = true; break; }
+    } while (ts_tree_cursor_goto_next_sibling(&c));
+  }
+  ts_tree_cursor_delete(&c);
+  return found;
+}
+
+/* Wrap every assignment, expression statement and return under `block`
+ * calling `pat`; nested functions and classes are their own functions. */
+static int wrap_calls_in(Py *py, TSNode block, Rule *rule, const char *fname) {
+  Nodes kids = {0};
+  statements(block, &kids);
+  int hits = 0;
+  for (size_t i = 0; i < kids.n; i++) {
+    TSNode s = kids.v[i];
+    if (is(s, "expression_statement") || is(s, "return_statement")) {
+      if (!has_matching_call(py, s, rule->call)) continue;
+      /* all statements sharing its rows go together (a; b on one line) */
+      size_t j0 = i, j1 = i;
+      while (j0 > 0 && row1(kids.v[j0 - 1]) >= row0(s)) j0--;
+      while (j1 + 1 < kids.n && row0(kids.v[j1 + 1]) <= row1(s)) j1++;
+      char *name = xasprintf("%s:%s", fname, rule->call);
+      if (add_wrap(py, block, &kids, (int)j0, (int)j1, rule, name, "calls", NULL)) {
+        hits++;
+        job_explain(py->job, row0(s) + 1, "call to '%s' in %s: range '%s'", rule->call, fname, name);
+      }
+      free(name);
+      i = j1;
+    } else if (is_compound(s) && !is(s, "function_definition") && !is(s, "class_definition") &&
+               !is(s, "decorated_definition")) {
+      Nodes subs = {0};
+      sub_blocks(s, &subs);
+      for (size_t k = 0; k < subs.n; k++) hits += wrap_calls_in(py, subs.v[k], rule, fname);
+      vec_free(&subs);
+    }
+  }
+  vec_free(&kids);
+  return hits;
+}
+
+/* Snap lines [s, e] (0-based rows) to whole statements of one block,
+ * descending into a compound statement when the range stays inside one of
+ * its blocks and does not include its header. */
+static Wrap *snap_lines(Py *py, TSNode block, int s, int e, Rule *rule, const char *name) {
+  Nodes kids = {0};
+  for (;;) {
+    statements(block, &kids);
+    int i0 = -1, i1 = -1;
+    for (size_t i = 0; i < kids.n; i++)
+      if (row1(kids.v[i]) >= s && row0(kids.v[i]) <= e) {
+        if (i0 < 0) i0 = (int)i;
+        i1 = (int)i;
+      }
+    if (i0 < 0) {
+      vec_free(&kids);
+      return NULL;
+    }
+    TSNode only = kids.v[i0];
+    if (i0 == i1 && is_compound(only) && s > row0(def_of(only))) {
+      TSNode d = def_of(only);
+      Nodes subs = {0};
+      if (is(d, "function_definition") || is(d, "class_definition")) vec_push(&subs, ts_node_child_by_field_name(d, "body", 4));
+      else sub_blocks(only, &subs);
+      int hit = -1, nhit = 0;
+      for (size_t k = 0; k < subs.n; k++)
+        if (!ts_node_is_null(subs.v[k]) && row1(subs.v[k]) >= s && row0(subs.v[k]) <= e) hit = (int)k, nhit++;
+      if (nhit == 1 && row0(subs.v[hit]) <= s && row1(subs.v[hit]) >= e) {
+        TSNode nb = subs.v[hit];
+        vec_free(&subs);
+        /* a one-line block on the header row: the header is in range */
+        Nodes inner = {0};
+        statements(nb, &inner);
+        bool on_header = inner.n && oneline_colon(py, nb, inner.v[0]) && row0(inner.v[0]) == row0(nb) &&
+                         row0(nb) >= s;
+        vec_free(&inner);
+        if (!on_header || row0(nb) > row0(d)) {
+          block = nb;
+          continue;
+        }
+      }
+      vec_free(&subs);
+    }
+    for (int i = i0; i <= i1; i++)
+      if (is(kids.v[i], "future_import_statement")) {
+        ruledoc_diag((RuleDoc *)&py->job->rules->doc, &py->job->diags, DIAG_ERROR, rule->at,
+                     "lines %d-%d include a 'from __future__' import, which must stay at the top of the module",
+                     s + 1, e + 1);
+        vec_free(&kids);
+        return NULL;
+      }
+    Wrap *w = add_wrap(py, block, &kids, i0, i1, rule, name, "lines", NULL);
+    vec_free(&kids);
+    return w;
+  }
+}
+
+static char *trimmed(const char *s, size_t n) {
+  while (n && (*s == ' ' || *s == '\t')) s++, n--;
+  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) n--;
+  return xstrndup(s, n);
+}
+
+static bool line_is(Py *py, int row, const char *want) {
+  if (row < 0 || row >= py->nrows) return false;
+  char *have = trimmed(py->src + py->rows[row], row_end(py, row) - py->rows[row]);
+  char *w = trimmed(want, strlen(want));
+  bool ok = !strcmp(have, w);
+  free(have), free(w);
+  return ok;
+}
+
+static void plan_lines(Py *py, Rule *r) {
+  int s = r->start_line - 1, e = r->end_line - 1;
+  if (r->start_content && !line_is(py, s, r->start_content)) {
+    /* the file moved under the rule: re-anchor on the nearest line that reads
+     * as start_line_content (and end_line_content, if given) */
+    int found = -1;
+    for (int d = 1; d < py->nrows && found < 0; d++)
+      for (int sg = -1; sg <= 1; sg += 2) {
+        int c = s + sg * d;
+        if (line_is(py, c, r->start_content) &&
+            (!r->end_content || line_is(py, c + (e - s), r->end_content))) {
+          found = c;
+          break;
+        }
+      }
+    if (found < 0) {
+      rule_miss(r, xasprintf("line %d of %s does not read '%s' (start_line_content) and no line does",
+                             r->start_line, py->job->rel, r->start_content));
+      return;
+    }
+    ruledoc_diag((RuleDoc *)&py->job->rules->doc, &py->job->diags, DIAG_WARNING, r->at,
+                 "start_line_content found at line %d, not %d: range moved to lines %d-%d of %s",
+                 found + 1, s + 1, found + 1, found + 1 + (e - s), py->job->rel);
+    e = found + (e - s);
+    s = found;
+  }
+  if (s >= py->nrows || e >= py->nrows + 1) {
+    rule_miss(r, xasprintf("lines %d-%d are outside %s (%d lines)", s + 1, e + 1, py->job->rel,
+                           py->nrows - (py->len && py->src[py->len - 1] == '\n')));
+    return;
+  }
+  TSNode start = py->root;
+  Func *fn = NULL;
+  if (r->func) {
+    int nm = 0;
+    for (size_t i = 0; i < py->funcs.n; i++) {
+      Func *f = py->funcs.v[i];
+      bool m = strchr(r->func, '.') ? name_match(r->func, f->qual) ||
+                                           (f->cls_qual && name_match(r->func, xasprintf("%s.%s", f->cls_qual, f->name)))
+                                     : name_match(r->func, f->name);
+      if (!m) continue;
+      nm++;
+      if (row0(f->def) <= s && row1(f->def) >= e && (!fn || ts_node_start_byte(f->def) > ts_node_start_byte(fn->def)))
+        fn = f;
+    }
+    if (!fn) {
+      rule_miss(r, nm ? xasprintf("lines %d-%d are not inside function '%s' in %s", s + 1, e + 1, r->func,
+                                  py->job->rel)
+                      : xasprintf("no function '%s' in %s", r->func, py->job->rel));
+      return;
+    }
+    start = ts_node_child_by_field_name(fn->def, "body", 4);
+  }
+  char *name;
+  const char *base = fn ? fn->qual : py->job->module ? py->job->module : py->job->rel;
+  name = s == e ? xasprintf("%s:L%d", base, s + 1) : xasprintf("%s:L%d-%d", base, s + 1, e + 1);
+  Wrap *w = snap_lines(py, start, s, e, r, name);
+  if (w) {
+    rule_hit(r);
+    if (w->r0 != s || w->r1 != e)
+      job_explain(py->job, s + 1, "lines %d-%d snapped to whole statements %d-%d: range '%s'", s + 1, e + 1,
+                  w->r0 + 1, w->r1 + 1, name);
+    else
+      job_explain(py->job, s + 1, "lines %d-%d: range '%s'", s + 1, e + 1, name);
+  } else if (!py->job->diags.errors) {
+    rule_miss(r, xasprintf("no statement on lines %d-%d of %s", s + 1, e + 1, py->job->rel));
+  }
+  free(name);
+}
+
+static bool cls_match(const char *pat, const Func *f) {
+  return f->cls_qual && name_match(pat, f->cls_qual);
+}
+
+static void plan_rule(Py *py, Rule *r) {
+  switch (r->kind) {
+  case RULE_FUNC:
+  case RULE_CALLS: {
+    int hits = 0, fns = 0;
+    for (size_t i = 0; i < py->funcs.n; i++) {
+      Func *f = py->funcs.v[i];
+      if (r->cls ? !cls_match(r->cls, f) : (f->cls_qual != NULL || f->parent != NULL)) continue;
+      if (!name_match(r->func, f->name)) continue;
+      fns++;
+      if (r->kind == RULE_FUNC) {
+        const char *nm = f->qual;
+        size_t before = py->wraps.n;
+        wrap_function(py, f, r, nm, "function");
+        hits += py->wraps.n > before;
+      } else {
+        hits += wrap_calls_in(py, ts_node_child_by_field_name(f->def, "body", 4), r, f->qual);
+      }
+    }
+    if (hits) rule_hit(r);
+    else if (!fns) {
+      bool any_cls = false;
+      for (size_t i = 0; r->cls && i < py->funcs.n; i++) any_cls |= cls_match(r->cls, py->funcs.v[i]);
+      rule_miss(r, r->cls && !any_cls ? xasprintf("no class '%s' in %s", r->cls, py->job->rel)
+                   : r->cls           ? xasprintf("no method '%s' in class '%s' in %s", r->func, r->cls, py->job->rel)
+                                      : xasprintf("no module-level function '%s' in %s", r->func, py->job->rel));
+    } else if (r->kind == RULE_CALLS) {
+      rule_miss(r, xasprintf("no statement calling '%s' in '%s' of %s", r->call, r->func, py->job->rel));
+    } else {
+      rule_miss(r, xasprintf("'%s' in %s has nothing to wrap", r->func, py->job->rel));
+    }
+    break;
+  }
+  case RULE_LINES: plan_lines(py, r); break;
+  default: break;
+  }
+}
+
+/* ---- replacements ---------------------------------------------------- */
+
+/* Replace a definition by an import of its replacement, padded with newlines
+ * so every later line keeps its number. */
+static void replace_def(Py *py, TSNode outer, const char *stmt) {
+  int lines = row1(outer) - row0(outer);
+  Buf b = {0};
+  buf_puts(&b, stmt);
+  for (int i = 0; i < lines; i++) buf_puts(&b, py->nl);
+  edits_add(&py->job->edits, ts_node_start_byte(outer) + py->bom, ts_node_end_byte(outer) + py->bom, b.s, 0);
+  buf_free(&b);
+}
+
+static bool inside(TSNode n, size_t a, size_t b) { return ts_node_start_byte(n) >= a && ts_node_end_byte(n) <= b; }
+
+static void find_classes(Py *py, TSNode block, const char *prefix, Nodes *out, Strs *quals) {
+  Nodes kids = {0};
+  statements(block, &kids);
+  for (size_t i = 0; i < kids.n; i++) {
+    TSNode d = def_of(kids.v[i]);
+    if (ts_node_is_null(d)) continue;
+    if (is(d, "class_definition")) {
+      char *name = text_of(py, ts_node_child_by_field_name(d, "name", 4));
+      char *q = *prefix ? xasprintf("%s.%s", prefix, name) : xstrdup(name);
+      vec_push(out, kids.v[i]);
+      vec_push(quals, q);
+      find_classes(py, ts_node_child_by_field_name(d, "body", 4), q, out, quals);
+      free(name);
+    }
+  }
+  vec_free(&kids);
+}
+
+static void plan_replacement(Py *py, Rule *r) {
+  Nodes cls = {0};
+  Strs quals = {0};
+  find_classes(py, py->root, "", &cls, &quals);
+  int hits = 0;
+  for (size_t i = 0; i < cls.n; i++) {
+    if (!name_match(r->cls, quals.v[i])) continue;
+    TSNode outer = cls.v[i], d = def_of(outer);
+    char *cname = text_of(py, ts_node_child_by_field_name(d, "name", 4));
+    if (r->kind == RULE_CLASS_REPL) {
+      const char *dot = strrchr(r->replacement, '.');
+      char *st = xasprintf("from %.*s import %s as %s", (int)(dot - r->replacement), r->replacement, dot + 1, cname);
+      replace_def(py, outer, st);
+      job_explain(py->job, row0(outer) + 1, "class %s replaced by %s", quals.v[i], r->replacement);
+      free(st);
+      /* wraps inside a replaced class are void */
+      for (size_t k = 0; k < py->wraps.n; k++)
+        if (py->wraps.v[k].b0 >= ts_node_start_byte(outer) && py->wraps.v[k].b1 <= ts_node_end_byte(outer))
+          py->wraps.v[k].dropped = true;
+      hits++;
+    } else {
+      for (size_t k = 0; k < py->funcs.n; k++) {
+        Func *f = py->funcs.v[k];
+        if (!f->cls_qual || strcmp(f->cls_qual, quals.v[i]) || !name_match(r->func, f->name)) continue;
+        if (!inside(f->outer, ts_node_start_byte(outer), ts_node_end_byte(outer))) continue;
+        /* "pkg.mod.Cls.meth": the module is everything before Cls.meth */
+        const char *p = r->replacement, *last = strrchr(p, '.');
+        const char *mid = last;
+        while (mid > p && mid[-1] != '.') mid--;
+        if (mid <= p) continue;
+        char *st = xasprintf("%s = __import__(\"importlib\").import_module(\"%.*s\").%s", f->name,
+                             (int)(mid - 1 - p), p, mid);
+        replace_def(py, f->outer, st);
+        job_explain(py->job, row0(f->outer) + 1, "method %s replaced by %s", f->qual, r->replacement);
+        free(st);
+        for (size_t q = 0; q < py->wraps.n; q++)
+          if (py->wraps.v[q].b0 >= ts_node_start_byte(f->outer) && py->wraps.v[q].b1 <= ts_node_end_byte(f->outer))
+            py->wraps.v[q].dropped = true;
+        hits++;
+      }
+    }
+    free(cname);
+  }
+  if (hits) rule_hit(r);
+  else
+    rule_miss(r, r->kind == RULE_CLASS_REPL ? xasprintf("no class '%s' in %s", r->cls, py->job->rel)
+                                            : xasprintf("no method '%s' in class '%s' in %s", r->func, r->cls, py->job->rel));
+  for (size_t i = 0; i < quals.n; i++) free(quals.v[i]);
+  vec_free(&quals);
+  vec_free(&cls);
+}
+
+/* ---- full trace ------------------------------------------------------ */
+
+static const char *const default_excludes[] = {
+    /* hot, tiny or called at shutdown: ranges here cost more than they tell */
+    "__repr__", "__str__", "__format__", "__hash__", "__eq__", "__ne__", "__lt__", "__le__",
+    "__gt__", "__ge__", "__bool__", "__len__", "__iter__", "__next__", "__aiter__", "__anext__",
+    "__contains__", "__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__del__",
+    "__get__", "__set__", "__delete__", "__set_name__", "__init_subclass__", "__class_getitem__",
+    "__instancecheck__", "__subclasscheck__", "__sizeof__", "__reduce__", "__reduce_ex__",
+    "__getstate__", "__setstate__", "__copy__", "__deepcopy__", "__enter__", "__exit__",
+    "__aenter__", "__aexit__", NULL};
+
+static bool decorated_with(Py *py, Func *f, const char *suffix) {
+  if (!is(f->outer, "decorated_definition")) return false;
+  bool hit = false;
+  TSTreeCursor c = ts_tree_cursor_new(f->outer);
+  if (ts_tree_cursor_goto_first_child(&c)) {
+    do {
+      TSNode n = ts_tree_cursor_current_node(&c);
+      if (!is(n, "decorator")) continue;
+      char *t = text_of(py, n);
+      size_t tl = strlen(t), sl = strlen(suffix);
+      hit |= tl >= sl && !strcmp(t + tl - sl, suffix);
+      hit |= strstr(t, suffix) != NULL && strchr(suffix, '(') == NULL && strstr(t, "(") == NULL &&
+             !strcmp(t + tl - sl, suffix);
+      free(t);
+    } while (ts_tree_cursor_goto_next_sibling(&c) && !hit);
+  }
+  ts_tree_cursor_delete(&c);
+  return hit;
+}
+
+static const char *excluded(Py *py, Func *f) {
+  for (const char *const *p = default_excludes; *p; p++)
+    if (!strcmp(f->name, *p)) return "default exclusion (hot or shutdown-time dunder)";
+  if (decorated_with(py, f, "property") || decorated_with(py, f, ".setter") ||
+      decorated_with(py, f, ".deleter") || decorated_with(py, f, "cached_property"))
+    return "default exclusion (property)";
+  if (decorated_with(py, f, "overload")) return "default exclusion (@overload stub)";
+  const Rules *rl = py->job->rules;
+  for (size_t i = 0; i < rl->exclude.n; i++)
+    if (name_match(rl->exclude.v[i], f->qual) || name_match(rl->exclude.v[i], f->name)) return "excluded by rule";
+  for (size_t t = 0; t < py->job->ntargets; t++)
+    for (size_t i = 0; i < py->job->targets[t]->exclude.n; i++) {
+      const char *g = py->job->targets[t]->exclude.v[i];
+      if (name_match(g, f->qual) || name_match(g, f->name)) return "excluded by rule";
+    }
+  return NULL;
+}
+
+static void plan_full_trace(Py *py) {
+  for (size_t i = 0; i < py->funcs.n; i++) {
+    Func *f = py->funcs.v[i];
+    if (f->has_func_wrap) continue;
+    const char *why = excluded(py, f);
+    if (why) {
+      job_explain(py->job, row0(f->def) + 1, "skipped %s: %s", f->qual, why);
+      continue;
+    }
+    Nodes kids = {0};
+    int first;
+    if (!func_body_skip(py, f, &kids, &first) && trivial_body(py, &kids, first)) {
+      job_explain(py->job, row0(f->def) + 1, "skipped %s: empty body", f->qual);
+      vec_free(&kids);
+      continue;
+    }
+    vec_free(&kids);
+    char *name = py->job->module ? xasprintf("%s.%s", py->job->module, f->qual) : xstrdup(f->qual);
+    wrap_function(py, f, NULL, name, "full-trace");
+    free(name);
+  }
+}
+
+/* ---- layout ---------------------------------------------------------- */
+
+static int cmp_wrap(const void *pa, const void *pb) {
+  const Wrap *a = pa, *b = pb;
+  if (a->b0 != b->b0) return a->b0 < b->b0 ? -1 : 1;
+  if (a->b1 != b->b1) return a->b1 > b->b1 ? -1 : 1; /* outer first */
+  return 0;
+}
+
+/* The closest blank row above `row` reachable through blank and comment
+ * rows only, and not before `floor`; -1 if none. */
+static int blank_above(Py *py, int row, int floor) {
+  for (int r = row - 1; r >= floor && r >= 0; r--) {
+    if (py->strskip[r]) return -1;
+    if (row_blank(py, r)) return py->used_blank[r] ? -1 : r;
+    size_t w = ws_len(py, r);
+    if (py->src[py->rows[r] + w] != '#') return -1;
+  }
+  return -1;
+}
+
+static int prev_end_row(Py *py, Wrap *w, TSNode stmt) {
+  /* the row after which the gap above `stmt` begins */
+  TSNode prev = ts_node_prev_named_sibling(stmt);
+  while (!ts_node_is_null(prev) && is(prev, "comment")) prev = ts_node_prev_named_sibling(prev);
+  if (!ts_node_is_null(prev)) return row1(prev) + 1;
+  TSNode parent = ts_node_parent(stmt);
+  if (ts_node_is_null(parent) || is(parent, "module")) return 0;
+  (void)w;
+  return row0(parent) + 1 > row0(stmt) ? row0(stmt) : row0(ts_node_parent(parent)) + 1;
+}
+
+/* Rows 0-1 may hold a PEP 263 encoding line; code placed above it would
+ * disable it, so prelude placement never uses rows before it. */
+static int coding_floor(Py *py) {
+  for (int r = 0; r < 2 && r < py->nrows; r++) {
+    size_t a = py->rows[r], e = row_end(py, r);
+    const char *p = py->src + a;
+    size_t n = e - a;
+    size_t w = ws_len(py, r);
+    if (w < n && p[w] == '#' && (memmem(p, n, "coding:", 7) || memmem(p, n, "coding=", 7))) return r + 1;
+  }
+  return 0;
+}
+
+static void layout(Py *py) {
+  FileJob *job = py->job;
+  size_t nw = 0;
+  for (size_t i = 0; i < py->wraps.n; i++)
+    if (!py->wraps.v[i].dropped) py->wraps.v[nw++] = py->wraps.v[i];
+    else free(py->wraps.v[i].with), free(py->wraps.v[i].kids.v), free(py->wraps.v[i].rec.name);
+  py->wraps.n = nw;
+  if (!nw) return;
+  qsort(py->wraps.v, nw, sizeof *py->wraps.v, cmp_wrap);
+
+  /* refuse partial overlaps; count nesting */
+  for (size_t i = 0; i < nw; i++) {
+    Wrap *w = &py->wraps.v[i];
+    for (size_t j = 0; j < i; j++) {
+      Wrap *o = &py->wraps.v[j];
+      if (o->dropped || o->b1 <= w->b0) continue;
+      if (o->b1 < w->b1) {
+        w->dropped = true;
+        const Rule *r = w->rule ? w->rule : o->rule;
+        if (r)
+          ruledoc_diag((RuleDoc *)&job->rules->doc, &job->diags, DIAG_ERROR, r->at,
+                       "range '%s' (lines %d-%d of %s) partly overlaps range '%s' (lines %d-%d); ranges must nest",
+                       w->rec.name, w->r0 + 1, w->r1 + 1, job->rel, o->rec.name, o->r0 + 1, o->r1 + 1);
+        break;
+      }
+      if (w->oneline && o->oneline && o->b0 == w->b0) w->k++;
+      else if (!o->oneline) w->depth++;
+    }
+  }
+
+  int n = py->nrows;
+  int *cover = xcalloc((size_t)n + 2, sizeof *cover);
+  for (size_t i = 0; i < nw; i++) {
+    Wrap *w = &py->wraps.v[i];
+    if (w->dropped || w->oneline) continue;
+    cover[w->r0]++;
+    cover[w->r1 + 1]--;
+  }
+  for (int r = 1; r <= n; r++) cover[r] += cover[r - 1];
+
+  /* indentation of wrapped lines */
+  for (int r = 0; r < n; r++) {
+    if (!cover[r] || py->strskip[r] || row_blank(py, r)) continue;
+    Buf b = {0};
+    for (int k = 0; k < cover[r]; k++) buf_puts(&b, py->unit);
+    edits_add(&job->edits, py->bom + py->rows[r] + ws_len(py, r), py->bom + py->rows[r] + ws_len(py, r), b.s, 0);
+    buf_free(&b);
+  }
+
+  for (size_t i = 0; i < nw; i++) {
+    Wrap *w = &py->wraps.v[i];
+    if (w->dropped) continue;
+    TSNode first = w->kids.v[w->i0];
+    if (!w->oneline) {
+      /* a multi-line block: the with line goes at the start of row r0 */
+      Buf line = {0};
+      buf_add(&line, py->src + py->rows[w->r0], ws_len(py, w->r0));
+      for (int k = 0; k < w->depth; k++) buf_puts(&line, py->unit);
+      buf_printf(&line, "%s%s", w->with, py->nl);
+      int floor = prev_end_row(py, w, first);
+      int b = blank_above(py, w->r0, floor);
+      Func *owner = w->fn;
+      if (!owner && (w->i0 == 0 || (w->i0 == 1 && is_docstring(w->kids.v[0]))) && !is(w->block, "module")) {
+        /* first statement of a function body: the def may move up instead */
+        TSNode p = ts_node_parent(w->block);
+        for (size_t k = 0; k < py->funcs.n && !owner; k++)
+          if (ts_node_eq(py->funcs.v[k]->def, p)) owner = py->funcs.v[k];
+      }
+      if (b < 0 && owner && w->depth == 0) {
+        int f0 = row0(owner->outer);
+        b = blank_above(py, f0, prev_end_row(py, w, owner->outer));
+      }
+      if (b >= 0) {
+        py->used_blank[b] = 1;
+        size_t end = b + 1 < n ? py->rows[b + 1] : py->len;
+        edits_add(&job->edits, py->bom + py->rows[b], py->bom + end, "", 0);
+      }
+      edits_add(&job->edits, py->bom + py->rows[w->r0], py->bom + py->rows[w->r0], line.s, 10 + w->depth);
+      buf_free(&line);
+      continue;
+    }
+    /* a one-line body: move it onto its own line(s) */
+    Buf base = {0};
+    buf_add(&base, py->src + py->rows[w->hrow], ws_len(py, w->hrow));
+    for (int k = 0; k <= cover[w->hrow]; k++) buf_puts(&base, py->unit);
+    if (w->k == 0) {
+      size_t s0 = ts_node_start_byte(w->kids.v[0]);
+      edits_addf(&job->edits, py->bom + w->colon, py->bom + s0, 0, "%s%s", py->nl, base.s);
+      if (w->i0 > 0) {
+        size_t pe = ts_node_end_byte(w->kids.v[w->i0 - 1]);
+        edits_addf(&job->edits, py->bom + pe, py->bom + ts_node_start_byte(first), 0, "%s%s", py->nl, base.s);
+      }
+      if (!ts_node_is_null(w->stmt_outer)) {
+        int b = blank_above(py, row0(w->stmt_outer), prev_end_row(py, w, w->stmt_outer));
+        if (b >= 0) {
+          py->used_blank[b] = 1;
+          size_t end = b + 1 < n ? py->rows[b + 1] : py->len;
+          edits_add(&job->edits, py->bom + py->rows[b], py->bom + end, "", 0);
+        }
+      }
+    }
+    Buf t = {0};
+    buf_printf(&t, "%s%s%s", w->with, py->nl, base.s);
+    for (int k = 0; k <= w->k; k++) buf_puts(&t, py->unit);
+    edits_add(&job->edits, py->bom + ts_node_start_byte(first), py->bom + ts_node_start_byte(first), t.s, 100 + w->k);
+    buf_free(&t);
+    buf_free(&base);
+  }
+  free(cover);
+}
+
+/* Import each context once, on an existing line where possible. */
+static void prelude(Py *py) {
+  FileJob *job = py->job;
+  if (!py->alias_names.n) return;
+  Buf p = {0};
+  for (size_t i = 0; i < py->alias_defs.n; i++) {
+    char *s = alias_import(py->alias_defs.v[i]);
+    buf_printf(&p, "%s%s", i ? "; " : "", s);
+    free(s);
+  }
+  Nodes kids = {0};
+  statements(py->root, &kids);
+  TSNode after = {0};
+  bool have_after = false;
+  size_t i = 0;
+  if (kids.n && is_docstring(kids.v[0])) after = kids.v[i++], have_after = true;
+  while (i < kids.n && is(kids.v[i], "future_import_statement")) after = kids.v[i++], have_after = true;
+  if (have_after) {
+    edits_addf(&job->edits, py->bom + ts_node_end_byte(after), py->bom + ts_node_end_byte(after), -1, "; %s", p.s);
+  } else if (kids.n && !is_compound(kids.v[0])) {
+    edits_addf(&job->edits, py->bom + ts_node_start_byte(kids.v[0]), py->bom + ts_node_start_byte(kids.v[0]), -1,
+               "%s; ", p.s);
+  } else if (kids.n) {
+    int b = blank_above(py, row0(kids.v[0]), coding_floor(py));
+    if (b >= 0) {
+      py->used_blank[b] = 1;
+      edits_add(&job->edits, py->bom + py->rows[b], py->bom + row_end(py, b), p.s, -1);
+    } else {
+      edits_addf(&job->edits, py->bom + ts_node_start_byte(kids.v[0]), py->bom + ts_node_start_byte(kids.v[0]), -1,
+                 "%s%s", p.s, py->nl);
+    }
+  }
+  vec_free(&kids);
+  buf_free(&p);
+}
+
+/* ---- entry ----------------------------------------------------------- */
+
+static void report_syntax_error(Py *py) {
+  /* the first ERROR or MISSING node, depth first */
+  TSTreeCursor c = ts_tree_cursor_new(py->root);
+  TSNode bad = py->root;
+  for (;;) {
+    TSNode n = ts_tree_cursor_current_node(&c);
+    if (ts_node_is_error(n) || ts_node_is_missing(n)) { bad = n; break; }
+    if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&c)) continue;
+    bool moved = false;
+    while (!(moved = ts_tree_cursor_goto_next_sibling(&c)))
+      if (!ts_tree_cursor_goto_parent(&c)) break;
+    if (!moved) break;
+  }
+  ts_tree_cursor_delete(&c);
+  TSPoint p = ts_node_start_point(bad);
+  int line = (int)p.row + 1, col = (int)p.column + 1 + (p.row == 0 ? (int)py->bom : 0);
+  diag_at(&py->job->diags, DIAG_WARNING, py->job->rel, py->job->src, py->job->len, line, col,
+          "%s; the file is copied unchanged",
+          ts_node_is_missing(bad) ? xasprintf("syntax error: missing '%s'", ts_node_type(bad))
+                                  : "syntax error: this does not parse as Python");
+}
+
+int py_rewrite(FileJob *job) {
+  Py py = {0};
+  py.job = job;
+  py.bom = job->len >= 3 && !memcmp(job->src, "\xef\xbb\xbf", 3) ? 3 : 0;
+  py.src = job->src + py.bom;
+  py.len = job->len - py.bom;
+  if (memmem(py.src, py.len, NC_PY_MARK, strlen(NC_PY_MARK))) {
+    job->already = true;
+    diag_at(&job->diags, DIAG_NOTE, job->rel, NULL, 0, 0, 0,
+            "already instrumented by ncrewrite; copied unchanged");
+    return -1;
+  }
+  const char *crlf = memchr(py.src, '\n', py.len);
+  py.nl = crlf && crlf > py.src && crlf[-1] == '\r' ? "\r\n" : "\n";
+  py.parser = ts_parser_new();
+  ts_parser_set_language(py.parser, tree_sitter_python());
+  py.tree = ts_parser_parse_string(py.parser, NULL, py.src, (uint32_t)py.len);
+  py.root = ts_tree_root_node(py.tree);
+  int rc = 0;
+  if (ts_node_has_error(py.root)) {
+    job->unparsable = true;
+    report_syntax_error(&py);
+    rc = -1;
+    goto done;
+  }
+  index_rows(&py);
+  py.strskip = xcalloc((size_t)py.nrows + 1, 1);
+  py.used_blank = xcalloc((size_t)py.nrows + 1, sizeof *py.used_blank);
+  mark_strings(&py, py.root);
+  pick_unit(&py);
+  collect(&py, py.root, "", NULL, NULL);
+
+  for (size_t t = 0; t < job->ntargets; t++)
+    for (size_t i = 0; i < job->targets[t]->rules.n; i++) {
+      Rule *r = &job->targets[t]->rules.v[i];
+      if (r->kind == RULE_FUNC || r->kind == RULE_CALLS || r->kind == RULE_LINES) plan_rule(&py, r);
+    }
+  if (job->full_trace) plan_full_trace(&py);
+  for (size_t t = 0; t < job->ntargets; t++)
+    for (size_t i = 0; i < job->targets[t]->rules.n; i++) {
+      Rule *r = &job->targets[t]->rules.v[i];
+      if (r->kind == RULE_CLASS_REPL || r->kind == RULE_METHOD_REPL) plan_replacement(&py, r);
+    }
+  layout(&py);
+  prelude(&py);
+  for (size_t i = 0; i < py.wraps.n; i++) {
+    Wrap *w = &py.wraps.v[i];
+    if (!w->dropped) {
+      vec_push(&job->ranges, w->rec);
+      w->rec.name = NULL;
+    }
+  }
+done:
+  for (size_t i = 0; i < py.wraps.n; i++) {
+    free(py.wraps.v[i].with);
+    free(py.wraps.v[i].kids.v);
+    free(py.wraps.v[i].rec.name);
+  }
+  vec_free(&py.wraps);
+  for (size_t i = 0; i < py.funcs.n; i++) {
+    free(py.funcs.v[i]->name), free(py.funcs.v[i]->qual), free(py.funcs.v[i]->cls_qual);
+    free(py.funcs.v[i]);
+  }
+  vec_free(&py.funcs);
+  for (size_t i = 0; i < py.alias_names.n; i++) free(py.alias_names.v[i]), free(py.alias_defs.v[i]);
+  vec_free(&py.alias_names);
+  vec_free(&py.alias_defs);
+  free(py.rows);
+  free(py.strskip);
+  free(py.used_blank);
+  ts_tree_delete(py.tree);
+  ts_parser_delete(py.parser);
+  return rc;
+}

@@ -1,0 +1,1 @@
+"""app: a small program that exercises what instrumentation must not change."""
