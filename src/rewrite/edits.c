@@ -114,6 +114,39 @@ static void emit_line(Buf *d, char tag, Line l, bool no_nl) {
   if (no_nl) buf_puts(d, "\\ No newline at end of file\n");
 }
 
+static bool line_eq(Line a, Line b) { return a.n == b.n && !memcmp(a.s, b.s, a.n); }
+
+/* The changed middle of a hunk: a longest-common-subsequence alignment so
+ * lines that only moved show as context, not as -/+ pairs. Hunks are small
+ * (an edit cluster); past a size bound it falls back to all -, then all +. */
+static void emit_middle(Buf *d, Line *o, size_t on, Line *n, size_t nn, bool o_nonl, bool n_nonl) {
+  if (on == 0 || nn == 0 || on * nn > 4000000) {
+    for (size_t k = 0; k < on; k++) emit_line(d, '-', o[k], o_nonl && k == on - 1);
+    for (size_t k = 0; k < nn; k++) emit_line(d, '+', n[k], n_nonl && k == nn - 1);
+    return;
+  }
+  unsigned *t = xcalloc((on + 1) * (nn + 1), sizeof *t);
+#define T(i, j) t[(i) * (nn + 1) + (j)]
+  for (size_t i = on; i-- > 0;)
+    for (size_t j = nn; j-- > 0;)
+      T(i, j) = line_eq(o[i], n[j]) ? T(i + 1, j + 1) + 1 : T(i + 1, j) > T(i, j + 1) ? T(i + 1, j) : T(i, j + 1);
+  size_t i = 0, j = 0;
+  while (i < on || j < nn) {
+    if (i < on && j < nn && line_eq(o[i], n[j]) && !((o_nonl && i == on - 1) != (n_nonl && j == nn - 1))) {
+      emit_line(d, ' ', o[i], o_nonl && i == on - 1);
+      i++, j++;
+    } else if (i < on && (j == nn || T(i + 1, j) >= T(i, j + 1))) {
+      emit_line(d, '-', o[i], o_nonl && i == on - 1);
+      i++;
+    } else {
+      emit_line(d, '+', n[j], n_nonl && j == nn - 1);
+      j++;
+    }
+  }
+#undef T
+  free(t);
+}
+
 void edits_diff(const Edits *e, const char *src, size_t len, const char *out, size_t outlen,
                 const LineMap *map, const char *a, const char *b, Buf *diff) {
   (void)map;
@@ -166,8 +199,8 @@ void edits_diff(const Edits *e, const char *src, size_t len, const char *out, si
     buf_printf(diff, "@@ -%d,%zu +%d,%zu @@\n", ocount ? oline : oline - 1, ocount,
                ncount ? nline : nline - 1, ncount);
     for (size_t k = dropl; k < pre; k++) emit_line(diff, ' ', ol[k], false);
-    for (size_t k = pre; k < on - suf; k++) emit_line(diff, '-', ol[k], o_eof_nonl && k == on - 1);
-    for (size_t k = pre; k < nn - suf; k++) emit_line(diff, '+', nl[k], n_eof_nonl && k == nn - 1);
+    emit_middle(diff, ol + pre, on - suf - pre, nl + pre, nn - suf - pre, o_eof_nonl && suf == 0,
+                n_eof_nonl && suf == 0);
     for (size_t k = on - suf; k < on - dropr; k++) emit_line(diff, ' ', ol[k], o_eof_nonl && k == on - 1);
     free(ol);
     free(nl);

@@ -180,6 +180,19 @@ static int check_paths(Run *run, Diags *d) {
   return 0;
 }
 
+static int mkdir_p(const char *path) {
+  char *p = xstrdup(path);
+  for (char *s = p + 1; *s; s++)
+    if (*s == '/') {
+      *s = 0;
+      if (mkdir(p, 0777) < 0 && errno != EEXIST) break;
+      *s = '/';
+    }
+  int rc = mkdir(p, 0777) < 0 && errno != EEXIST ? -1 : 0;
+  free(p);
+  return rc;
+}
+
 static char *module_of(const char *rel) {
   size_t n = strlen(rel);
   if (n > 3 && !strcmp(rel + n - 3, ".py")) n -= 3;
@@ -598,7 +611,7 @@ int main(int argc, char **argv) {
   run.res = xcalloc(n + 1, sizeof *run.res);
   run.diff_text = xcalloc(n + 1, sizeof *run.diff_text);
   run.explain_text = xcalloc(n + 1, sizeof *run.explain_text);
-  if (!run.opt.check && !run.opt.diff && mkdir(run.out, 0777) < 0 && errno != EEXIST) {
+  if (!run.opt.check && !run.opt.diff && mkdir_p(run.out) < 0) {
     diag_at(&top, DIAG_ERROR, run.out, NULL, 0, 0, 0, "cannot create OUT: %s", strerror(errno));
     diags_print(&top);
     return 1;

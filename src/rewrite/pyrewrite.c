@@ -353,7 +353,6 @@ static char *with_text(Py *py, const Rule *rule, const char *dflt_name, bool spa
   const char *cls = rc && rc->cls ? rc->cls : dc->cls;
   const Context *vals = rc && rc->values.n ? rc : dc->values.n ? dc : NULL;
   Buf b = {0};
-  buf_printf(&b, "with %s(", alias_for(py, cls, span));
   if (!vals) {
     py_literal(&b, dflt_name);
   } else {
@@ -379,8 +378,10 @@ static char *with_text(Py *py, const Rule *rule, const char *dflt_name, bool spa
       }
     }
   }
-  buf_puts(&b, "):");
-  return buf_steal(&b);
+  char *args = buf_steal(&b);
+  char *w = xasprintf("with %s(%s):", alias_for(py, cls, span), args);
+  free(args);
+  return w;
 }
 
 /* ---- collecting functions -------------------------------------------- */
@@ -760,7 +761,7 @@ static void plan_rule(Py *py, Rule *r) {
   switch (r->kind) {
   case RULE_FUNC:
   case RULE_CALLS: {
-    int hits = 0, fns = 0;
+    int hits = 0, fns = 0, errs = py->job->diags.errors;
     for (size_t i = 0; i < py->funcs.n; i++) {
       Func *f = py->funcs.v[i];
       if (r->cls ? !cls_match(r->cls, f) : (f->cls_qual != NULL || f->parent != NULL)) continue;
@@ -776,7 +777,9 @@ static void plan_rule(Py *py, Rule *r) {
       }
     }
     if (hits) rule_hit(r);
-    else if (!fns) {
+    else if (py->job->diags.errors > errs) {
+      /* already reported (e.g. a bad context value) */
+    } else if (!fns) {
       bool any_cls = false;
       for (size_t i = 0; r->cls && i < py->funcs.n; i++) any_cls |= cls_match(r->cls, py->funcs.v[i]);
       rule_miss(r, r->cls && !any_cls ? xasprintf("no class '%s' in %s", r->cls, py->job->rel)
@@ -961,27 +964,29 @@ static int cmp_wrap(const void *pa, const void *pb) {
   return 0;
 }
 
-/* The closest blank row above `row` reachable through blank and comment
- * rows only, and not before `floor`; -1 if none. */
+/* The closest free blank row above `row`, not before `floor`; -1 if none.
+ * Deleting a blank row outside strings never changes meaning, and only the
+ * rows between it and `row` move (up by one) to make room for a new line. */
 static int blank_above(Py *py, int row, int floor) {
-  for (int r = row - 1; r >= floor && r >= 0; r--) {
-    if (py->strskip[r]) return -1;
-    if (row_blank(py, r)) return py->used_blank[r] ? -1 : r;
-    size_t w = ws_len(py, r);
-    if (py->src[py->rows[r] + w] != '#') return -1;
-  }
+  for (int r = row - 1; r >= floor && r >= 0; r--)
+    if (!py->strskip[r] && !py->used_blank[r] && row_blank(py, r))
+      return row - r <= py->nrows - row ? r : -1; /* else inserting moves fewer lines */
   return -1;
 }
 
-static int prev_end_row(Py *py, Wrap *w, TSNode stmt) {
-  /* the row after which the gap above `stmt` begins */
-  TSNode prev = ts_node_prev_named_sibling(stmt);
+/* How far up a wrap may look for a blank row: to the gap above its
+ * function's def (so drift stays inside the function), or the top of the
+ * module for module-level code. */
+static int blank_floor(Py *py, Func *fn) {
+  if (!fn) return 0;
+  Func *top = fn;
+  int floor = 0;
+  TSNode prev = ts_node_prev_named_sibling(top->outer);
   while (!ts_node_is_null(prev) && is(prev, "comment")) prev = ts_node_prev_named_sibling(prev);
-  if (!ts_node_is_null(prev)) return row1(prev) + 1;
-  TSNode parent = ts_node_parent(stmt);
-  if (ts_node_is_null(parent) || is(parent, "module")) return 0;
-  (void)w;
-  return row0(parent) + 1 > row0(stmt) ? row0(stmt) : row0(ts_node_parent(parent)) + 1;
+  if (!ts_node_is_null(prev)) floor = row1(prev) + 1;
+  else floor = row0(top->outer);
+  (void)py;
+  return floor;
 }
 
 /* Rows 0-1 may hold a PEP 263 encoding line; code placed above it would
@@ -1056,19 +1061,8 @@ static void layout(Py *py) {
       buf_add(&line, py->src + py->rows[w->r0], ws_len(py, w->r0));
       for (int k = 0; k < w->depth; k++) buf_puts(&line, py->unit);
       buf_printf(&line, "%s%s", w->with, py->nl);
-      int floor = prev_end_row(py, w, first);
-      int b = blank_above(py, w->r0, floor);
-      Func *owner = w->fn;
-      if (!owner && (w->i0 == 0 || (w->i0 == 1 && is_docstring(w->kids.v[0]))) && !is(w->block, "module")) {
-        /* first statement of a function body: the def may move up instead */
-        TSNode p = ts_node_parent(w->block);
-        for (size_t k = 0; k < py->funcs.n && !owner; k++)
-          if (ts_node_eq(py->funcs.v[k]->def, p)) owner = py->funcs.v[k];
-      }
-      if (b < 0 && owner && w->depth == 0) {
-        int f0 = row0(owner->outer);
-        b = blank_above(py, f0, prev_end_row(py, w, owner->outer));
-      }
+      Func *fn = w->fn ? w->fn : func_at(py, w->b0);
+      int b = blank_above(py, w->r0, blank_floor(py, fn));
       if (b >= 0) {
         py->used_blank[b] = 1;
         size_t end = b + 1 < n ? py->rows[b + 1] : py->len;
@@ -1090,7 +1084,7 @@ static void layout(Py *py) {
         edits_addf(&job->edits, py->bom + pe, py->bom + ts_node_start_byte(first), 0, "%s%s", py->nl, base.s);
       }
       if (!ts_node_is_null(w->stmt_outer)) {
-        int b = blank_above(py, row0(w->stmt_outer), prev_end_row(py, w, w->stmt_outer));
+        int b = blank_above(py, row0(w->stmt_outer), blank_floor(py, w->fn ? w->fn : func_at(py, w->b0)));
         if (b >= 0) {
           py->used_blank[b] = 1;
           size_t end = b + 1 < n ? py->rows[b + 1] : py->len;
@@ -1174,7 +1168,7 @@ int py_rewrite(FileJob *job) {
   py.bom = job->len >= 3 && !memcmp(job->src, "\xef\xbb\xbf", 3) ? 3 : 0;
   py.src = job->src + py.bom;
   py.len = job->len - py.bom;
-  if (memmem(py.src, py.len, NC_PY_MARK, strlen(NC_PY_MARK))) {
+  if (memmem(py.src, py.len, NC_PY_MARK, strlen(NC_PY_MARK)) || memmem(py.src, py.len, " as _ncrt_ctx", 13)) {
     job->already = true;
     diag_at(&job->diags, DIAG_NOTE, job->rel, NULL, 0, 0, 0,
             "already instrumented by ncrewrite; copied unchanged");

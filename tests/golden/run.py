@@ -41,7 +41,7 @@ def tree(d):
                 out[rel] = ("link", os.readlink(p))
             else:
                 with open(p, "rb") as f:
-                    out[rel] = ("file", f.read())
+                    out[rel] = ("file", f.read(), os.stat(p).st_mode & 0o111 != 0)
     return out
 
 
@@ -120,13 +120,16 @@ def main():
                 failures.append("unexpected in OUT: " + rel)
             elif want[rel] != got[rel]:
                 w, g = want[rel][1], got[rel][1]
+                if w == g:
+                    failures.append("%s: executable bit differs" % rel)
+                    continue
                 if isinstance(w, bytes):
                     w, g = w.decode("utf-8", "replace"), g.decode("utf-8", "replace")
                 failures.append("%s differs:\n%s" % (rel, "".join(difflib.unified_diff(
                     w.splitlines(True), g.splitlines(True), "expected/" + rel, "got/" + rel))))
         if os.path.isdir(out):
             # compiles wherever the input compiles
-            for rel, (kind, _) in got.items():
+            for rel, (kind, *_) in got.items():
                 if kind != "file":
                     continue
                 ext = rel.rsplit(".", 1)[-1] if "." in rel else ""

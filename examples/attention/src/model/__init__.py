@@ -1,0 +1,1 @@
+"""A tiny transformer block in plain Python (no dependencies)."""

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Command-line behaviour of ncrewrite: path safety, exit codes, --check,
+# --diff, --quiet, incremental runs and stale files. Each check says what it
+# expects; the script stops at the first failure.
+set -u
+NC="$1"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+expect_rc() { # expect_rc WANT DESC cmd...
+  local want=$1 desc=$2; shift 2
+  "$@" >"$T/stdout" 2>"$T/stderr"; local rc=$?
+  if [ "$rc" = "$want" ]; then ok; else bad "$desc: exit $rc, want $want"; cat "$T/stderr"; fi
+}
+has() { grep -q -- "$2" "$1" && ok || { bad "$3: '$2' not in $(basename "$1")"; cat "$1"; }; }
+
+mkdir -p "$T/src/pkg"
+printf 'def f(x):\n    return x + 1\n' > "$T/src/pkg/a.py"
+printf 'def g():\n    return 2\n' > "$T/src/pkg/b.py"
+printf 'targets:\n  pkg.a:\n    func_context_wrappings:\n      f: {}\n      nothere: {}\n' > "$T/rules.yaml"
+snap() { (cd "$T/src" && find . -type f -print0 | sort -z | xargs -0 sha1sum) ; }
+snap > "$T/src.before"
+
+# path safety: SRC is never a destination
+expect_rc 1 "OUT == SRC" "$NC" --config "$T/rules.yaml" "$T/src" "$T/src"
+has "$T/stderr" "OUT is SRC" "OUT == SRC message"
+expect_rc 1 "OUT contains SRC" "$NC" --config "$T/rules.yaml" "$T/src" "$T"
+has "$T/stderr" "contains SRC" "OUT containing SRC message"
+expect_rc 1 "OUT == SRC through a symlink" bash -c "ln -sfn '$T/src' '$T/srclink' && '$NC' --config '$T/rules.yaml' '$T/src' '$T/srclink'"
+
+# usage errors
+expect_rc 2 "no paths" "$NC" --config "$T/rules.yaml"
+expect_rc 2 "bad -j" "$NC" -j zero "$T/src" "$T/o"
+expect_rc 2 "--check with --diff" "$NC" --check --diff "$T/src" "$T/o"
+expect_rc 0 "--version" "$NC" --version
+has "$T/stdout" "tree-sitter 0.25.0" "--version names the pinned core"
+
+# a broken rule file writes nothing
+printf 'targets: [\n' > "$T/bad.yaml"
+expect_rc 1 "bad rules" "$NC" --config "$T/bad.yaml" "$T/src" "$T/never"
+[ ! -e "$T/never" ] && ok || bad "bad rules must not create OUT"
+
+# --diff writes nothing
+expect_rc 0 "--diff" "$NC" --config "$T/rules.yaml" --diff "$T/src" "$T/difout"
+has "$T/stdout" "+    with _ncrt_range(\"f\"):" "--diff shows the range"
+[ ! -e "$T/difout" ] && ok || bad "--diff must not create OUT"
+
+# first run; warnings; quiet
+expect_rc 0 "first run" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
+has "$T/stderr" "rule matches nothing: no module-level function 'nothere'" "miss warning"
+cp "$T/stderr" "$T/first.stderr"
+expect_rc 0 "--check right after" "$NC" --config "$T/rules.yaml" --check "$T/src" "$T/out"
+has "$T/stderr" "OUT is up to date" "--check up to date"
+expect_rc 0 "--quiet" "$NC" -q --config "$T/rules.yaml" "$T/src" "$T/out"
+[ ! -s "$T/stderr" ] && [ ! -s "$T/stdout" ] && ok || bad "--quiet printed something"
+
+# incremental: an unchanged tree writes nothing and reports the same warnings
+touch -d '2001-01-01' "$T/out/pkg/a.py" "$T/out/pkg/b.py" 2>/dev/null
+stamp_a=$(stat -c %Y "$T/out/pkg/a.py")
+expect_rc 0 "--check compares contents, not times" "$NC" --config "$T/rules.yaml" --check "$T/src" "$T/out"
+echo "# edited by hand" >> "$T/out/pkg/b.py"
+expect_rc 1 "--check sees a hand-edited OUT file" "$NC" --config "$T/rules.yaml" --check "$T/src" "$T/out"
+has "$T/stdout" "out of date: pkg/b.py" "--check names the edited file"
+expect_rc 0 "rerun" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
+grep -q "edited by hand" "$T/out/pkg/b.py" && bad "a run must restore a hand-edited OUT file" || ok
+expect_rc 0 "second rerun" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
+diff -q "$T/first.stderr" "$T/stderr" >/dev/null && ok || { bad "cached run reports differently"; diff "$T/first.stderr" "$T/stderr"; }
+m1=$(stat -c %Y.%N "$T/out/pkg/a.py")
+expect_rc 0 "third run" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
+[ "$m1" = "$(stat -c %Y.%N "$T/out/pkg/a.py")" ] && ok || bad "unchanged file was rewritten"
+
+# a changed source: --check says so, a run rewrites it
+printf 'def f(x):\n    return x + 2\n' > "$T/src/pkg/a.py"
+expect_rc 1 "--check after a source change" "$NC" --config "$T/rules.yaml" --check "$T/src" "$T/out"
+has "$T/stdout" "out of date: pkg/a.py" "--check names the file"
+expect_rc 0 "run after change" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
+has "$T/out/pkg/a.py" "return x + 2" "changed file rewritten"
+
+# a removed source: stale in --check, removed by a run
+rm "$T/src/pkg/b.py"
+expect_rc 1 "--check after removal" "$NC" --config "$T/rules.yaml" --check "$T/src" "$T/out"
+has "$T/stdout" "stale: pkg/b.py" "--check names the stale file"
+expect_rc 0 "run after removal" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
+[ ! -e "$T/out/pkg/b.py" ] && ok || bad "stale file left in OUT"
+
+# changed rules redo everything
+printf 'targets:\n  pkg.a:\n    func_context_wrappings:\n      f: {context_values: ["renamed"]}\n' > "$T/rules.yaml"
+expect_rc 0 "run with new rules" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
+has "$T/out/pkg/a.py" '_ncrt_range("renamed")' "new rules applied"
+
+# OUT inside SRC is left out of the walk
+expect_rc 0 "OUT inside SRC" "$NC" --config "$T/rules.yaml" "$T/src" "$T/src/shadow"
+has "$T/stderr" "OUT is inside SRC" "note about OUT inside SRC"
+[ ! -e "$T/src/shadow/shadow" ] && ok || bad "OUT was walked into itself"
+expect_rc 0 "OUT inside SRC, second run" "$NC" --config "$T/rules.yaml" "$T/src" "$T/src/shadow"
+[ ! -e "$T/src/shadow/shadow" ] && ok || bad "OUT was walked into itself on the second run"
+rm -rf "$T/src/shadow" "$T/srclink"
+
+# SRC untouched by all of the above (apart from the edits this script made)
+printf 'def g():\n    return 2\n' > "$T/src/pkg/b.py"
+printf 'def f(x):\n    return x + 1\n' > "$T/src/pkg/a.py"
+snap > "$T/src.after"
+diff -q "$T/src.before" "$T/src.after" >/dev/null && ok || bad "SRC changed"
+[ -z "$(find "$T/src" -name '*.ncrw-*')" ] && ok || bad "temporary files left in SRC"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

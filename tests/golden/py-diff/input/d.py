@@ -1,0 +1,3 @@
+def g(x):
+    y = x
+    return y

@@ -1,0 +1,7 @@
+def f(x):
+    """doc only"""
+
+
+def g(x):
+    y = x
+    return y

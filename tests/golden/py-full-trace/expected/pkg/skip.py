@@ -1,0 +1,2 @@
+def not_targeted():
+    return 1

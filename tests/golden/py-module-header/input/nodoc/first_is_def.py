@@ -1,0 +1,4 @@
+# comment at the top
+
+def f():
+    return 1

@@ -1,0 +1,7 @@
+class Attention:
+    def forward(self, x):
+        return x
+
+
+def helper():
+    return 1

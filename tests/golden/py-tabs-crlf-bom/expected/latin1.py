@@ -1,0 +1,9 @@
+# -*- coding: latin-1 -*-
+_ncrt_range = __import__("ncrt").range if __import__("importlib.util").util.find_spec("ncrt") else __import__("contextlib").nullcontext
+def f():
+    with _ncrt_range("f"):
+        return "café"
+
+def g():
+    with _ncrt_range("g"):
+        return 1

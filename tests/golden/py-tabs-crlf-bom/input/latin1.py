@@ -1,0 +1,7 @@
+# -*- coding: latin-1 -*-
+def f():
+    return "café"
+
+
+def g():
+    return 1

@@ -1,0 +1,5 @@
+class T:
+	def m(self, x):
+		if x:
+			return 1
+		return 2
