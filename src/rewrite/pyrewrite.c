@@ -26,6 +26,11 @@
 const TSLanguage *tree_sitter_python(void);
 
 #define NC_PY_MARK "__import__(\"ncrt\")"
+#define NC_PY_PRELUDE \
+  "_ncrt = __import__(\"sys\").modules.get(\"ncrt\") or (" NC_PY_MARK " if any(getattr(f, \"find_spec\", " \
+  "lambda *a: None)(\"ncrt\", None) for f in __import__(\"sys\").meta_path) else None); " \
+  "_ncrt_nop = type(\"_ncrt_nop\", (), {\"__init__\": lambda s, *a, **k: None, " \
+  "\"__enter__\": lambda s: s, \"__exit__\": lambda s, *a: None})"
 
 typedef VEC(TSNode) Nodes;
 typedef VEC(char *) Strs;
@@ -73,6 +78,7 @@ typedef struct {
   VEC(Wrap) wraps;
   bool *used_blank; /* rows already taken by a layout decision */
   char *strskip;    /* rows that start inside a multi-line string */
+  bool uses_ncrt;    /* the prelude must import ncrt (with its fallback) */
   /* context aliases used, in first-use order */
   VEC(char *) alias_names;
   VEC(char *) alias_defs;
@@ -313,9 +319,8 @@ static const char *alias_for(Py *py, const char *cls, bool span) {
   if (k != CTX_USER) {
     const char *fn = k == CTX_NCRT_TORCH ? (span ? "torch_span" : "torch_range") : (span ? "span" : "range");
     name = xasprintf("_ncrt_%s", fn);
-    def = xasprintf("%s = " NC_PY_MARK ".%s if __import__(\"importlib.util\").util.find_spec(\"ncrt\")"
-                    " else __import__(\"contextlib\").nullcontext",
-                    name, fn);
+    def = xasprintf("%s = getattr(_ncrt, \"%s\", _ncrt_nop)", name, fn);
+    py->uses_ncrt = true;
   } else {
     const char *dot = strrchr(cls, '.');
     if (!dot) return cls; /* a global or builtin name: used as written */
@@ -1107,9 +1112,14 @@ static void prelude(Py *py) {
   FileJob *job = py->job;
   if (!py->alias_names.n) return;
   Buf p = {0};
+  if (py->uses_ncrt)
+    /* Import ncrt if it can be found, else use a no-op context. Only
+     * builtins and sys (never importlib or contextlib), so instrumenting
+     * those modules themselves cannot make an import cycle. */
+    buf_puts(&p, NC_PY_PRELUDE);
   for (size_t i = 0; i < py->alias_defs.n; i++) {
     char *s = alias_import(py->alias_defs.v[i]);
-    buf_printf(&p, "%s%s", i ? "; " : "", s);
+    buf_printf(&p, "%s%s", p.len ? "; " : "", s);
     free(s);
   }
   Nodes kids = {0};

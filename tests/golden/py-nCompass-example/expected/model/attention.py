@@ -1,5 +1,5 @@
 """Attention block."""
-from __future__ import annotations; _ncrt_torch_range = __import__("ncrt").torch_range if __import__("importlib.util").util.find_spec("ncrt") else __import__("contextlib").nullcontext; _ncrt_range = __import__("ncrt").range if __import__("importlib.util").util.find_spec("ncrt") else __import__("contextlib").nullcontext; _ncrt_span = __import__("ncrt").span if __import__("importlib.util").util.find_spec("ncrt") else __import__("contextlib").nullcontext
+from __future__ import annotations; _ncrt = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else None); _ncrt_nop = type("_ncrt_nop", (), {"__init__": lambda s, *a, **k: None, "__enter__": lambda s: s, "__exit__": lambda s, *a: None}); _ncrt_torch_range = getattr(_ncrt, "torch_range", _ncrt_nop); _ncrt_range = getattr(_ncrt, "range", _ncrt_nop); _ncrt_span = getattr(_ncrt, "span", _ncrt_nop)
 import math
 
 def softmax(xs):
