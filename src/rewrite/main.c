@@ -567,6 +567,8 @@ int main(int argc, char **argv) {
     if (rules_load(&run.rules, run.opt.config, &top) < 0) {
       diags_print(&top);
       fprintf(stderr, "ncrewrite: rule file has errors; nothing written\n");
+      rules_free(&run.rules);
+      diags_free(&top);
       return 1;
     }
   }

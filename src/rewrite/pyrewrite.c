@@ -725,9 +725,14 @@ static void plan_lines(Py *py, Rule *r) {
     int nm = 0;
     for (size_t i = 0; i < py->funcs.n; i++) {
       Func *f = py->funcs.v[i];
-      bool m = strchr(r->func, '.') ? name_match(r->func, f->qual) ||
-                                           (f->cls_qual && name_match(r->func, xasprintf("%s.%s", f->cls_qual, f->name)))
-                                     : name_match(r->func, f->name);
+      bool m;
+      if (strchr(r->func, '.')) {
+        char *cm = f->cls_qual ? xasprintf("%s.%s", f->cls_qual, f->name) : NULL;
+        m = name_match(r->func, f->qual) || (cm && name_match(r->func, cm));
+        free(cm);
+      } else {
+        m = name_match(r->func, f->name);
+      }
       if (!m) continue;
       nm++;
       if (row0(f->def) <= s && row1(f->def) >= e && (!fn || ts_node_start_byte(f->def) > ts_node_start_byte(fn->def)))
@@ -1166,10 +1171,12 @@ static void report_syntax_error(Py *py) {
   ts_tree_cursor_delete(&c);
   TSPoint p = ts_node_start_point(bad);
   int line = (int)p.row + 1, col = (int)p.column + 1 + (p.row == 0 ? (int)py->bom : 0);
-  diag_at(&py->job->diags, DIAG_WARNING, py->job->rel, py->job->src, py->job->len, line, col,
-          "%s; the file is copied unchanged",
-          ts_node_is_missing(bad) ? xasprintf("syntax error: missing '%s'", ts_node_type(bad))
-                                  : "syntax error: this does not parse as Python");
+  if (ts_node_is_missing(bad))
+    diag_at(&py->job->diags, DIAG_WARNING, py->job->rel, py->job->src, py->job->len, line, col,
+            "syntax error: missing '%s'; the file is copied unchanged", ts_node_type(bad));
+  else
+    diag_at(&py->job->diags, DIAG_WARNING, py->job->rel, py->job->src, py->job->len, line, col,
+            "syntax error: this does not parse as Python; the file is copied unchanged");
 }
 
 int py_rewrite(FileJob *job) {
