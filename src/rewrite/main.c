@@ -362,15 +362,15 @@ static void do_symlink(Run *run, size_t i, FileResult *r) {
             "symbolic link leads outside SRC%s; not followed: OUT links to %s", res ? "" : " (or dangles)", abs);
   }
   r->src_hash = hash64(target, strlen(target), 1);
-  if (run->opt.check) {
-    char buf[PATH_MAX];
-    char *o = xasprintf("%s/%s", run->out, e->rel);
-    ssize_t n = readlink(o, buf, sizeof buf - 1);
-    r->changed = n < 0 || (size_t)n != strlen(target) || memcmp(buf, target, (size_t)n);
-    free(o);
-  } else if (!run->opt.diff) {
-    emit_symlink(run->out, e->rel, target, &r->diags);
-  }
+  char buf[PATH_MAX];
+  char *o = xasprintf("%s/%s", run->out, e->rel);
+  ssize_t n = readlink(o, buf, sizeof buf - 1);
+  free(o);
+  bool same = n >= 0 && (size_t)n == strlen(target) && !memcmp(buf, target, (size_t)n);
+  const FileResult *c = cache_find(run, e->rel);
+  if (same && c && !strcmp(c->action, "symlink") && c->src_hash == r->src_hash) r->cached = true;
+  if (run->opt.check) r->changed = !same;
+  else if (!run->opt.diff && !same) emit_symlink(run->out, e->rel, target, &r->diags);
   free(abs), free(res), free(joined), free(dir), free(full);
 }
 
@@ -648,7 +648,9 @@ int main(int argc, char **argv) {
   report_rules(&run, &rules_d);
   size_t nstale = 0;
   remove_stale(&run, stale_src, nstale_src, &nstale);
-  if (!run.opt.check && !run.opt.diff)
+  bool dirty = nstale || !run.cache_valid || n != run.ncache;
+  for (size_t i = 0; i < n && !dirty; i++) dirty = !run.res[i].cached;
+  if (!run.opt.check && !run.opt.diff && dirty)
     manifest_write(run.out, run.opt.config, run.rules.digest, run.options_key, run.res, n, &top);
 
   int errors = top.errors + files.errors + rules_d.errors;

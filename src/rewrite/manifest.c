@@ -22,8 +22,8 @@ void result_free(FileResult *r) {
 
 static void hex(char out[17], uint64_t v) { snprintf(out, 17, "%016" PRIx64, v); }
 
-static int write_json(const char *out_root, const char *name, cJSON *j, Diags *d) {
-  char *s = cJSON_Print(j);
+static int write_json(const char *out_root, const char *name, cJSON *j, bool pretty, Diags *d) {
+  char *s = pretty ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
   size_t n = strlen(s);
   s = xrealloc(s, n + 2);
   s[n++] = '\n';
@@ -85,9 +85,11 @@ int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_
     cJSON_AddStringToObject(e, "src_hash", h);
     hex(h, r->out_hash);
     cJSON_AddStringToObject(e, "out_hash", h);
-    double nums[5] = {(double)r->src_size, (double)r->src_mtime, (double)r->src_ino, (double)r->out_size,
-                      (double)r->out_mtime};
-    cJSON_AddItemToObject(e, "stat", cJSON_CreateDoubleArray(nums, 5));
+    /* as text: nanosecond times do not fit a double */
+    char st[128];
+    snprintf(st, sizeof st, "%" PRId64 " %" PRId64 " %" PRIu64 " %" PRId64 " %" PRId64, r->src_size, r->src_mtime,
+             r->src_ino, r->out_size, r->out_mtime);
+    cJSON_AddStringToObject(e, "stat", st);
     cJSON_AddItemToObject(e, "manifest", cJSON_Duplicate(f, true));
     if (r->hits) cJSON_AddStringToObject(e, "hits", r->hits);
     if (r->misses) cJSON_AddStringToObject(e, "misses", r->misses);
@@ -96,8 +98,8 @@ int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_
     cJSON_AddNumberToObject(e, "warnings", r->diags.warnings);
     cJSON_AddItemToArray(cfiles, e);
   }
-  int rc = write_json(out_root, "manifest.json", m, d);
-  if (rc == 0) rc = write_json(out_root, "cache.json", c, d);
+  int rc = write_json(out_root, "manifest.json", m, true, d);
+  if (rc == 0) rc = write_json(out_root, "cache.json", c, false, d);
   cJSON_Delete(m);
   cJSON_Delete(c);
   return rc;
@@ -132,9 +134,13 @@ size_t cache_load(const char *out_root, uint64_t rules_digest, const char *optio
   const cJSON *e;
   cJSON_ArrayForEach(e, files) {
     const char *p = jstr(e, "path"), *act = jstr(e, "action");
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "stat");
+    const char *st = jstr(e, "stat");
     const cJSON *mf = cJSON_GetObjectItemCaseSensitive(e, "manifest");
-    if (!p || !act || !cJSON_IsArray(st) || cJSON_GetArraySize(st) != 5) continue;
+    int64_t sz, mt, osz, omt;
+    uint64_t ino;
+    if (!p || !act || !st ||
+        sscanf(st, "%" SCNd64 " %" SCNd64 " %" SCNu64 " %" SCNd64 " %" SCNd64, &sz, &mt, &ino, &osz, &omt) != 5)
+      continue;
     FileResult *r = &res[n++];
     r->rel = xstrdup(p);
     static const char *const acts[] = {"rewritten", "copied", "symlink", "unparsable", "already-instrumented", "failed", NULL};
@@ -143,11 +149,7 @@ size_t cache_load(const char *out_root, uint64_t rules_digest, const char *optio
       if (!strcmp(*a, act)) r->action = *a;
     r->src_hash = unhex(jstr(e, "src_hash"));
     r->out_hash = unhex(jstr(e, "out_hash"));
-    r->src_size = (int64_t)cJSON_GetArrayItem(st, 0)->valuedouble;
-    r->src_mtime = (int64_t)cJSON_GetArrayItem(st, 1)->valuedouble;
-    r->src_ino = (uint64_t)cJSON_GetArrayItem(st, 2)->valuedouble;
-    r->out_size = (int64_t)cJSON_GetArrayItem(st, 3)->valuedouble;
-    r->out_mtime = (int64_t)cJSON_GetArrayItem(st, 4)->valuedouble;
+    r->src_size = sz, r->src_mtime = mt, r->src_ino = ino, r->out_size = osz, r->out_mtime = omt;
     if (jstr(e, "hits")) r->hits = xstrdup(jstr(e, "hits"));
     if (jstr(e, "misses")) r->misses = xstrdup(jstr(e, "misses"));
     if (jstr(e, "diags")) buf_puts(&r->diags.text, jstr(e, "diags"));
