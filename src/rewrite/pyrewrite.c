@@ -985,18 +985,24 @@ static int blank_above(Py *py, int row, int floor) {
 }
 
 /* How far up a wrap may look for a blank row: to the gap above its
- * function's def (so drift stays inside the function), or the top of the
- * module for module-level code. */
+ * function's def, climbing through enclosing headers when the def is the
+ * first statement of its block (a first method may move its class header
+ * up), or the top of the module for module-level code. Only headers and
+ * comments move then, never statements of another function. */
 static int blank_floor(Py *py, Func *fn) {
   if (!fn) return 0;
-  Func *top = fn;
-  int floor = 0;
-  TSNode prev = ts_node_prev_named_sibling(top->outer);
-  while (!ts_node_is_null(prev) && is(prev, "comment")) prev = ts_node_prev_named_sibling(prev);
-  if (!ts_node_is_null(prev)) floor = row1(prev) + 1;
-  else floor = row0(top->outer);
+  TSNode node = fn->outer;
+  for (;;) {
+    TSNode prev = ts_node_prev_named_sibling(node);
+    while (!ts_node_is_null(prev) && is(prev, "comment")) prev = ts_node_prev_named_sibling(prev);
+    if (!ts_node_is_null(prev)) return row1(prev) + 1;
+    TSNode parent = ts_node_parent(node);
+    while (!ts_node_is_null(parent) && (is(parent, "block") || is_clause(parent))) parent = ts_node_parent(parent);
+    if (ts_node_is_null(parent) || is(parent, "module")) return 0;
+    TSNode up = ts_node_parent(parent);
+    node = !ts_node_is_null(up) && is(up, "decorated_definition") ? up : parent;
+  }
   (void)py;
-  return floor;
 }
 
 /* Rows 0-1 may hold a PEP 263 encoding line; code placed above it would

@@ -25,7 +25,6 @@ def not_a_generator(n):
             yield 1
         return list(g) + list(inner())
 
-
 class Svc:
     async def handle(self, x):
         with _ncrt_span("Svc.handle"):

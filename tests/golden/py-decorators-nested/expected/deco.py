@@ -7,7 +7,6 @@ def trace(fn):
         return fn(*a, **k)
     return wrapper
 
-
 class A:
     @staticmethod
     def s(x):
@@ -25,7 +24,6 @@ class A:
     def forward(self, x):
         with _ncrt_range("A.forward"):
             return x * 2
-
     class Inner:
         def forward(self, x):
             with _ncrt_range("A.Inner.forward"):
@@ -35,7 +33,6 @@ class A:
 class B:
     def forward(self, x):
         return x * 4
-
 
 def outer():
     def helper(y):

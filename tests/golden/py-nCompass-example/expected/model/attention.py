@@ -31,7 +31,6 @@ class Attention:
             z = y
         return z
 
-
 class Other:
     def forward(self, x):
         with _ncrt_range("Other.forward"):
