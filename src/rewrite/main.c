@@ -558,7 +558,9 @@ int main(int argc, char **argv) {
   Run run = {0};
   int rc = parse_args(argc, argv, &run);
   if (rc) return rc;
-  Diags top = {0};
+  Diags top = {0}, files = {0}, rules_d = {0};
+  FileResult *old = NULL, *stale_src = NULL;
+  size_t nold = 0, nstale_src = 0, n = 0;
   top.strict = run.opt.strict;
   top.quiet = run.opt.quiet;
   int status = 0;
@@ -567,14 +569,14 @@ int main(int argc, char **argv) {
     if (rules_load(&run.rules, run.opt.config, &top) < 0) {
       diags_print(&top);
       fprintf(stderr, "ncrewrite: rule file has errors; nothing written\n");
-      rules_free(&run.rules);
-      diags_free(&top);
-      return 1;
+      status = 1;
+      goto done;
     }
   }
   if (check_paths(&run, &top) < 0) {
     diags_print(&top);
-    return 1;
+    status = 1;
+    goto done;
   }
   struct stat ost;
   dev_t odev = 0;
@@ -583,7 +585,8 @@ int main(int argc, char **argv) {
     if (!S_ISDIR(ost.st_mode)) {
       diag_at(&top, DIAG_ERROR, run.out, NULL, 0, 0, 0, "OUT exists and is not a directory");
       diags_print(&top);
-      return 1;
+      status = 1;
+      goto done;
     }
     odev = ost.st_dev, oino = ost.st_ino;
   }
@@ -591,32 +594,33 @@ int main(int argc, char **argv) {
     diag_at(&top, DIAG_NOTE, run.out, NULL, 0, 0, 0, "OUT is inside SRC; it is left out of the walk");
   if (walk_tree(run.src_real, odev, oino, &run.ents, &top) < 0) {
     diags_print(&top);
-    return 1;
+    status = 1;
+    goto done;
   }
   run.full_trace_all = (run.rules.full_trace || run.opt.full_trace) && run.rules.targets.n == 0;
   snprintf(run.options_key, sizeof run.options_key, "full_trace=%d", run.opt.full_trace);
   resolve_targets(&run, &top);
 
-  FileResult *old = NULL;
-  size_t nold = cache_load(run.out, run.rules.digest, run.options_key, false, &old);
+  nold = cache_load(run.out, run.rules.digest, run.options_key, false, &old);
   /* cache_load only returns entries for the same rules/options/version */
   run.cache = old, run.ncache = nold, run.cache_valid = nold > 0;
-  FileResult *stale_src = old;
-  size_t nstale_src = nold;
+  stale_src = old;
+  nstale_src = nold;
   if (!nold) {
     /* rules changed: still learn which files the last run wrote */
     stale_src = NULL;
     nstale_src = cache_load(run.out, 0, "", true, &stale_src);
   }
 
-  size_t n = run.ents.v.n;
+  n = run.ents.v.n;
   run.res = xcalloc(n + 1, sizeof *run.res);
   run.diff_text = xcalloc(n + 1, sizeof *run.diff_text);
   run.explain_text = xcalloc(n + 1, sizeof *run.explain_text);
   if (!run.opt.check && !run.opt.diff && mkdir_p(run.out) < 0) {
     diag_at(&top, DIAG_ERROR, run.out, NULL, 0, 0, 0, "cannot create OUT: %s", strerror(errno));
     diags_print(&top);
-    return 1;
+    status = 1;
+    goto done;
   }
   int nt = run.opt.jobs < (int)n ? run.opt.jobs : (int)(n ? n : 1);
   if (nt <= 1) {
@@ -629,7 +633,6 @@ int main(int argc, char **argv) {
   }
 
   /* report, in path order */
-  Diags files = {0};
   size_t nrew = 0, ncopy = 0, nchanged = 0, nranges = 0;
   for (size_t i = 0; i < n; i++) {
     FileResult *r = &run.res[i];
@@ -642,7 +645,6 @@ int main(int argc, char **argv) {
     if (run.opt.diff && run.diff_text[i].len) fwrite(run.diff_text[i].s, 1, run.diff_text[i].len, stdout);
     if (run.opt.check && r->changed) printf("out of date: %s\n", r->rel);
   }
-  Diags rules_d = {0};
   rules_d.strict = run.opt.strict;
   rules_d.quiet = run.opt.quiet;
   report_rules(&run, &rules_d);
@@ -666,7 +668,8 @@ int main(int argc, char **argv) {
   if (errors) status = 1;
   if (run.opt.check && (nchanged || nstale)) status = 1;
 
-  for (size_t i = 0; i < n; i++) {
+done:
+  for (size_t i = 0; run.res && i < n; i++) {
     result_free(&run.res[i]);
     buf_free(&run.diff_text[i]);
     buf_free(&run.explain_text[i]);
