@@ -26,11 +26,18 @@
 const TSLanguage *tree_sitter_python(void);
 
 #define NC_PY_MARK "__import__(\"ncrt\")"
+/* One module global, __ncrt__: the ncrt module when it can be found, else
+ * a builtin no-op class with the same four callables. A dunder name keeps it
+ * out of the way of code that lists a module's public or private names, and
+ * is never name-mangled inside class bodies. Only builtins and sys are used
+ * (never importlib or contextlib), so instrumenting those modules themselves
+ * cannot make an import cycle; attributes are looked up at call time, so a
+ * partly initialised ncrt is fine too. */
 #define NC_PY_PRELUDE \
-  "_ncrt = __import__(\"sys\").modules.get(\"ncrt\") or (" NC_PY_MARK " if any(getattr(f, \"find_spec\", " \
-  "lambda *a: None)(\"ncrt\", None) for f in __import__(\"sys\").meta_path) else None); " \
-  "_ncrt_nop = type(\"_ncrt_nop\", (), {\"__init__\": lambda s, *a, **k: None, " \
-  "\"__enter__\": lambda s: s, \"__exit__\": lambda s, *a: None})"
+  "__ncrt__ = __import__(\"sys\").modules.get(\"ncrt\") or (" NC_PY_MARK " if any(getattr(f, \"find_spec\", " \
+  "lambda *a: None)(\"ncrt\", None) for f in __import__(\"sys\").meta_path) else type(\"ncrt_nop\", (), " \
+  "dict(dict.fromkeys((\"range\", \"span\", \"torch_range\", \"torch_span\"), lambda *a: __ncrt__()), " \
+  "__enter__=lambda s: s, __exit__=lambda s, *a: None, __module__=\"ncrt\")))"
 
 typedef VEC(TSNode) Nodes;
 typedef VEC(char *) Strs;
@@ -317,16 +324,15 @@ static const char *alias_for(Py *py, const char *cls, bool span) {
   CtxKind k = ctx_kind(cls);
   char *name, *def;
   if (k != CTX_USER) {
-    const char *fn = k == CTX_NCRT_TORCH ? (span ? "torch_span" : "torch_range") : (span ? "span" : "range");
-    name = xasprintf("_ncrt_%s", fn);
-    def = xasprintf("%s = getattr(_ncrt, \"%s\", _ncrt_nop)", name, fn);
     py->uses_ncrt = true;
+    return k == CTX_NCRT_TORCH ? (span ? "__ncrt__.torch_span" : "__ncrt__.torch_range")
+                               : (span ? "__ncrt__.span" : "__ncrt__.range");
   } else {
     const char *dot = strrchr(cls, '.');
     if (!dot) return cls; /* a global or builtin name: used as written */
     for (size_t i = 0; i < py->alias_names.n; i++)
       if (!strcmp(py->alias_defs.v[i] + strlen(py->alias_names.v[i]) + 1, cls)) return py->alias_names.v[i];
-    name = xasprintf("_ncrt_ctx%zu", py->alias_names.n);
+    name = xasprintf("__ncrt_ctx%zu__", py->alias_names.n);
     /* stored as "name=cls" first to find it again; rewritten below */
     def = xasprintf("%s=%s", name, cls);
   }
@@ -342,7 +348,6 @@ static const char *alias_for(Py *py, const char *cls, bool span) {
 
 static char *alias_import(const char *def) {
   const char *eq = strchr(def, '=');
-  if (eq[-1] == ' ') return xstrdup(def); /* an ncrt alias, already a statement */
   char *name = xstrndup(def, (size_t)(eq - def));
   const char *cls = eq + 1, *dot = strrchr(cls, '.');
   char *s = xasprintf("from %.*s import %s as %s", (int)(dot - cls), cls, dot + 1, name);
@@ -1121,7 +1126,7 @@ static void layout(Py *py) {
 /* Import each context once, on an existing line where possible. */
 static void prelude(Py *py) {
   FileJob *job = py->job;
-  if (!py->alias_names.n) return;
+  if (!py->alias_names.n && !py->uses_ncrt) return;
   Buf p = {0};
   if (py->uses_ncrt)
     /* Import ncrt if it can be found, else use a no-op context. Only
@@ -1191,7 +1196,7 @@ int py_rewrite(FileJob *job) {
   py.bom = job->len >= 3 && !memcmp(job->src, "\xef\xbb\xbf", 3) ? 3 : 0;
   py.src = job->src + py.bom;
   py.len = job->len - py.bom;
-  if (memmem(py.src, py.len, NC_PY_MARK, strlen(NC_PY_MARK)) || memmem(py.src, py.len, " as _ncrt_ctx", 13)) {
+  if (memmem(py.src, py.len, NC_PY_MARK, strlen(NC_PY_MARK)) || memmem(py.src, py.len, " as __ncrt_ctx", 14)) {
     job->already = true;
     diag_at(&job->diags, DIAG_NOTE, job->rel, NULL, 0, 0, 0,
             "already instrumented by ncrewrite; copied unchanged");

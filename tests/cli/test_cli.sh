@@ -44,7 +44,7 @@ expect_rc 1 "bad rules" "$NC" --config "$T/bad.yaml" "$T/src" "$T/never"
 
 # --diff writes nothing
 expect_rc 0 "--diff" "$NC" --config "$T/rules.yaml" --diff "$T/src" "$T/difout"
-has "$T/stdout" "+    with _ncrt_range(\"f\"):" "--diff shows the range"
+has "$T/stdout" "+    with __ncrt__.range(\"f\"):" "--diff shows the range"
 [ ! -e "$T/difout" ] && ok || bad "--diff must not create OUT"
 
 # first run; warnings; quiet
@@ -88,7 +88,7 @@ expect_rc 0 "run after removal" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
 # changed rules redo everything
 printf 'targets:\n  pkg.a:\n    func_context_wrappings:\n      f: {context_values: ["renamed"]}\n' > "$T/rules.yaml"
 expect_rc 0 "run with new rules" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
-has "$T/out/pkg/a.py" '_ncrt_range("renamed")' "new rules applied"
+has "$T/out/pkg/a.py" '__ncrt__.range("renamed")' "new rules applied"
 
 # OUT inside SRC is left out of the walk
 expect_rc 0 "OUT inside SRC" "$NC" --config "$T/rules.yaml" "$T/src" "$T/src/shadow"

@@ -4,17 +4,19 @@ It records every range the instrumented code opens and checks the rules the
 real collector relies on: push/pop ranges (range, torch_range) close in LIFO
 order on their thread; start/end spans (span, torch_span) may interleave.
 At exit it writes a JSON summary to $NCRT_FAKE_LOG.
-"""
-import atexit
-import json
-import os
-import threading
 
-_lock = threading.Lock()
+Like the real (C) module it imports nothing written in Python at import time
+(_thread and atexit are built in), so instrumenting the standard library
+cannot create an import cycle through it.
+"""
+import _thread
+import atexit
+
+_lock = _thread.allocate_lock()
 _counts = {}
 _violations = []
 _open_spans = set()
-_tls = threading.local()
+_tls = _thread._local()
 _next_id = [0]
 
 
@@ -88,6 +90,8 @@ def torch_span(name):
 
 @atexit.register
 def _dump():
+    import json
+    import os
     path = os.environ.get("NCRT_FAKE_LOG")
     if path:
         with open(path, "w") as f:

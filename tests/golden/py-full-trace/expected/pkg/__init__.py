@@ -1,8 +1,8 @@
-_ncrt = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else None); _ncrt_nop = type("_ncrt_nop", (), {"__init__": lambda s, *a, **k: None, "__enter__": lambda s: s, "__exit__": lambda s, *a: None}); _ncrt_range = getattr(_ncrt, "range", _ncrt_nop); from typing import overload
+__ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span"), lambda *a: __ncrt__()), __enter__=lambda s: s, __exit__=lambda s, *a: None, __module__="ncrt"))); from typing import overload
 
 class Point:
     def __init__(self, x, y):
-        with _ncrt_range("pkg.Point.__init__"):
+        with __ncrt__.range("pkg.Point.__init__"):
             self.x, self.y = x, y
 
     def __repr__(self):
@@ -15,7 +15,7 @@ class Point:
     def norm(self):
         return (self.x ** 2 + self.y ** 2) ** 0.5
     def scale(self, k):
-        with _ncrt_range("pkg.Point.scale"):
+        with __ncrt__.range("pkg.Point.scale"):
             return Point(self.x * k, self.y * k)
 
     def _private_helper(self):
@@ -28,11 +28,11 @@ class Point:
 @overload
 def area(p: int) -> int: ...
 def area(p):
-    with _ncrt_range("pkg.area"):
+    with __ncrt__.range("pkg.area"):
         return p * p
 
 def outer():
-    with _ncrt_range("pkg.outer"):
+    with __ncrt__.range("pkg.outer"):
         def inner():
             return 1
         return inner()

@@ -1,9 +1,9 @@
 """Attention block."""
-from __future__ import annotations; _ncrt = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else None); _ncrt_nop = type("_ncrt_nop", (), {"__init__": lambda s, *a, **k: None, "__enter__": lambda s: s, "__exit__": lambda s, *a: None}); _ncrt_torch_range = getattr(_ncrt, "torch_range", _ncrt_nop); _ncrt_range = getattr(_ncrt, "range", _ncrt_nop); _ncrt_span = getattr(_ncrt, "span", _ncrt_nop)
+from __future__ import annotations; __ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span"), lambda *a: __ncrt__()), __enter__=lambda s: s, __exit__=lambda s, *a: None, __module__="ncrt")))
 import math
 
 def softmax(xs):
-    with _ncrt_range("softmax:L7-8"):
+    with __ncrt__.range("softmax:L7-8"):
         m = max(xs)
         ex = [math.exp(x - m) for x in xs]
     s = sum(ex)
@@ -17,15 +17,15 @@ class Attention:
         self.d = d
     def forward(self, q, k):
         """Forward docstring."""
-        with _ncrt_torch_range("attention.forward"):
+        with __ncrt__.torch_range("attention.forward"):
             scores = [a * b for a, b in zip(q, k)]
             probs = softmax(scores)
             return probs
     def _attn(self, x):
-        with _ncrt_range("attn.softmax"):
+        with __ncrt__.range("attn.softmax"):
             y = softmax(x)
         if len(y) > 1:
-            with _ncrt_range("attn.softmax"):
+            with __ncrt__.range("attn.softmax"):
                 z = softmax(y)
         else:
             z = y
@@ -33,12 +33,12 @@ class Attention:
 
 class Other:
     def forward(self, x):
-        with _ncrt_range("Other.forward"):
+        with __ncrt__.range("Other.forward"):
             return x
     def gen(self):
-        with _ncrt_span("Other.gen"):
+        with __ncrt__.span("Other.gen"):
             for i in range(3):
                 yield i
     async def run(self):
-        with _ncrt_span("Other.run"):
+        with __ncrt__.span("Other.run"):
             return 1
