@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tree_sitter/api.h>
+
 #include "rewrite.h"
 
 Lang lang_of_path(const char *path) {
@@ -34,4 +36,8 @@ void filejob_free(FileJob *job) {
   edits_free(&job->edits);
   for (size_t i = 0; i < job->ranges.n; i++) free(job->ranges.v[i].name);
   vec_free(&job->ranges);
+}
+
+void job_parser_free(void *parser) {
+  if (parser) ts_parser_delete(parser);
 }

@@ -374,7 +374,7 @@ static void do_symlink(Run *run, size_t i, FileResult *r) {
   free(abs), free(res), free(joined), free(dir), free(full);
 }
 
-static void process(Run *run, size_t i) {
+static void process(Run *run, size_t i, void **parser) {
   const Entry *e = &run->ents.v.v[i];
   FileResult *r = &run->res[i];
   r->rel = xstrdup(e->rel);
@@ -417,6 +417,7 @@ static void process(Run *run, size_t i) {
   job.targets = run->targets_of[i].v;
   job.ntargets = run->targets_of[i].n;
   job.explain = run->opt.explain;
+  job.parser = parser;
   job.diags.strict = run->opt.strict;
   job.diags.quiet = run->opt.quiet;
   bool targeted_ft = false;
@@ -503,11 +504,13 @@ static void process(Run *run, size_t i) {
 
 static void *worker(void *arg) {
   Run *run = arg;
+  void *parser = NULL;
   for (;;) {
     size_t i = __atomic_fetch_add(&run->next, 1, __ATOMIC_RELAXED);
     if (i >= run->ents.v.n) break;
-    process(run, i);
+    process(run, i, &parser);
   }
+  job_parser_free(parser);
   return NULL;
 }
 

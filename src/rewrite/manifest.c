@@ -22,86 +22,100 @@ void result_free(FileResult *r) {
 
 static void hex(char out[17], uint64_t v) { snprintf(out, 17, "%016" PRIx64, v); }
 
-static int write_json(const char *out_root, const char *name, cJSON *j, bool pretty, Diags *d) {
-  char *s = pretty ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
-  size_t n = strlen(s);
-  s = xrealloc(s, n + 2);
-  s[n++] = '\n';
-  char *rel = xasprintf(".ncrewrite/%s", name);
-  int rc = emit_file(out_root, rel, s, n, 0644, d);
-  free(rel);
-  free(s);
-  return rc;
+/* JSON is printed straight into a buffer: building a cJSON tree for every
+ * range of a big tree cost more than the rewriting it records. cJSON is kept
+ * for reading. */
+static void jstring(Buf *b, const char *s) {
+  buf_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') buf_printf(b, "\\%c", *p);
+    else if (*p == '\n') buf_puts(b, "\\n");
+    else if (*p == '\t') buf_puts(b, "\\t");
+    else if (*p == '\r') buf_puts(b, "\\r");
+    else if (*p < 0x20) buf_printf(b, "\\u%04x", *p);
+    else buf_putc(b, (char)*p);
+  }
+  buf_putc(b, '"');
+}
+
+static void jkey(Buf *b, const char *indent, const char *k, bool first) {
+  buf_printf(b, "%s%s%s\"%s\": ", first ? "" : ",", *indent ? "\n" : "", indent, k);
+}
+
+/* One file's manifest entry (also embedded in the cache). */
+static void file_entry(Buf *b, const FileResult *r, const char *ind) {
+  char in2[32];
+  snprintf(in2, sizeof in2, "%s  ", ind);
+  buf_putc(b, '{');
+  jkey(b, in2, "path", true), jstring(b, r->rel);
+  jkey(b, in2, "action", false), jstring(b, r->action);
+  if (r->ranges.n) {
+    jkey(b, in2, "ranges", false);
+    buf_putc(b, '[');
+    for (size_t k = 0; k < r->ranges.n; k++) {
+      const RangeOut *x = &r->ranges.v[k];
+      buf_printf(b, "%s%s%s  {\"name\": ", k ? "," : "", *ind ? "\n" : "", in2);
+      jstring(b, x->name);
+      buf_puts(b, ", \"kind\": ");
+      jstring(b, x->kind);
+      buf_printf(b, ", \"lines\": [%d, %d], \"out_lines\": [%d, %d]", x->line0, x->line1, x->out0, x->out1);
+      if (x->rule_at) buf_puts(b, ", \"rule\": "), jstring(b, x->rule_at);
+      buf_putc(b, '}');
+    }
+    buf_printf(b, "%s%s]", *ind ? "\n" : "", in2);
+  }
+  if (r->map.v.n) {
+    jkey(b, in2, "line_map", false);
+    buf_putc(b, '[');
+    for (size_t k = 0; k < r->map.v.n; k++)
+      buf_printf(b, "%s[%d, %d]", k ? ", " : "", r->map.v.v[k].orig, r->map.v.v[k].orig + r->map.v.v[k].delta);
+    buf_putc(b, ']');
+  }
+  buf_printf(b, "%s%s}", *ind ? "\n" : "", ind);
 }
 
 int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_digest, const char *options,
                    FileResult *res, size_t n, Diags *d) {
   char h[17];
-  cJSON *m = cJSON_CreateObject();
-  cJSON_AddStringToObject(m, "tool", "ncrewrite");
-  cJSON_AddStringToObject(m, "version", NC_VERSION);
-  cJSON_AddStringToObject(m, "rules", rules_path ? rules_path : "");
   hex(h, rules_digest);
-  cJSON_AddStringToObject(m, "rules_digest", h);
-  cJSON_AddStringToObject(m, "options", options);
-  cJSON *files = cJSON_AddArrayToObject(m, "files");
-  cJSON *c = cJSON_CreateObject();
-  cJSON_AddStringToObject(c, "version", NC_VERSION);
-  cJSON_AddStringToObject(c, "rules_digest", h);
-  cJSON_AddStringToObject(c, "options", options);
-  cJSON *cfiles = cJSON_AddArrayToObject(c, "files");
+  Buf m = {0}, c = {0};
+  buf_puts(&m, "{\n  \"tool\": \"ncrewrite\",\n  \"version\": \"" NC_VERSION "\",\n  \"rules\": ");
+  jstring(&m, rules_path ? rules_path : "");
+  buf_printf(&m, ",\n  \"rules_digest\": \"%s\",\n  \"options\": ", h);
+  jstring(&m, options);
+  buf_puts(&m, ",\n  \"files\": [");
+  buf_printf(&c, "{\"version\": \"" NC_VERSION "\", \"rules_digest\": \"%s\", \"options\": ", h);
+  jstring(&c, options);
+  buf_puts(&c, ", \"files\": [");
   for (size_t i = 0; i < n; i++) {
-    FileResult *r = &res[i];
-    cJSON *f = cJSON_CreateObject();
-    cJSON_AddStringToObject(f, "path", r->rel);
-    cJSON_AddStringToObject(f, "action", r->action);
-    if (r->ranges.n) {
-      cJSON *rs = cJSON_AddArrayToObject(f, "ranges");
-      for (size_t k = 0; k < r->ranges.n; k++) {
-        RangeOut *x = &r->ranges.v[k];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", x->name);
-        cJSON_AddStringToObject(o, "kind", x->kind);
-        int l[2] = {x->line0, x->line1}, ol[2] = {x->out0, x->out1};
-        cJSON_AddItemToObject(o, "lines", cJSON_CreateIntArray(l, 2));
-        cJSON_AddItemToObject(o, "out_lines", cJSON_CreateIntArray(ol, 2));
-        if (x->rule_at) cJSON_AddStringToObject(o, "rule", x->rule_at);
-        cJSON_AddItemToArray(rs, o);
-      }
-    }
-    if (r->map.v.n) {
-      cJSON *lm = cJSON_AddArrayToObject(f, "line_map");
-      for (size_t k = 0; k < r->map.v.n; k++) {
-        int p[2] = {r->map.v.v[k].orig, r->map.v.v[k].orig + r->map.v.v[k].delta};
-        cJSON_AddItemToArray(lm, cJSON_CreateIntArray(p, 2));
-      }
-    }
-    cJSON_AddItemToArray(files, f);
-
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddStringToObject(e, "path", r->rel);
-    cJSON_AddStringToObject(e, "action", r->action);
-    hex(h, r->src_hash);
-    cJSON_AddStringToObject(e, "src_hash", h);
-    hex(h, r->out_hash);
-    cJSON_AddStringToObject(e, "out_hash", h);
-    /* as text: nanosecond times do not fit a double */
-    char st[128];
-    snprintf(st, sizeof st, "%" PRId64 " %" PRId64 " %" PRIu64 " %" PRId64 " %" PRId64, r->src_size, r->src_mtime,
-             r->src_ino, r->out_size, r->out_mtime);
-    cJSON_AddStringToObject(e, "stat", st);
-    cJSON_AddItemToObject(e, "manifest", cJSON_Duplicate(f, true));
-    if (r->hits) cJSON_AddStringToObject(e, "hits", r->hits);
-    if (r->misses) cJSON_AddStringToObject(e, "misses", r->misses);
-    if (r->diags.text.len) cJSON_AddStringToObject(e, "diags", r->diags.text.s);
-    cJSON_AddNumberToObject(e, "errors", r->diags.errors);
-    cJSON_AddNumberToObject(e, "warnings", r->diags.warnings);
-    cJSON_AddItemToArray(cfiles, e);
+    const FileResult *r = &res[i];
+    buf_printf(&m, "%s\n    ", i ? "," : "");
+    file_entry(&m, r, "    ");
+    char hs[17], ho[17];
+    hex(hs, r->src_hash);
+    hex(ho, r->out_hash);
+    /* stat as text: nanosecond times do not fit a double */
+    buf_printf(&c, "%s\n{\"path\": ", i ? "," : "");
+    jstring(&c, r->rel);
+    buf_puts(&c, ", \"action\": ");
+    jstring(&c, r->action);
+    buf_printf(&c,
+               ", \"src_hash\": \"%s\", \"out_hash\": \"%s\", \"stat\": \"%" PRId64 " %" PRId64 " %" PRIu64
+               " %" PRId64 " %" PRId64 "\", \"errors\": %d, \"warnings\": %d, \"manifest\": ",
+               hs, ho, r->src_size, r->src_mtime, r->src_ino, r->out_size, r->out_mtime, r->diags.errors,
+               r->diags.warnings);
+    file_entry(&c, r, "");
+    if (r->hits) buf_puts(&c, ", \"hits\": "), jstring(&c, r->hits);
+    if (r->misses) buf_puts(&c, ", \"misses\": "), jstring(&c, r->misses);
+    if (r->diags.text.len) buf_puts(&c, ", \"diags\": "), jstring(&c, r->diags.text.s);
+    buf_putc(&c, '}');
   }
-  int rc = write_json(out_root, "manifest.json", m, true, d);
-  if (rc == 0) rc = write_json(out_root, "cache.json", c, false, d);
-  cJSON_Delete(m);
-  cJSON_Delete(c);
+  buf_puts(&m, n ? "\n  ]\n}\n" : "]\n}\n");
+  buf_puts(&c, "]}\n");
+  int rc = emit_file(out_root, ".ncrewrite/manifest.json", m.s, m.len, 0644, d);
+  if (rc == 0) rc = emit_file(out_root, ".ncrewrite/cache.json", c.s, c.len, 0644, d);
+  buf_free(&m);
+  buf_free(&c);
   return rc;
 }
 

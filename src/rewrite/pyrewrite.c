@@ -41,6 +41,7 @@ const TSLanguage *tree_sitter_python(void);
 
 typedef VEC(TSNode) Nodes;
 typedef VEC(char *) Strs;
+typedef VEC(size_t) Offsets;
 
 typedef struct Func Func;
 struct Func {
@@ -50,6 +51,8 @@ struct Func {
   bool is_async, is_gen;
   Func *parent;     /* enclosing function, if any */
   bool has_func_wrap;
+  TSNode body;      /* its block */
+  Nodes kids;       /* the body's statements, listed once */
 };
 
 typedef struct {
@@ -182,18 +185,7 @@ static bool contains_outside_nested(TSNode n, const char *type) {
   return found;
 }
 
-static bool is_generator(Py *py, TSNode def) {
-  TSNode body = ts_node_child_by_field_name(def, "body", 4);
-  if (ts_node_is_null(body)) return false;
-  uint32_t a = ts_node_start_byte(body), b = ts_node_end_byte(body);
-  if (!memmem(py->src + a, b - a, "yield", 5)) return false; /* cheap text filter first */
-  Nodes kids = {0};
-  statements(body, &kids);
-  bool gen = false;
-  for (size_t i = 0; i < kids.n && !gen; i++) gen = contains_outside_nested(kids.v[i], "yield");
-  vec_free(&kids);
-  return gen;
-}
+
 
 static bool is_async_def(TSNode def) {
   TSNode first = ts_node_child(def, 0);
@@ -234,21 +226,58 @@ static bool row_blank(Py *py, int r) {
   return true;
 }
 
-/* Rows that begin inside a multi-line string must keep their bytes. Only
- * subtrees spanning several rows can contain such strings. */
-static void mark_strings(Py *py, TSNode n) {
-  if (row0(n) == (int)ts_node_end_point(n).row) return;
-  if (is(n, "string")) {
-    for (int r = row0(n) + 1; r <= (int)ts_node_end_point(n).row && r < py->nrows; r++)
-      py->strskip[r] = 1;
-    return;
+/* Rows that begin inside a multi-line string must keep their bytes. A string
+ * spans rows only through a triple quote or a backslash-newline, so the
+ * offsets of those ("hints", found by one scan of the text) tell which
+ * subtrees can hold one; all others are skipped unvisited. One cursor walks
+ * the tree (a cursor per node would cost more than the parse saves). */
+static void find_hints(Py *py, Offsets *h) {
+  const char *s = py->src;
+  for (size_t i = 0; i + 1 < py->len; i++) {
+    char c = s[i];
+    if ((c == '"' || c == '\'') && i + 2 < py->len && s[i + 1] == c && s[i + 2] == c) {
+      vec_push(h, i);
+      i += 2;
+    } else if (c == '\\' && (s[i + 1] == '\n' || (s[i + 1] == '\r' && i + 2 < py->len && s[i + 2] == '\n'))) {
+      vec_push(h, i);
+    }
   }
-  TSTreeCursor c = ts_tree_cursor_new(n);
-  if (ts_tree_cursor_goto_first_child(&c)) {
-    do mark_strings(py, ts_tree_cursor_current_node(&c));
-    while (ts_tree_cursor_goto_next_sibling(&c));
+}
+
+static bool hint_in(const size_t *h, size_t n, size_t a, size_t b) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (h[mid] < a) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && h[lo] < b;
+}
+
+static void mark_strings(Py *py, TSNode root) {
+  Offsets h = {0};
+  find_hints(py, &h);
+  if (!h.n) return;
+  TSTreeCursor c = ts_tree_cursor_new(root);
+  for (;;) {
+    TSNode n = ts_tree_cursor_current_node(&c);
+    int r0 = row0(n), r1 = (int)ts_node_end_point(n).row;
+    bool descend = false;
+    if (r1 > r0 && hint_in(h.v, h.n, ts_node_start_byte(n), ts_node_end_byte(n))) {
+      if (is(n, "string")) {
+        for (int r = r0 + 1; r <= r1 && r < py->nrows; r++) py->strskip[r] = 1;
+      } else {
+        descend = true;
+      }
+    }
+    if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
+    bool more = false;
+    while (!(more = ts_tree_cursor_goto_next_sibling(&c)))
+      if (!ts_tree_cursor_goto_parent(&c)) break;
+    if (!more) break;
   }
   ts_tree_cursor_delete(&c);
+  vec_free(&h);
 }
 
 /* The file's indent unit: a tab if every indented code line uses tabs only,
@@ -396,7 +425,17 @@ static char *with_text(Py *py, const Rule *rule, const char *dflt_name, bool spa
 
 /* ---- collecting functions -------------------------------------------- */
 
+static bool is_generator(Py *py, Func *f) {
+  if (ts_node_is_null(f->body)) return false;
+  uint32_t a = ts_node_start_byte(f->body), b = ts_node_end_byte(f->body);
+  if (!memmem(py->src + a, b - a, "yield", 5)) return false; /* cheap text filter first */
+  bool gen = false;
+  for (size_t i = 0; i < f->kids.n && !gen; i++) gen = contains_outside_nested(f->kids.v[i], "yield");
+  return gen;
+}
+
 static void collect(Py *py, TSNode block, const char *prefix, const char *cls_qual, Func *parent);
+static void collect_list(Py *py, Nodes *kids, const char *prefix, const char *cls_qual, Func *parent);
 
 static void collect_stmt(Py *py, TSNode s, const char *prefix, const char *cls_qual, Func *parent) {
   TSNode d = def_of(s);
@@ -408,11 +447,13 @@ static void collect_stmt(Py *py, TSNode s, const char *prefix, const char *cls_q
     f->qual = *prefix ? xasprintf("%s.%s", prefix, f->name) : xstrdup(f->name);
     f->cls_qual = cls_qual ? xstrdup(cls_qual) : NULL;
     f->is_async = is_async_def(d);
-    f->is_gen = is_generator(py, d);
+    f->body = ts_node_child_by_field_name(d, "body", 4);
+    if (!ts_node_is_null(f->body)) statements(f->body, &f->kids);
+    f->is_gen = is_generator(py, f);
     f->parent = parent;
     vec_push(&py->funcs, f);
     char *inner = xasprintf("%s.<locals>", f->qual);
-    collect(py, ts_node_child_by_field_name(d, "body", 4), inner, NULL, f);
+    collect_list(py, &f->kids, inner, NULL, f);
     free(inner);
     return;
   }
@@ -430,6 +471,10 @@ static void collect_stmt(Py *py, TSNode s, const char *prefix, const char *cls_q
     for (size_t i = 0; i < subs.n; i++) collect(py, subs.v[i], prefix, NULL, parent);
     vec_free(&subs);
   }
+}
+
+static void collect_list(Py *py, Nodes *kids, const char *prefix, const char *cls_qual, Func *parent) {
+  for (size_t i = 0; i < kids->n; i++) collect_stmt(py, kids->v[i], prefix, cls_qual, parent);
 }
 
 static void collect(Py *py, TSNode block, const char *prefix, const char *cls_qual, Func *parent) {
@@ -509,8 +554,8 @@ static Wrap *add_wrap(Py *py, TSNode block, Nodes *kids, int i0, int i1, const R
 }
 
 static const char *func_body_skip(Py *py, Func *f, Nodes *kids, int *first) {
-  TSNode body = ts_node_child_by_field_name(f->def, "body", 4);
-  statements(body, kids);
+  kids->n = 0;
+  for (size_t i = 0; i < f->kids.n; i++) vec_push(kids, f->kids.v[i]);
   *first = 0;
   if (kids->n && is_docstring(kids->v[0])) *first = 1;
   if ((size_t)*first >= kids->n) return "its body is only a docstring";
@@ -535,8 +580,7 @@ static void wrap_function(Py *py, Func *f, const Rule *rule, const char *name, c
   if (why) {
     job_explain(py->job, row0(f->def) + 1, "skipped %s: %s", f->qual, why);
   } else {
-    TSNode body = ts_node_child_by_field_name(f->def, "body", 4);
-    if (add_wrap(py, body, &kids, first, (int)kids.n - 1, rule, name, kind, f)) {
+    if (add_wrap(py, f->body, &kids, first, (int)kids.n - 1, rule, name, kind, f)) {
       f->has_func_wrap = true;
       job_explain(py->job, row0(f->def) + 1, "%s: %s range '%s'%s", f->qual, kind, name,
                   in_span_ctx(f) ? " (start/end span: async or generator)" : "");
@@ -1204,7 +1248,9 @@ int py_rewrite(FileJob *job) {
   }
   const char *crlf = memchr(py.src, '\n', py.len);
   py.nl = crlf && crlf > py.src && crlf[-1] == '\r' ? "\r\n" : "\n";
-  py.parser = ts_parser_new();
+  /* reuse the worker's parser: a fresh one per file costs allocations */
+  if (job->parser && *job->parser) py.parser = *job->parser;
+  else py.parser = ts_parser_new();
   ts_parser_set_language(py.parser, tree_sitter_python());
   py.tree = ts_parser_parse_string(py.parser, NULL, py.src, (uint32_t)py.len);
   py.root = ts_tree_root_node(py.tree);
@@ -1251,6 +1297,7 @@ done:
   vec_free(&py.wraps);
   for (size_t i = 0; i < py.funcs.n; i++) {
     free(py.funcs.v[i]->name), free(py.funcs.v[i]->qual), free(py.funcs.v[i]->cls_qual);
+    vec_free(&py.funcs.v[i]->kids);
     free(py.funcs.v[i]);
   }
   vec_free(&py.funcs);
@@ -1261,6 +1308,7 @@ done:
   free(py.strskip);
   free(py.used_blank);
   ts_tree_delete(py.tree);
-  ts_parser_delete(py.parser);
+  if (job->parser) *job->parser = py.parser;
+  else ts_parser_delete(py.parser);
   return rc;
 }

@@ -37,6 +37,9 @@ typedef struct {
   size_t ntargets;
   bool full_trace;        /* full-trace applies to this file */
   bool explain;
+  void **parser;          /* the worker's reusable tree-sitter parser (may be
+                           * NULL); created on first use, freed by the worker
+                           * with job_parser_free */
   /* outputs */
   Diags diags;            /* positions in this source file */
   Buf explain_text;       /* --explain lines for this file */
@@ -52,6 +55,7 @@ int py_rewrite(FileJob *job);
 int c_rewrite(FileJob *job);
 
 void filejob_free(FileJob *job);
+void job_parser_free(void *parser);
 
 /* Explain helper: appends "rel:line: text\n" to job->explain_text. */
 void job_explain(FileJob *job, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
