@@ -1,7 +1,641 @@
-/* crewrite: C, C++ and CUDA instrumentation (placeholder until it lands). */
+/* crewrite: C, C++ and CUDA instrumentation.
+ *
+ * Parse with the official tree-sitter-c, -cpp or -cuda grammar, find host
+ * functions with bodies (by name, qualified C++ name or glob), call sites
+ * (including kernel launches `kern<<<...>>>(...)`) and line ranges, and
+ * insert the scope macro from ncrt.h:
+ *   - a whole function: ` NCRT_RANGE("name");` right after the body's `{`;
+ *   - statements (a line range or a call site): `{ NCRT_RANGE("name"); `
+ *     before the first and ` }` after the last, on the same lines.
+ * The macro declares an object whose destructor (C++) or cleanup function (C)
+ * closes the range, so it closes on every path out: return, break,
+ * continue, goto, exceptions. No edit adds a line except the include at the
+ * top, which is followed by `#line 1 "<original path>"`, so compiler
+ * messages, assert() and debuggers point at the original file and lines.
+ *
+ * Never instrumented (and listed by --explain): __global__ and __device__
+ * functions (NVTX is host-only), constexpr/consteval functions, defaulted
+ * or deleted functions and declarations without bodies, and code inside
+ * macro definitions (tree-sitter leaves #define bodies unparsed). A range
+ * that would move a declaration into a new block while later code uses the
+ * name is refused with an error. */
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
 #include "rewrite.h"
 
+const TSLanguage *tree_sitter_c(void);
+const TSLanguage *tree_sitter_cpp(void);
+const TSLanguage *tree_sitter_cuda(void);
+
+#define NC_C_MARK "#include <ncrt.h>"
+
+typedef VEC(TSNode) CNodes;
+typedef VEC(char *) CStrs;
+
+typedef struct {
+  TSNode def, body;
+  char *name, *qual;  /* qual: ns::Class::name for C++ */
+  const char *skip;   /* why it is never instrumented, or NULL */
+  bool wrapped;
+} CFunc;
+
+typedef struct {
+  size_t b0, b1;      /* bytes: start of first, end of last statement */
+  int r0, r1;
+  const Rule *rule;
+  char *name;
+  const char *kind;
+} CWrap;
+
+typedef struct {
+  FileJob *job;
+  const char *src;
+  size_t len, bom;
+  TSParser *parser;
+  TSTree *tree;
+  TSNode root;
+  const char *nl;
+  VEC(CFunc) funcs;
+  VEC(CWrap) wraps;
+  const Target *nvtx;  /* target carrying domain/category/color, if any */
+} C;
+
+static bool is(TSNode n, const char *t) { return !strcmp(ts_node_type(n), t); }
+static int row0(TSNode n) { return (int)ts_node_start_point(n).row; }
+static int row1(TSNode n) { return (int)ts_node_end_point(n).row; }
+
+static char *text_of(C *c, TSNode n) {
+  return xstrndup(c->src + ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n));
+}
+
+static bool word_in(const char *s, size_t n, const char *w) {
+  size_t wl = strlen(w);
+  for (const char *p = s; (p = memmem(p, n - (size_t)(p - s), w, wl)); p += wl) {
+    bool l = p == s || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') ||
+                         (p[-1] >= '0' && p[-1] <= '9'));
+    char r = (size_t)(p - s) + wl < n ? p[wl] : ' ';
+    bool rr = !(r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'));
+    if (l && rr) return true;
+  }
+  return false;
+}
+
+static void rule_hit(Rule *r) { __atomic_fetch_add(&r->matched, 1, __ATOMIC_RELAXED); }
+
+static void rule_miss(Rule *r, char *why) {
+  char *expected = NULL;
+  if (!__atomic_compare_exchange_n(&r->miss, &expected, why, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) free(why);
+}
+
+static bool name_match(const char *pat, const char *name) { return !strcmp(pat, name) || glob_match(pat, name); }
+
+/* ---- collecting functions -------------------------------------------- */
+
+/* The declarator's name: identifier, field_identifier, qualified_identifier,
+ * operator_name, destructor_name... */
+static TSNode decl_name(TSNode d) {
+  while (!ts_node_is_null(d)) {
+    if (is(d, "function_declarator") || is(d, "pointer_declarator") || is(d, "reference_declarator") ||
+        is(d, "parenthesized_declarator") || is(d, "attributed_declarator")) {
+      TSNode inner = ts_node_child_by_field_name(d, "declarator", 10);
+      if (ts_node_is_null(inner)) inner = ts_node_named_child(d, 0);
+      d = inner;
+      continue;
+    }
+    return d;
+  }
+  return d;
+}
+
+static void collect(C *c, TSNode n, const char *scope) {
+  TSTreeCursor cur = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&cur)) {
+    do {
+      TSNode k = ts_tree_cursor_current_node(&cur);
+      if (!ts_node_is_named(k)) continue;
+      if (is(k, "function_definition")) {
+        CFunc f = {0};
+        f.def = k;
+        f.body = ts_node_child_by_field_name(k, "body", 4);
+        TSNode nm = decl_name(ts_node_child_by_field_name(k, "declarator", 10));
+        f.name = ts_node_is_null(nm) ? xstrdup("?") : text_of(c, nm);
+        for (char *p = f.name; *p; p++)
+          if (*p == ' ' || *p == '\n' || *p == '\t') *p = ' ';
+        const char *last = strstr(f.name, "::") ? f.name + strlen(f.name) : NULL;
+        (void)last;
+        f.qual = *scope ? xasprintf("%s::%s", scope, f.name) : xstrdup(f.name);
+        /* the header: everything before the body */
+        size_t a = ts_node_start_byte(k), b = ts_node_is_null(f.body) ? ts_node_end_byte(k) : ts_node_start_byte(f.body);
+        const char *h = c->src + a;
+        if (ts_node_is_null(f.body) || !is(f.body, "compound_statement"))
+          f.skip = "no body to instrument (defaulted, deleted or a function-try-block)";
+        else if (word_in(h, b - a, "__global__"))
+          f.skip = "a __global__ kernel runs on the GPU (NVTX is host-only)";
+        else if (word_in(h, b - a, "__device__"))
+          f.skip = "a __device__ function runs on the GPU (NVTX is host-only)";
+        else if (word_in(h, b - a, "constexpr") || word_in(h, b - a, "consteval"))
+          f.skip = "constexpr/consteval: a range cannot run at compile time";
+        vec_push(&c->funcs, f);
+        continue;
+      }
+      if (is(k, "namespace_definition") || is(k, "class_specifier") || is(k, "struct_specifier") ||
+          is(k, "union_specifier")) {
+        TSNode nm = ts_node_child_by_field_name(k, "name", 4);
+        TSNode body = ts_node_child_by_field_name(k, "body", 4);
+        if (ts_node_is_null(body)) continue;
+        char *name = ts_node_is_null(nm) ? xstrdup("") : text_of(c, nm);
+        char *sc = !*name ? xstrdup(scope) : *scope ? xasprintf("%s::%s", scope, name) : xstrdup(name);
+        collect(c, body, sc);
+        free(sc), free(name);
+        continue;
+      }
+      if (is(k, "compound_statement") || is(k, "preproc_def") || is(k, "preproc_function_def")) continue;
+      /* declaration lists, templates, extern "C", #if blocks, declarations
+       * holding a class body */
+      collect(c, k, scope);
+    } while (ts_tree_cursor_goto_next_sibling(&cur));
+  }
+  ts_tree_cursor_delete(&cur);
+}
+
+static bool func_matches(const char *pat, const CFunc *f) {
+  if (strstr(pat, "::")) return name_match(pat, f->qual) || name_match(pat, f->name);
+  const char *last = f->qual;
+  for (const char *p = f->qual; (p = strstr(p, "::")); p += 2) last = p + 2;
+  return name_match(pat, last) || name_match(pat, f->name);
+}
+
+/* ---- statements ------------------------------------------------------ */
+
+static bool is_stmt(TSNode n) {
+  const char *t = ts_node_type(n);
+  return ts_node_is_named(n) && strcmp(t, "comment") && strncmp(t, "preproc_", 8) != 0;
+}
+
+static void statements(TSNode block, CNodes *out) {
+  out->n = 0;
+  TSTreeCursor cur = ts_tree_cursor_new(block);
+  if (ts_tree_cursor_goto_first_child(&cur)) {
+    do {
+      TSNode k = ts_tree_cursor_current_node(&cur);
+      if (ts_node_is_named(k) && !is(k, "comment")) vec_push(out, k);
+    } while (ts_tree_cursor_goto_next_sibling(&cur));
+  }
+  ts_tree_cursor_delete(&cur);
+}
+
+/* Statement lists directly under a statement: compound bodies of if/else,
+ * loops, try/catch, switch cases, bare blocks. */
+static void sub_blocks(TSNode s, CNodes *out) {
+  TSTreeCursor cur = ts_tree_cursor_new(s);
+  if (ts_tree_cursor_goto_first_child(&cur)) {
+    do {
+      TSNode k = ts_tree_cursor_current_node(&cur);
+      if (is(k, "compound_statement")) {
+        if (is(s, "switch_statement")) sub_blocks(k, out); /* its case_statements */
+        else vec_push(out, k);
+      } else if (is(k, "else_clause") || is(k, "catch_clause")) {
+        sub_blocks(k, out);
+      } else if (is(k, "case_statement")) {
+        vec_push(out, k);
+      }
+    } while (ts_tree_cursor_goto_next_sibling(&cur));
+  }
+  ts_tree_cursor_delete(&cur);
+}
+
+/* Children of a statement list that are statements (a case_statement's
+ * first named child is its value). */
+static void block_stmts(TSNode block, CNodes *out) {
+  statements(block, out);
+  if (is(block, "case_statement")) {
+    TSNode v = ts_node_child_by_field_name(block, "value", 5);
+    if (!ts_node_is_null(v) && out->n && ts_node_eq(out->v[0], v)) {
+      memmove(out->v, out->v + 1, (out->n - 1) * sizeof *out->v);
+      out->n--;
+    }
+  }
+}
+
+/* Names declared by the statements [i0, i1] used by a later statement of
+ * the same list: wrapping them in a block would hide the declaration. */
+static void declared_names(C *c, TSNode n, CStrs *names) {
+  if (is(n, "declaration")) {
+    TSTreeCursor cur = ts_tree_cursor_new(n);
+    if (ts_tree_cursor_goto_first_child(&cur)) {
+      do {
+        TSNode k = ts_tree_cursor_current_node(&cur);
+        const char *f = ts_tree_cursor_current_field_name(&cur);
+        if (f && !strcmp(f, "declarator")) {
+          TSNode d = k;
+          if (is(d, "init_declarator")) d = ts_node_child_by_field_name(d, "declarator", 10);
+          d = decl_name(d);
+          while (!ts_node_is_null(d) && (is(d, "array_declarator")))
+            d = decl_name(ts_node_child_by_field_name(d, "declarator", 10));
+          if (!ts_node_is_null(d) && is(d, "identifier")) vec_push(names, text_of(c, d));
+        }
+      } while (ts_tree_cursor_goto_next_sibling(&cur));
+    }
+    ts_tree_cursor_delete(&cur);
+  }
+}
+
+static bool uses_name(C *c, TSNode n, const char *name) {
+  if (is(n, "identifier")) {
+    size_t l = ts_node_end_byte(n) - ts_node_start_byte(n);
+    return l == strlen(name) && !memcmp(c->src + ts_node_start_byte(n), name, l);
+  }
+  bool found = false;
+  TSTreeCursor cur = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&cur)) {
+    do found = uses_name(c, ts_tree_cursor_current_node(&cur), name);
+    while (!found && ts_tree_cursor_goto_next_sibling(&cur));
+  }
+  ts_tree_cursor_delete(&cur);
+  return found;
+}
+
+/* Returns the first declared name used later, or NULL. */
+static char *hides_declaration(C *c, CNodes *kids, int i0, int i1) {
+  CStrs names = {0};
+  for (int i = i0; i <= i1; i++) declared_names(c, kids->v[i], &names);
+  char *bad = NULL;
+  for (size_t k = 0; k < names.n && !bad; k++)
+    for (size_t j = (size_t)i1 + 1; j < kids->n && !bad; j++)
+      if (uses_name(c, kids->v[j], names.v[k])) bad = xstrdup(names.v[k]);
+  for (size_t k = 0; k < names.n; k++) free(names.v[k]);
+  vec_free(&names);
+  return bad;
+}
+
+static bool add_stmt_wrap(C *c, CNodes *kids, int i0, int i1, Rule *r, const char *name, const char *kind) {
+  for (int i = i0; i <= i1; i++)
+    if (!is_stmt(kids->v[i])) {
+      ruledoc_diag((RuleDoc *)&c->job->rules->doc, &c->job->diags, DIAG_ERROR, r->at,
+                   "lines %d-%d of %s include a preprocessor directive; a range must hold whole statements",
+                   row0(kids->v[i0]) + 1, row1(kids->v[i1]) + 1, c->job->rel);
+      return false;
+    }
+  char *bad = hides_declaration(c, kids, i0, i1);
+  if (bad) {
+    ruledoc_diag((RuleDoc *)&c->job->rules->doc, &c->job->diags, DIAG_ERROR, r->at,
+                 "range '%s' (lines %d-%d of %s) would put the declaration of '%s' in a new block, but later code "
+                 "uses it; end the range after that use or start it after the declaration",
+                 name, row0(kids->v[i0]) + 1, row1(kids->v[i1]) + 1, c->job->rel, bad);
+    free(bad);
+    return false;
+  }
+  CWrap w = {ts_node_start_byte(kids->v[i0]), ts_node_end_byte(kids->v[i1]), row0(kids->v[i0]),
+             row1(kids->v[i1]), r, xstrdup(name), kind};
+  vec_push(&c->wraps, w);
+  return true;
+}
+
+/* ---- rules ----------------------------------------------------------- */
+
+static const char *range_name(const Rule *r, const char *dflt) {
+  if (r && r->ctx.values.n) return r->ctx.values.v[0].value;
+  return dflt;
+}
+
+static void wrap_function(C *c, CFunc *f, Rule *r, const char *name) {
+  if (f->skip) {
+    job_explain(c->job, row0(f->def) + 1, "skipped %s: %s", f->qual, f->skip);
+    return;
+  }
+  if (f->wrapped) return;
+  f->wrapped = true;
+  CWrap w = {ts_node_start_byte(f->body), ts_node_start_byte(f->body) + 1, row0(f->body), row0(f->body), r,
+             xstrdup(name), r ? "function" : "full-trace"};
+  vec_push(&c->wraps, w);
+  job_explain(c->job, row0(f->def) + 1, "%s: %s range '%s'", f->qual, w.kind, name);
+}
+
+static bool call_matches(C *c, TSNode call, const char *pat) {
+  TSNode fn = ts_node_child_by_field_name(call, "function", 8);
+  if (ts_node_is_null(fn)) return false;
+  bool launch = false;
+  TSTreeCursor cur = ts_tree_cursor_new(call);
+  if (ts_tree_cursor_goto_first_child(&cur)) {
+    do launch |= is(ts_tree_cursor_current_node(&cur), "kernel_call_syntax");
+    while (ts_tree_cursor_goto_next_sibling(&cur));
+  }
+  ts_tree_cursor_delete(&cur);
+  size_t pl = strlen(pat);
+  bool want_launch = pl >= 6 && !strcmp(pat + pl - 6, "<<<>>>");
+  if (want_launch && !launch) return false;
+  char *p = xstrndup(pat, want_launch ? pl - 6 : pl);
+  char *t = text_of(c, fn), *w = t;
+  for (char *q = t; *q; q++)
+    if (*q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') *w++ = *q;
+  *w = 0;
+  bool ok;
+  if (!*p) ok = true; /* "<<<>>>": every launch */
+  else if (strchr(p, '.') || strstr(p, "::") || strstr(p, "->")) ok = name_match(p, t);
+  else {
+    const char *last = t;
+    for (const char *q = t; *q; q++)
+      if (*q == '.' || *q == ':' || *q == '>') last = q + 1;
+    ok = name_match(p, last);
+  }
+  free(p), free(t);
+  return ok;
+}
+
+static bool has_call(C *c, TSNode n, const char *pat) {
+  if (is(n, "lambda_expression") || is(n, "compound_statement")) return false;
+  if (is(n, "call_expression") && call_matches(c, n, pat)) return true;
+  bool found = false;
+  TSTreeCursor cur = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&cur)) {
+    do found = has_call(c, ts_tree_cursor_current_node(&cur), pat);
+    while (!found && ts_tree_cursor_goto_next_sibling(&cur));
+  }
+  ts_tree_cursor_delete(&cur);
+  return found;
+}
+
+/* Every expression statement, declaration or return in `block` (nested
+ * blocks included) that calls the pattern. */
+static int calls_in(C *c, TSNode block, Rule *r, const char *fname) {
+  CNodes kids = {0};
+  block_stmts(block, &kids);
+  int hits = 0;
+  for (size_t i = 0; i < kids.n; i++) {
+    TSNode s = kids.v[i];
+    if (is(s, "expression_statement") || is(s, "declaration") || is(s, "return_statement")) {
+      if (!has_call(c, s, r->call)) continue;
+      char *dflt = xasprintf("%s:%s", fname, r->call);
+      if (add_stmt_wrap(c, &kids, (int)i, (int)i, r, range_name(r, dflt), "calls")) {
+        hits++;
+        job_explain(c->job, row0(s) + 1, "call to '%s' in %s: range '%s'", r->call, fname, range_name(r, dflt));
+      }
+      free(dflt);
+    } else {
+      CNodes subs = {0};
+      sub_blocks(s, &subs);
+      for (size_t k = 0; k < subs.n; k++) hits += calls_in(c, subs.v[k], r, fname);
+      vec_free(&subs);
+    }
+  }
+  vec_free(&kids);
+  return hits;
+}
+
+/* Lines [s, e] (0-based) snapped to whole statements of one list. */
+static bool snap(C *c, TSNode block, int s, int e, Rule *r, const char *name) {
+  CNodes kids = {0};
+  for (;;) {
+    block_stmts(block, &kids);
+    int i0 = -1, i1 = -1;
+    for (size_t i = 0; i < kids.n; i++)
+      if (row1(kids.v[i]) >= s && row0(kids.v[i]) <= e && !is(kids.v[i], "comment")) {
+        if (i0 < 0) i0 = (int)i;
+        i1 = (int)i;
+      }
+    if (i0 < 0) {
+      vec_free(&kids);
+      return false;
+    }
+    if (i0 == i1 && s > row0(kids.v[i0])) {
+      CNodes subs = {0};
+      sub_blocks(kids.v[i0], &subs);
+      int hit = -1, nhit = 0;
+      for (size_t k = 0; k < subs.n; k++)
+        if (row1(subs.v[k]) >= s && row0(subs.v[k]) <= e) hit = (int)k, nhit++;
+      if (nhit == 1 && row0(subs.v[hit]) <= s && row1(subs.v[hit]) >= e) {
+        block = subs.v[hit];
+        vec_free(&subs);
+        continue;
+      }
+      vec_free(&subs);
+    }
+    bool ok = add_stmt_wrap(c, &kids, i0, i1, r, name, "lines");
+    if (ok && (row0(kids.v[i0]) != s || row1(kids.v[i1]) != e))
+      job_explain(c->job, s + 1, "lines %d-%d snapped to whole statements %d-%d: range '%s'", s + 1, e + 1,
+                  row0(kids.v[i0]) + 1, row1(kids.v[i1]) + 1, name);
+    else if (ok)
+      job_explain(c->job, s + 1, "lines %d-%d: range '%s'", s + 1, e + 1, name);
+    vec_free(&kids);
+    return ok;
+  }
+}
+
+static void plan_rule(C *c, Rule *r) {
+  int errs = c->job->diags.errors;
+  if (r->kind == RULE_FUNC || r->kind == RULE_CALLS) {
+    int fns = 0, hits = 0;
+    for (size_t i = 0; i < c->funcs.n; i++) {
+      CFunc *f = &c->funcs.v[i];
+      char *pat = r->cls ? xasprintf("%s::%s", r->cls, r->func ? r->func : "*") : xstrdup(r->func ? r->func : "*");
+      bool m = func_matches(pat, f);
+      free(pat);
+      if (!m) continue;
+      fns++;
+      if (f->skip) {
+        if (r->func) job_explain(c->job, row0(f->def) + 1, "skipped %s: %s", f->qual, f->skip);
+        continue;
+      }
+      if (r->kind == RULE_FUNC) {
+        size_t before = c->wraps.n;
+        wrap_function(c, f, r, range_name(r, f->qual));
+        hits += c->wraps.n > before;
+      } else {
+        hits += calls_in(c, f->body, r, f->qual);
+      }
+    }
+    if (hits) rule_hit(r);
+    else if (c->job->diags.errors > errs) {
+    } else if (!fns)
+      rule_miss(r, xasprintf("no function '%s' in %s", r->func ? r->func : "*", c->job->rel));
+    else if (r->kind == RULE_CALLS)
+      rule_miss(r, xasprintf("no statement calling '%s' in %s", r->call, c->job->rel));
+    else
+      rule_miss(r, xasprintf("'%s' in %s cannot be instrumented (see --explain)", r->func, c->job->rel));
+    return;
+  }
+  if (r->kind != RULE_LINES) {
+    ruledoc_diag((RuleDoc *)&c->job->rules->doc, &c->job->diags, DIAG_WARNING, r->at,
+                 "replacements apply to Python modules only; ignored for %s", c->job->rel);
+    return;
+  }
+  int s = r->start_line - 1, e = r->end_line - 1;
+  int nrows = row1(c->root) + 1;
+  if (s >= nrows) {
+    rule_miss(r, xasprintf("lines %d-%d are outside %s (%d lines)", s + 1, e + 1, c->job->rel, nrows));
+    return;
+  }
+  CFunc *fn = NULL;
+  for (size_t i = 0; i < c->funcs.n; i++) {
+    CFunc *f = &c->funcs.v[i];
+    if (f->skip || row0(f->body) > s || row1(f->body) < e) continue;
+    if (r->func && !func_matches(r->func, f)) continue;
+    fn = f;
+  }
+  if (!fn) {
+    rule_miss(r, xasprintf("lines %d-%d are not inside the body of %s%s%s in %s", s + 1, e + 1,
+                           r->func ? "function '" : "a host function", r->func ? r->func : "",
+                           r->func ? "'" : "", c->job->rel));
+    return;
+  }
+  char *dflt = s == e ? xasprintf("%s:L%d", fn->qual, s + 1) : xasprintf("%s:L%d-%d", fn->qual, s + 1, e + 1);
+  if (snap(c, fn->body, s, e, r, range_name(r, dflt))) rule_hit(r);
+  else if (c->job->diags.errors == errs)
+    rule_miss(r, xasprintf("no statement on lines %d-%d of %s", s + 1, e + 1, c->job->rel));
+  free(dflt);
+}
+
+/* ---- emission -------------------------------------------------------- */
+
+static void c_literal(Buf *b, const char *s) {
+  buf_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') buf_printf(b, "\\%c", *p);
+    else if (*p < 0x20 || *p == 0x7f || *p == '?') buf_printf(b, "\\%03o", *p); /* '?': no trigraphs */
+    else buf_putc(b, (char)*p);
+  }
+  buf_putc(b, '"');
+}
+
+/* Colors: "#RRGGBB", "0xAARRGGBB" or "0xRRGGBB" (opaque). */
+static unsigned long parse_color(const char *s) {
+  if (!s) return 0;
+  const char *h = s[0] == '#' ? s + 1 : (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? s + 2 : s;
+  unsigned long v = strtoul(h, NULL, 16);
+  if (strlen(h) <= 6) v |= 0xff000000ul;
+  return v;
+}
+
+static char *macro(C *c, const char *name) {
+  Buf b = {0};
+  const Target *t = c->nvtx;
+  if (t && (t->domain || t->category || t->color)) {
+    buf_puts(&b, "NCRT_RANGE_EX(");
+    c_literal(&b, t->domain ? t->domain : "ncrt");
+    buf_puts(&b, ", ");
+    c_literal(&b, name);
+    buf_printf(&b, ", %lu, 0x%08lxu)", t->category ? strtoul(t->category, NULL, 10) : 0ul, parse_color(t->color));
+  } else {
+    buf_puts(&b, "NCRT_RANGE(");
+    c_literal(&b, name);
+    buf_putc(&b, ')');
+  }
+  return buf_steal(&b);
+}
+
+static int cmp_wrap(const void *pa, const void *pb) {
+  const CWrap *a = pa, *b = pb;
+  if (a->b0 != b->b0) return a->b0 < b->b0 ? -1 : 1;
+  return a->b1 > b->b1 ? -1 : a->b1 < b->b1;
+}
+
+static void emit(C *c) {
+  FileJob *job = c->job;
+  qsort(c->wraps.v, c->wraps.n, sizeof *c->wraps.v, cmp_wrap);
+  size_t n = 0;
+  for (size_t i = 0; i < c->wraps.n; i++) {
+    CWrap *w = &c->wraps.v[i];
+    bool bad = false;
+    for (size_t j = 0; j < i && !bad; j++) {
+      CWrap *o = &c->wraps.v[j];
+      if (o->b1 > w->b0 && o->b1 < w->b1 && o->b0 < w->b0) {
+        bad = true;
+        const Rule *r = w->rule ? w->rule : o->rule;
+        if (r)
+          ruledoc_diag((RuleDoc *)&job->rules->doc, &job->diags, DIAG_ERROR, r->at,
+                       "range '%s' (lines %d-%d of %s) partly overlaps range '%s' (lines %d-%d); ranges must nest",
+                       w->name, w->r0 + 1, w->r1 + 1, job->rel, o->name, o->r0 + 1, o->r1 + 1);
+      }
+    }
+    if (bad) {
+      free(w->name);
+      continue;
+    }
+    c->wraps.v[n++] = *w;
+  }
+  c->wraps.n = n;
+  if (!n) return;
+  int order = 0;
+  for (size_t i = 0; i < n; i++) {
+    CWrap *w = &c->wraps.v[i];
+    char *m = macro(c, w->name);
+    if (!strcmp(w->kind, "function") || !strcmp(w->kind, "full-trace")) {
+      /* right after the body's '{' */
+      edits_addf(&job->edits, c->bom + w->b1, c->bom + w->b1, order++, " %s;", m);
+    } else {
+      edits_addf(&job->edits, c->bom + w->b0, c->bom + w->b0, order++, "{ %s; ", m);
+      edits_add(&job->edits, c->bom + w->b1, c->bom + w->b1, " }", -order);
+    }
+    free(m);
+    RangeRec rec = {xstrdup(w->name), w->kind, w->r0 + 1, w->r1 + 1, w->rule};
+    if (!strcmp(w->kind, "function") || !strcmp(w->kind, "full-trace")) {
+      for (size_t k = 0; k < c->funcs.n; k++)
+        if (ts_node_start_byte(c->funcs.v[k].body) == w->b0) rec.line1 = row1(c->funcs.v[k].body) + 1;
+    }
+    vec_push(&job->ranges, rec);
+  }
+  /* the include, then #line so every original line keeps its number and the
+   * original file name */
+  Buf inc = {0};
+  buf_printf(&inc, NC_C_MARK "%s#line 1 ", c->nl);
+  c_literal(&inc, job->origin ? job->origin : job->rel);
+  buf_puts(&inc, c->nl);
+  edits_add(&job->edits, c->bom, c->bom, inc.s, -1000000);
+  buf_free(&inc);
+}
+
 int c_rewrite(FileJob *job) {
-  (void)job;
-  return 0;
+  C c = {0};
+  c.job = job;
+  c.bom = job->len >= 3 && !memcmp(job->src, "\xef\xbb\xbf", 3) ? 3 : 0;
+  c.src = job->src + c.bom;
+  c.len = job->len - c.bom;
+  if (memmem(c.src, c.len, NC_C_MARK, strlen(NC_C_MARK))) {
+    job->already = true;
+    diag_at(&job->diags, DIAG_NOTE, job->rel, NULL, 0, 0, 0, "already instrumented by ncrewrite; copied unchanged");
+    return -1;
+  }
+  const char *nlp = memchr(c.src, '\n', c.len);
+  c.nl = nlp && nlp > c.src && nlp[-1] == '\r' ? "\r\n" : "\n";
+  for (size_t t = 0; t < job->ntargets; t++)
+    if (job->targets[t]->domain || job->targets[t]->category || job->targets[t]->color) c.nvtx = job->targets[t];
+  if (job->parser && *job->parser) c.parser = *job->parser;
+  else c.parser = ts_parser_new();
+  ts_parser_set_language(c.parser, job->lang == LANG_C ? tree_sitter_c()
+                                   : job->lang == LANG_CUDA ? tree_sitter_cuda()
+                                                            : tree_sitter_cpp());
+  c.tree = ts_parser_parse_string(c.parser, NULL, c.src, (uint32_t)c.len);
+  c.root = ts_tree_root_node(c.tree);
+  int rc = 0;
+  collect(&c, c.root, "");
+  if (ts_node_has_error(c.root)) {
+    /* C parses with errors around unexpanded macros more often than Python;
+     * go on only for functions whose own subtree is clean */
+    for (size_t i = 0; i < c.funcs.n; i++)
+      if (!c.funcs.v[i].skip && ts_node_has_error(c.funcs.v[i].def))
+        c.funcs.v[i].skip = "its text does not parse (macros tree-sitter cannot expand?)";
+  }
+  for (size_t t = 0; t < job->ntargets; t++)
+    for (size_t i = 0; i < job->targets[t]->rules.n; i++) plan_rule(&c, &job->targets[t]->rules.v[i]);
+  if (job->full_trace)
+    for (size_t i = 0; i < c.funcs.n; i++) {
+      CFunc *f = &c.funcs.v[i];
+      bool ex = false;
+      for (size_t k = 0; k < job->rules->exclude.n; k++) ex |= func_matches(job->rules->exclude.v[k], f);
+      for (size_t t = 0; t < job->ntargets; t++)
+        for (size_t k = 0; k < job->targets[t]->exclude.n; k++) ex |= func_matches(job->targets[t]->exclude.v[k], f);
+      if (ex) job_explain(job, row0(f->def) + 1, "skipped %s: excluded by rule", f->qual);
+      else wrap_function(&c, f, NULL, f->qual);
+    }
+  emit(&c);
+  for (size_t i = 0; i < c.wraps.n; i++) free(c.wraps.v[i].name);
+  vec_free(&c.wraps);
+  for (size_t i = 0; i < c.funcs.n; i++) free(c.funcs.v[i].name), free(c.funcs.v[i].qual);
+  vec_free(&c.funcs);
+  ts_tree_delete(c.tree);
+  if (job->parser) *job->parser = c.parser;
+  else ts_parser_delete(c.parser);
+  return rc;
 }

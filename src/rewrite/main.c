@@ -410,6 +410,10 @@ static void process(Run *run, size_t i, void **parser) {
   }
   FileJob job = {0};
   job.rel = e->rel;
+  size_t sl = strlen(run->src);
+  while (sl > 1 && run->src[sl - 1] == '/') sl--;
+  char *origin = xasprintf("%.*s/%s", (int)sl, run->src, e->rel);
+  job.origin = origin;
   job.src = src;
   job.len = len;
   job.lang = lang_of_path(e->rel);
@@ -499,6 +503,7 @@ static void process(Run *run, size_t i, void **parser) {
   buf_free(&out);
   filejob_free(&job);
   free(module);
+  free(origin);
   free(src);
 }
 

@@ -28,6 +28,8 @@ typedef struct {
 typedef struct {
   /* inputs */
   const char *rel;        /* path relative to SRC, '/'-separated */
+  const char *origin;     /* the source file as named on the command line
+                           * (SRC as given + rel), for #line directives */
   const char *module;     /* Python: dotted module name; else NULL */
   const char *src;        /* file bytes (NUL-terminated) */
   size_t len;

@@ -210,7 +210,11 @@ static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
   static const char *const nkeys[] = {"domain", "category", "color", NULL};
   t->key = xstrdup(key->str);
   t->at = (RNode *)key;
+  /* path globs and C-family file names name files, not modules */
   t->path_glob = has_glob_chars(t->key) || strchr(t->key, '/') != NULL;
+  const char *ext = strrchr(t->key, '.');
+  static const char *const c_exts[] = {".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".cu", ".cuh", NULL};
+  for (const char *const *e = c_exts; ext && *e; e++) t->path_glob |= !strcmp(ext, *e);
   if (m->kind == RN_SCALAR && !m->quoted && (!strcmp(m->str, "") || !strcmp(m->str, "null")))
     return; /* `module:` with nothing: full-trace target */
   if (!check_keys(ck, m, "a target", keys)) return;

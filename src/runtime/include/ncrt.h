@@ -1,0 +1,140 @@
+/* ncrt.h: the one public header of ncrewrite's runtime.
+ *
+ * This part is header-only and needs no library at link time: the scope
+ * macros that ncrewrite inserts into C, C++ and CUDA host code. A range
+ * opened by NCRT_RANGE closes on every path out of the enclosing scope —
+ * return, break, continue, goto, C++ exceptions — because it is an object
+ * with a destructor in C++ (and CUDA host code) and a variable with
+ * __attribute__((cleanup)) in C (GCC, Clang, and nvcc's host compiler).
+ *
+ * Ranges are NVTX v3 push/pop ranges in one project domain ("ncrt" unless a
+ * rule names another) with registered message strings, so Nsight Systems'
+ * --capture-range=nvtx and Nsight Compute's --nvtx-include see them. Domain
+ * and string handles are created once per call site. NVTX v3 is header-only:
+ * without a tool attached each call is a pointer load and a test; a
+ * collector (libncrt, nsys) attaches through NVTX_INJECTION64_PATH.
+ *
+ *   NCRT_RANGE("name");                               default domain
+ *   NCRT_RANGE_EX("domain", "name", category, argb);  category 0 / argb 0: none
+ *
+ * Define NCRT_DISABLE before including to make the macros vanish.
+ * Never use them in __device__ or __global__ code: NVTX is host-only. */
+#ifndef NCRT_H
+#define NCRT_H
+
+#define NCRT_DEFAULT_DOMAIN "ncrt"
+
+#if defined(NCRT_DISABLE)
+
+#define NCRT_RANGE(name) ((void)0)
+#define NCRT_RANGE_EX(domain, name, category, argb) ((void)0)
+
+#else
+
+#include <stdint.h>
+#include <string.h>
+#include <nvtx3/nvToolsExt.h>
+
+#define NCRT__CAT2(a, b) a##b
+#define NCRT__CAT(a, b) NCRT__CAT2(a, b)
+
+/* Fill the event attributes for a registered message; create the domain
+ * and register the string on first use at this call site. A race between
+ * two threads on the first call creates the same handle twice: NVTX returns
+ * the same domain for the same name, and re-registering a string is
+ * harmless. */
+static inline nvtxDomainHandle_t ncrt__prepare(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str,
+                                               const char *domain, const char *name, uint32_t category,
+                                               uint32_t argb, nvtxEventAttributes_t *a) {
+  nvtxDomainHandle_t d = __atomic_load_n(dom, __ATOMIC_ACQUIRE);
+  if (!d) {
+    d = nvtxDomainCreateA(domain);
+    __atomic_store_n(dom, d, __ATOMIC_RELEASE);
+  }
+  nvtxStringHandle_t s = __atomic_load_n(str, __ATOMIC_ACQUIRE);
+  if (!s) {
+    s = nvtxDomainRegisterStringA(d, name);
+    __atomic_store_n(str, s, __ATOMIC_RELEASE);
+  }
+  nvtxEventAttributes_t e;
+  memset(&e, 0, sizeof e);
+  e.version = NVTX_VERSION;
+  e.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  e.category = category;
+  if (argb) {
+    e.colorType = NVTX_COLOR_ARGB;
+    e.color = argb;
+  }
+  if (s) {
+    e.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    e.message.registered = s;
+  } else {
+    /* no tool attached: registration returns NULL; keep the text */
+    e.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    e.message.ascii = name;
+  }
+  *a = e;
+  return d;
+}
+
+#ifdef __cplusplus
+
+namespace ncrt {
+/* RAII: the range is popped when the object goes out of scope, however the
+ * scope is left (including by an exception). */
+class ScopedRange {
+ public:
+  ScopedRange(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str, const char *domain, const char *name,
+              uint32_t category, uint32_t argb) {
+    nvtxEventAttributes_t a;
+    d_ = ncrt__prepare(dom, str, domain, name, category, argb, &a);
+    nvtxDomainRangePushEx(d_, &a);
+  }
+  ~ScopedRange() { nvtxDomainRangePop(d_); }
+  ScopedRange(const ScopedRange &) = delete;
+  ScopedRange &operator=(const ScopedRange &) = delete;
+
+ private:
+  nvtxDomainHandle_t d_;
+};
+}  // namespace ncrt
+
+#define NCRT__RANGE(id, domain, name, category, argb)                                           \
+  static nvtxDomainHandle_t NCRT__CAT(ncrt__dom_, id);                                          \
+  static nvtxStringHandle_t NCRT__CAT(ncrt__str_, id);                                          \
+  ::ncrt::ScopedRange NCRT__CAT(ncrt__range_, id)(&NCRT__CAT(ncrt__dom_, id), &NCRT__CAT(ncrt__str_, id), \
+                                                  domain, name, category, argb)
+
+#else /* C */
+
+typedef struct {
+  nvtxDomainHandle_t dom;
+} ncrt__scope;
+
+static inline ncrt__scope ncrt__push(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str, const char *domain,
+                                     const char *name, uint32_t category, uint32_t argb) {
+  nvtxEventAttributes_t a;
+  ncrt__scope s;
+  s.dom = ncrt__prepare(dom, str, domain, name, category, argb, &a);
+  nvtxDomainRangePushEx(s.dom, &a);
+  return s;
+}
+
+static inline void ncrt__pop(ncrt__scope *s) { nvtxDomainRangePop(s->dom); }
+
+#define NCRT__RANGE(id, domain, name, category, argb)                                          \
+  static nvtxDomainHandle_t NCRT__CAT(ncrt__dom_, id);                                         \
+  static nvtxStringHandle_t NCRT__CAT(ncrt__str_, id);                                         \
+  __attribute__((cleanup(ncrt__pop))) ncrt__scope NCRT__CAT(ncrt__range_, id) =                \
+      ncrt__push(&NCRT__CAT(ncrt__dom_, id), &NCRT__CAT(ncrt__str_, id), domain, name, category, argb)
+
+#endif /* __cplusplus */
+
+/* __COUNTER__ gives every expansion its own names, so nested ranges on one
+ * line neither clash nor shadow each other. */
+#define NCRT_RANGE_EX(domain, name, category, argb) NCRT__RANGE(__COUNTER__, domain, name, category, argb)
+#define NCRT_RANGE(name) NCRT_RANGE_EX(NCRT_DEFAULT_DOMAIN, name, 0, 0)
+
+#endif /* NCRT_DISABLE */
+
+#endif /* NCRT_H */
