@@ -3,7 +3,7 @@
  * tree-sitter-python (one parser, reused), and optionally writes each file
  * unchanged to an output tree — the I/O ncrewrite cannot avoid either.
  *
- *   parse_only SRC [OUT]
+ *   parse_only [--c] SRC [OUT]     (--c: .c/.h files with tree-sitter-c)
  * prints: files bytes seconds */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -18,6 +18,9 @@
 #include <unistd.h>
 
 const TSLanguage *tree_sitter_python(void);
+const TSLanguage *tree_sitter_c(void);
+
+static const char *ext = ".py";
 
 static TSParser *parser;
 static long files, bytes;
@@ -81,7 +84,8 @@ static void walk(const char *root, const char *rel) {
       if (S_ISDIR(st.st_mode) && strcmp(names[i], "__pycache__")) walk(root, r);
       else if (S_ISREG(st.st_mode)) {
         size_t l = strlen(r);
-        if (l > 3 && !strcmp(r + l - 3, ".py")) one(full, r);
+        const char *dot = strrchr(r, '.');
+        if (l > 2 && dot && (!strcmp(dot, ext) || (!strcmp(ext, ".c") && !strcmp(dot, ".h")))) one(full, r);
       }
     }
     free(names[i]);
@@ -92,13 +96,19 @@ static void walk(const char *root, const char *rel) {
 }
 
 int main(int argc, char **argv) {
+  const TSLanguage *lang = tree_sitter_python();
+  if (argc > 1 && !strcmp(argv[1], "--c")) {
+    lang = tree_sitter_c();
+    ext = ".c";
+    argv++, argc--;
+  }
   if (argc < 2) {
     fprintf(stderr, "usage: parse_only SRC [OUT]\n");
     return 2;
   }
   out_root = argc > 2 ? argv[2] : NULL;
   parser = ts_parser_new();
-  ts_parser_set_language(parser, tree_sitter_python());
+  ts_parser_set_language(parser, lang);
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
   walk(argv[1], "");
