@@ -5,7 +5,9 @@ close on every path out (early return, break/continue, goto, exceptions).
 
 A small NVTX injection library (nvtx_counter.c, tests only) counts pushes per
 range name and unmatched pops; the counts below are worked out by hand from
-the programs in prog/. The CUDA program is built with nvcc; with no GPU it
+the programs in prog/. calc.c prints __FILE__ and __LINE__, which must not
+change (the #line directive keeps them), and is also built with -DNCRT_DISABLE,
+where no range may be recorded. The CUDA program is built with nvcc; with no GPU it
 takes its error path the same way before and after instrumentation.
 """
 import os
@@ -94,6 +96,16 @@ def main():
                 counts = dict(counts, **{"mem": 3, "launch": 1})  # the full path runs on a GPU
             if seen != counts:
                 failures.append("%s: ranges %s, expected %s" % (name, seen, counts))
+            if ext == "c":
+                # -DNCRT_DISABLE: the macros vanish, the program is unchanged
+                exe = os.path.join(tmp, "disabled-" + name.replace(".", "_"))
+                r = sh(cc + INC + ["-DNCRT_DISABLE", os.path.join(out, name), "-o", exe])
+                log2 = os.path.join(tmp, name + ".disabled.log")
+                got = sh([exe], dict(env, NVTX_COUNTER_LOG=log2)) if not r.returncode else None
+                if r.returncode or (got.returncode, got.stdout) != (want.returncode, want.stdout):
+                    failures.append("%s: build or run with -DNCRT_DISABLE differs" % name)
+                elif os.path.exists(log2) and open(log2).read() != "unbalanced 0\n":
+                    failures.append("%s: ranges recorded with -DNCRT_DISABLE" % name)
     if skipped:
         print("skipped:", ", ".join(skipped))
     if failures:

@@ -39,5 +39,6 @@ int main(void) {
   printf("classify %d\n", acc);
   printf("loop %d\n", loop(20));
   printf("search %d %d\n", search(v, 6, 23), search(v, 6, 5));
+  printf("at %s:%d\n", __FILE__, __LINE__); /* #line keeps both */
   return 7;
 }

@@ -19,7 +19,7 @@ int run(int n) { NCRT_RANGE("run");
     return 1;
   }
   { NCRT_RANGE("run:cudaMem*"); cudaMemset(d, 0, n * sizeof(float)); }
-  { NCRT_RANGE("launch"); scale<<<(n + 255) / 256, 256>>>(d, 2.0f, n); }
+  { NCRT_RANGE("scale launch"); { NCRT_RANGE("launch"); scale<<<(n + 255) / 256, 256>>>(d, 2.0f, n); } }
   cudaDeviceSynchronize();
   cudaFree(d);
   return 0;
