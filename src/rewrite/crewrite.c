@@ -533,7 +533,7 @@ static int cmp_wrap(const void *pa, const void *pb) {
 
 static void emit(C *c) {
   FileJob *job = c->job;
-  qsort(c->wraps.v, c->wraps.n, sizeof *c->wraps.v, cmp_wrap);
+  if (c->wraps.n) qsort(c->wraps.v, c->wraps.n, sizeof *c->wraps.v, cmp_wrap);
   size_t n = 0;
   for (size_t i = 0; i < c->wraps.n; i++) {
     CWrap *w = &c->wraps.v[i];

@@ -36,7 +36,7 @@ static int count_nl(const char *s, size_t n) {
 }
 
 int edits_apply(Edits *e, const char *src, size_t len, Buf *out, LineMap *map) {
-  qsort(e->v.v, e->v.n, sizeof *e->v.v, cmp_edit);
+  if (e->v.n) qsort(e->v.v, e->v.n, sizeof *e->v.v, cmp_edit);
   for (size_t i = 0; i + 1 < e->v.n; i++)
     if (e->v.v[i].end > e->v.v[i + 1].start) return -1;
   size_t pos = 0;

@@ -487,11 +487,10 @@ static void process(Run *run, size_t i, void **parser) {
   if (!data) data = "";
   r->out_hash = hash64(data, dlen, 0);
   if (run->opt.check) {
-    char *op = xasprintf("%s/%s", run->out, e->rel), *have;
-    size_t hl;
+    char *op = xasprintf("%s/%s", run->out, e->rel), *have = NULL;
+    size_t hl = 0;
     r->changed = read_file(op, &have, &hl) < 0 || hl != dlen || memcmp(have, data, dlen);
-    if (!r->changed) free(have);
-    else if (errno == 0 || hl) free(have);
+    free(have);
     free(op);
   } else if (!run->opt.diff) {
     bool same = c && c->out_hash == r->out_hash && out_stat_matches(run, e->rel, c);

@@ -31,7 +31,7 @@ static void walk_dir(const char *root, const char *rel, dev_t sd, ino_t si, Entr
     vec_push(&names, xstrdup(e->d_name));
   }
   closedir(dir);
-  qsort(names.v, names.n, sizeof *names.v, cmp_str);
+  if (names.n) qsort(names.v, names.n, sizeof *names.v, cmp_str);
   for (size_t i = 0; i < names.n; i++) {
     char *r = *rel ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
     char *full = xasprintf("%s/%s", root, r);
@@ -80,7 +80,7 @@ int walk_tree(const char *src, dev_t skip_dev, ino_t skip_ino, Entries *out, Dia
   walk_dir(src, "", skip_dev, skip_ino, out, d);
   /* sorted per directory already; a global sort makes "a/b" vs "a.b" order
    * independent of directory structure */
-  qsort(out->v.v, out->v.n, sizeof *out->v.v, cmp_entry);
+  if (out->v.n) qsort(out->v.v, out->v.n, sizeof *out->v.v, cmp_entry);
   return 0;
 }
 
