@@ -1,0 +1,896 @@
+/* collector.c: the NVTX side of libncrt.
+ *
+ * NVTX calls InitializeInjectionNvtx2 once per NVTX copy (every shared
+ * library that includes the headers has one); each call fills that copy's
+ * CORE and CORE2 slots with the handlers below. Global set-up runs once
+ * (pthread_once) and never calls NVTX.
+ *
+ * Hot path: push stores (clock, name) on a per-thread stack; pop writes one
+ * complete record into the thread's current chunk and publishes the count.
+ * No locks and no atomics read-modify-write there; a lock is taken only
+ * when a thread starts, when a chunk fills, when a new name is interned and
+ * on the rare names that drive capture control (gate, step, control marks).
+ *
+ * Handles given to NVTX are small integers in pointer clothing: a domain
+ * handle is its id (NULL = the default domain), a string handle is name id
+ * + 1. They are never dereferenced. */
+#define _GNU_SOURCE
+#include "rt.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvtxDetail/nvtxTypes.h>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+RtOptions rt_opt;
+
+/* ---- messages ---- */
+
+static int said_stop;
+void rt_say(const char *fmt, ...) {
+  if (rt_opt.quiet) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "ncrt: %s\n", buf);
+}
+
+/* ---- clock ---- */
+
+static uint64_t tsc0, ns0, tsc1, ns1;
+
+uint64_t rt_mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t now_ticks(void) {
+#if defined(__x86_64__)
+  if (__builtin_expect(rt_opt.use_tsc, 1)) return __rdtsc();
+#endif
+  return rt_mono_ns();
+}
+
+static void clock_init(void) {
+#if defined(__x86_64__)
+  if (rt_opt.use_tsc) {
+    tsc0 = __rdtsc();
+    ns0 = rt_mono_ns();
+  }
+#endif
+}
+
+/* Pin the TSC→ns ratio on two (tsc, ns) pairs at least 20 ms apart: the
+ * run start and now. Short runs wait the difference once, at write time. */
+void rt_clock_calibrate(void) {
+#if defined(__x86_64__)
+  if (!rt_opt.use_tsc) return;
+  uint64_t n = rt_mono_ns();
+  while (n - ns0 < 20000000u) {
+    struct timespec d = {0, (long)(20000000u - (n - ns0))};
+    nanosleep(&d, NULL);
+    n = rt_mono_ns();
+  }
+  tsc1 = __rdtsc();
+  ns1 = rt_mono_ns();
+#endif
+}
+
+uint64_t rt_ticks_to_ns(uint64_t t) {
+  if (!rt_opt.use_tsc) return t;
+  if (tsc1 == tsc0) return ns0;
+  double r = (double)(ns1 - ns0) / (double)(tsc1 - tsc0);
+  int64_t d = (int64_t)(t - tsc0);
+  return ns0 + (uint64_t)(int64_t)((double)d * r);
+}
+
+/* ---- names ---- */
+
+#define PAGE_BITS 12
+#define PAGE_SIZE_N (1u << PAGE_BITS)
+#define MAX_PAGES 4096
+static RtName *name_pages[MAX_PAGES];
+static volatile uint32_t name_n;
+static uint32_t *name_hash; /* id + 1, 0 = empty */
+static uint32_t name_hash_cap;
+static pthread_mutex_t name_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t id_unknown;
+
+RtName *rt_name(uint32_t id) { return &name_pages[id >> PAGE_BITS][id & (PAGE_SIZE_N - 1)]; }
+uint32_t rt_name_count(void) { return __atomic_load_n(&name_n, __ATOMIC_ACQUIRE); }
+
+static uint32_t hash_str(const char *s, size_t len) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
+  return h;
+}
+
+static uint8_t name_flags_for(const char *s);
+
+/* Intern s[0..len): the same text always gives the same id. */
+uint32_t rt_intern(const char *s, size_t len) {
+  uint32_t h = hash_str(s, len);
+  pthread_mutex_lock(&name_lock);
+  if (name_n * 2 >= name_hash_cap) {
+    uint32_t cap = name_hash_cap ? name_hash_cap * 2 : 1024;
+    uint32_t *nh = calloc(cap, sizeof *nh);
+    if (!nh) {
+      pthread_mutex_unlock(&name_lock);
+      return id_unknown;
+    }
+    for (uint32_t i = 0; i < name_hash_cap; i++) {
+      uint32_t v = name_hash[i];
+      if (!v) continue;
+      RtName *nm = rt_name(v - 1);
+      uint32_t j = hash_str(nm->str, nm->len) & (cap - 1);
+      while (nh[j]) j = (j + 1) & (cap - 1);
+      nh[j] = v;
+    }
+    free(name_hash);
+    name_hash = nh;
+    name_hash_cap = cap;
+  }
+  uint32_t j = h & (name_hash_cap - 1);
+  while (name_hash[j]) {
+    RtName *nm = rt_name(name_hash[j] - 1);
+    if (nm->len == len && !memcmp(nm->str, s, len)) {
+      pthread_mutex_unlock(&name_lock);
+      return name_hash[j] - 1;
+    }
+    j = (j + 1) & (name_hash_cap - 1);
+  }
+  uint32_t id = name_n;
+  uint32_t page = id >> PAGE_BITS;
+  if (page >= MAX_PAGES) {
+    pthread_mutex_unlock(&name_lock);
+    return id_unknown;
+  }
+  if (!name_pages[page]) name_pages[page] = calloc(PAGE_SIZE_N, sizeof(RtName));
+  char *copy = malloc(len + 1);
+  if (!name_pages[page] || !copy) {
+    free(copy);
+    pthread_mutex_unlock(&name_lock);
+    return id_unknown;
+  }
+  memcpy(copy, s, len);
+  copy[len] = 0;
+  RtName *nm = rt_name(id);
+  nm->str = copy;
+  nm->len = (uint32_t)len;
+  nm->flags = name_flags_for(copy);
+  name_hash[j] = id + 1;
+  __atomic_store_n(&name_n, id + 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&name_lock);
+  return id;
+}
+
+static uint8_t name_flags_for(const char *s) {
+  uint8_t f = 0;
+  if (rt_opt.gate[0] && fnmatch(rt_opt.gate, s, 0) == 0) f |= NAME_GATE;
+  if (rt_opt.step_name[0] && strcmp(rt_opt.step_name, s) == 0) f |= NAME_STEP;
+  return f;
+}
+
+/* ---- domains ---- */
+
+#define MAX_DOMAINS 1024
+static char *domain_names[MAX_DOMAINS] = {""};
+static uint32_t domain_n = 1;
+static uint16_t control_domain = 0xffff;
+
+const char *rt_domain_name(uint16_t id) { return id < domain_n ? domain_names[id] : "?"; }
+
+static uint16_t domain_create(const char *name) {
+  pthread_mutex_lock(&name_lock);
+  uint16_t id;
+  for (id = 1; id < domain_n; id++)
+    if (!strcmp(domain_names[id], name)) goto done;
+  if (domain_n == MAX_DOMAINS) {
+    id = 0;
+    goto done;
+  }
+  domain_names[domain_n] = strdup(name ? name : "");
+  id = (uint16_t)domain_n++;
+  if (!strcmp(name, "ncrt.control")) control_domain = id;
+done:
+  pthread_mutex_unlock(&name_lock);
+  return id;
+}
+
+static inline uint16_t dom_id(nvtxDomainHandle_t d) { return (uint16_t)(uintptr_t)d; }
+
+/* ---- threads and buffers ---- */
+
+static RtThread *volatile thread_list;
+static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread RtThread *tls_thread __attribute__((tls_model("initial-exec")));
+static volatile int collecting = 1; /* 0 after a fatal problem */
+
+RtThread *rt_threads(void) { return __atomic_load_n(&thread_list, __ATOMIC_ACQUIRE); }
+
+#define CHUNK_RECS 65536
+
+static RtChunk *chunk_new(void) {
+  RtChunk *c = malloc(sizeof(RtChunk) + CHUNK_RECS * sizeof(RtRec));
+  if (!c) return NULL;
+  c->next = NULL;
+  c->cap = CHUNK_RECS;
+  c->n = 0;
+  return c;
+}
+
+static RtThread *thread_new(void) {
+  RtThread *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->tid = (uint32_t)syscall(SYS_gettid);
+  pthread_mutex_init(&t->lock, NULL);
+  t->stack_cap = 64;
+  t->stack = malloc(t->stack_cap * sizeof(RtFrame));
+  t->head = t->cur = chunk_new();
+  if (!t->stack || !t->head) {
+    free(t->stack);
+    free(t->head);
+    free(t);
+    return NULL;
+  }
+  pthread_mutex_lock(&thread_lock);
+  t->next = thread_list;
+  __atomic_store_n(&thread_list, t, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&thread_lock);
+  tls_thread = t;
+  return t;
+}
+
+static inline RtThread *self(void) {
+  RtThread *t = tls_thread;
+  if (__builtin_expect(t != NULL, 1)) return t;
+  return thread_new();
+}
+
+static RtRec *rec_slow(RtThread *t) {
+  RtChunk *c = chunk_new();
+  if (!c) {
+    t->dropped++;
+    return NULL;
+  }
+  pthread_mutex_lock(&t->lock);
+  if (t->cur) t->cur->next = c;
+  else t->head = c;
+  t->cur = c;
+  pthread_mutex_unlock(&t->lock);
+  return &c->rec[0];
+}
+
+static inline RtRec *rec_next(RtThread *t) {
+  RtChunk *c = t->cur;
+  if (__builtin_expect(c && c->n < c->cap, 1)) return &c->rec[c->n];
+  return rec_slow(t);
+}
+
+static inline void rec_commit(RtThread *t) { __atomic_store_n(&t->cur->n, t->cur->n + 1, __ATOMIC_RELEASE); }
+
+/* ---- capture state ---- */
+
+static volatile int recording = 1; /* the hot path's only test */
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static int user_on = 1;
+static int sched_on = 1;
+static volatile int gate_open;
+static long step_index = -1; /* index of the step now running */
+static long cycles_done;
+static int cycle_open;
+static long cycle_first_step;
+
+static void recompute(void) {
+  int on = collecting && rt_opt.cpu && user_on && sched_on && (!rt_opt.gate[0] || gate_open > 0);
+  __atomic_store_n(&recording, on, __ATOMIC_RELEASE);
+}
+
+static void write_cycle_locked(void) {
+  char name[400];
+  if (rt_opt.repeat == 1) snprintf(name, sizeof name, "%s", rt_opt.name);
+  else snprintf(name, sizeof name, "%s-cycle%ld", rt_opt.name, cycles_done + 1);
+  cycle_open = 0;
+  cycles_done++;
+  rt_write_trace(name);
+}
+
+/* A step begins: move the schedule. Called with ctl_lock held. */
+static void step_begin_locked(void) {
+  step_index++;
+  if (!rt_opt.active) return;
+  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
+  long c = step_index / len, pos = step_index % len;
+  if (cycle_open && pos < rt_opt.wait + rt_opt.warmup) {
+    sched_on = 0;
+    recompute();
+    write_cycle_locked();
+  }
+  int on = (rt_opt.repeat == 0 || c < rt_opt.repeat) && pos >= rt_opt.wait + rt_opt.warmup;
+  if (on && !cycle_open) {
+    cycle_open = 1;
+    cycle_first_step = step_index;
+  }
+  sched_on = on;
+  recompute();
+}
+
+/* The step range ended: if it was the last active step of a cycle, write. */
+static void step_end_locked(void) {
+  if (!rt_opt.active || !cycle_open) return;
+  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
+  if (step_index % len == len - 1) {
+    sched_on = 0;
+    recompute();
+    write_cycle_locked();
+  }
+}
+
+static void control(const char *msg) {
+  pthread_mutex_lock(&ctl_lock);
+  if (!strcmp(msg, "step")) {
+    step_begin_locked();
+  } else if (!strcmp(msg, "start")) {
+    user_on = 1;
+    recompute();
+  } else if (!strcmp(msg, "stop")) {
+    user_on = 0;
+    recompute();
+  } else if (!strncmp(msg, "loc\t", 4)) {
+    /* "loc\t<name>\t<file>\t<line>": where a range name comes from */
+    const char *n = msg + 4, *f = strchr(n, '\t');
+    const char *l = f ? strchr(f + 1, '\t') : NULL;
+    if (l) {
+      RtName *nm = rt_name(rt_intern(n, (size_t)(f - n)));
+      if (!nm->file) {
+        nm->file = strndup(f + 1, (size_t)(l - f - 1));
+        nm->line = atoi(l + 1);
+      }
+    }
+  }
+  pthread_mutex_unlock(&ctl_lock);
+}
+
+/* ---- messages to name ids ---- */
+
+static uint32_t intern_wide(const wchar_t *w) {
+  char buf[1024];
+  mbstate_t st;
+  memset(&st, 0, sizeof st);
+  const wchar_t *p = w;
+  size_t n = wcsrtombs(buf, &p, sizeof buf - 1, &st);
+  if (n == (size_t)-1) return id_unknown;
+  return rt_intern(buf, n);
+}
+
+static inline uint32_t ascii_id(RtThread *t, const char *s) {
+  if (!s) return id_unknown;
+  unsigned k = ((uintptr_t)s >> 3) & 63;
+  if (t->cache_ptr[k] == s) {
+    uint32_t id = t->cache_id[k];
+    if (!strcmp(rt_name(id)->str, s)) return id;
+  }
+  uint32_t id = rt_intern(s, strlen(s));
+  t->cache_ptr[k] = s;
+  t->cache_id[k] = id;
+  return id;
+}
+
+#define ATTR_HAS_MESSAGE(a) \
+  ((a)->size >= offsetof(nvtxEventAttributes_t, message) + sizeof((a)->message))
+
+static inline uint32_t msg_id(RtThread *t, const nvtxEventAttributes_t *a, uint8_t *cat) {
+  *cat = 0;
+  if (!a || !ATTR_HAS_MESSAGE(a)) return id_unknown;
+  *cat = a->category > 255 ? 255 : (uint8_t)a->category;
+  switch (a->messageType) {
+  case NVTX_MESSAGE_TYPE_REGISTERED: {
+    uintptr_t h = (uintptr_t)a->message.registered;
+    return h ? (uint32_t)(h - 1) : id_unknown;
+  }
+  case NVTX_MESSAGE_TYPE_ASCII:
+    return ascii_id(t, a->message.ascii);
+  case NVTX_MESSAGE_TYPE_UNICODE:
+    return a->message.unicode ? intern_wide(a->message.unicode) : id_unknown;
+  default:
+    return id_unknown;
+  }
+}
+
+/* ---- push / pop ---- */
+
+static int grow_stack(RtThread *t) {
+  uint32_t cap = t->stack_cap * 2;
+  RtFrame *s = realloc(t->stack, cap * sizeof *s);
+  if (!s) return -1;
+  t->stack = s;
+  t->stack_cap = cap;
+  return 0;
+}
+
+static void push_special(RtThread *t, RtFrame *f, uint8_t flags) {
+  if (flags & NAME_STEP) {
+    pthread_mutex_lock(&ctl_lock);
+    step_begin_locked();
+    pthread_mutex_unlock(&ctl_lock);
+  }
+  if (flags & NAME_GATE) {
+    __atomic_add_fetch(&gate_open, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_lock(&ctl_lock);
+    recompute();
+    pthread_mutex_unlock(&ctl_lock);
+    f->gate = 1;
+  }
+  (void)t;
+}
+
+static inline int push(uint16_t dom, uint32_t name, uint8_t cat) {
+  RtThread *t = self();
+  if (__builtin_expect(!t, 0)) return -1;
+  if (__builtin_expect(t->sp == t->stack_cap, 0) && grow_stack(t)) return -1;
+  RtFrame *f = &t->stack[t->sp];
+  f->name = name;
+  f->domain = dom;
+  f->gate = cat; /* category kept here until a gate overrides it */
+  uint8_t flags = rt_name(name)->flags;
+  if (__builtin_expect(flags != 0, 0)) {
+    f->gate = 0;
+    push_special(t, f, flags);
+  }
+  f->recorded = recording && !(flags & NAME_THROTTLED);
+  t->sp++;
+  f->start = now_ticks();
+  return (int)t->sp - 1;
+}
+
+static void throttle_check(RtThread *t, uint32_t name, uint64_t dur) {
+  if (name >= t->nstats) {
+    uint32_t n = t->nstats ? t->nstats : 256;
+    while (n <= name) n *= 2;
+    RtStat *s = realloc(t->stats, n * sizeof *s);
+    if (!s) return;
+    memset(s + t->nstats, 0, (n - t->nstats) * sizeof *s);
+    t->stats = s;
+    t->nstats = n;
+  }
+  RtStat *s = &t->stats[name];
+  s->count++;
+  s->total += dur;
+  if (__builtin_expect(s->count >= (uint64_t)rt_opt.throttle_calls, 0)) {
+    RtName *nm = rt_name(name);
+    double avg_us = (double)(rt_ticks_to_ns(t->stats[name].total) - rt_ticks_to_ns(0)) / 1e3 / (double)s->count;
+    if (rt_opt.use_tsc) {
+      /* ticks → ns with the ratio so far */
+      uint64_t n1 = rt_mono_ns(), k1 = now_ticks();
+      double r = k1 > tsc0 ? (double)(n1 - ns0) / (double)(k1 - tsc0) : 1.0;
+      avg_us = (double)s->total * r / 1e3 / (double)s->count;
+    }
+    if (avg_us < rt_opt.throttle_us && !(nm->flags & NAME_THROTTLED)) {
+      nm->calls_at_throttle = s->count;
+      nm->avg_us_at_throttle = avg_us;
+      __atomic_or_fetch(&nm->flags, NAME_THROTTLED, __ATOMIC_RELEASE);
+    } else {
+      s->count = 0; /* slow enough: look again after another N calls */
+      s->total = 0;
+    }
+  }
+}
+
+static inline int pop(uint16_t dom) {
+  uint64_t end = now_ticks();
+  RtThread *t = tls_thread;
+  if (__builtin_expect(!t || t->sp == 0, 0)) return -1;
+  uint32_t i = t->sp - 1;
+  if (__builtin_expect(t->stack[i].domain != dom, 0)) {
+    /* stacks are per domain: find this domain's innermost frame */
+    while (i > 0 && t->stack[i].domain != dom) i--;
+    if (t->stack[i].domain != dom) return -1;
+  }
+  RtFrame f = t->stack[i];
+  if (i != t->sp - 1) memmove(&t->stack[i], &t->stack[i + 1], (t->sp - 1 - i) * sizeof(RtFrame));
+  t->sp--;
+  uint8_t flags = rt_name(f.name)->flags;
+  if (f.recorded) {
+    RtRec *r = rec_next(t);
+    if (r) {
+      r->start = f.start;
+      r->end = end;
+      r->name = f.name;
+      r->domain = f.domain;
+      r->kind = REC_RANGE;
+      r->cat = (flags & (NAME_GATE | NAME_STEP)) ? 0 : f.gate;
+      rec_commit(t);
+    }
+  }
+  if (rt_opt.throttle_calls && !(flags & NAME_THROTTLED)) throttle_check(t, f.name, end - f.start);
+  if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) {
+    if (f.gate) {
+      __atomic_sub_fetch(&gate_open, 1, __ATOMIC_ACQ_REL);
+      pthread_mutex_lock(&ctl_lock);
+      recompute();
+      pthread_mutex_unlock(&ctl_lock);
+    }
+    if (flags & NAME_STEP) {
+      pthread_mutex_lock(&ctl_lock);
+      step_end_locked();
+      pthread_mutex_unlock(&ctl_lock);
+    }
+  }
+  return (int)t->sp;
+}
+
+static void mark(uint16_t dom, const nvtxEventAttributes_t *a, const char *ascii) {
+  RtThread *t = self();
+  if (!t) return;
+  uint8_t cat = 0;
+  uint32_t id = a ? msg_id(t, a, &cat) : ascii_id(t, ascii);
+  if (dom == control_domain && dom != 0) {
+    control(rt_name(id)->str);
+    return;
+  }
+  if (!recording) return;
+  RtRec *r = rec_next(t);
+  if (!r) return;
+  r->start = r->end = now_ticks();
+  r->name = id;
+  r->domain = dom;
+  r->kind = REC_MARK;
+  r->cat = cat;
+  rec_commit(t);
+}
+
+/* ---- start / end ranges ---- */
+
+static volatile uint64_t span_next = 1;
+/* Spans that must keep capture state (gate) are rare: a small locked list. */
+typedef struct {
+  uint64_t id;
+  int gate;
+} GateSpan;
+static GateSpan gate_spans[64];
+static int gate_span_n;
+
+static nvtxRangeId_t span_start(uint16_t dom, const nvtxEventAttributes_t *a, const char *ascii) {
+  RtThread *t = self();
+  if (!t) return 0;
+  uint8_t cat = 0;
+  uint32_t id = a ? msg_id(t, a, &cat) : ascii_id(t, ascii);
+  uint64_t sid = __atomic_fetch_add(&span_next, 1, __ATOMIC_RELAXED);
+  uint8_t flags = rt_name(id)->flags;
+  if (__builtin_expect(flags & NAME_GATE, 0)) {
+    pthread_mutex_lock(&ctl_lock);
+    if (gate_span_n < 64) {
+      gate_spans[gate_span_n++] = (GateSpan){sid, 1};
+      gate_open++;
+      recompute();
+    }
+    pthread_mutex_unlock(&ctl_lock);
+  }
+  if (!recording || (flags & NAME_THROTTLED)) return sid << 1; /* low bit 0: not recorded */
+  RtRec *r = rec_next(t);
+  if (!r) return sid << 1;
+  r->start = now_ticks();
+  r->end = sid;
+  r->name = id;
+  r->domain = dom;
+  r->kind = REC_SPAN_START;
+  r->cat = cat;
+  rec_commit(t);
+  return (sid << 1) | 1;
+}
+
+static void span_end(nvtxRangeId_t rid) {
+  uint64_t now = now_ticks();
+  uint64_t sid = rid >> 1;
+  if (gate_span_n) {
+    pthread_mutex_lock(&ctl_lock);
+    for (int i = 0; i < gate_span_n; i++)
+      if (gate_spans[i].id == sid) {
+        gate_spans[i] = gate_spans[--gate_span_n];
+        gate_open--;
+        recompute();
+        break;
+      }
+    pthread_mutex_unlock(&ctl_lock);
+  }
+  if (!(rid & 1)) return;
+  RtThread *t = self();
+  if (!t) return;
+  RtRec *r = rec_next(t);
+  if (!r) return;
+  r->start = now;
+  r->end = sid;
+  r->name = 0;
+  r->domain = 0;
+  r->kind = REC_SPAN_END;
+  r->cat = 0;
+  rec_commit(t);
+}
+
+/* ---- thread and category names ---- */
+
+typedef struct {
+  uint32_t key;
+  char *name;
+} KeyName;
+static KeyName cat_names[256];
+static int cat_n;
+static KeyName os_names[1024];
+static int os_n;
+
+static void name_put(KeyName *tab, int *n, int max, uint32_t key, const char *name) {
+  pthread_mutex_lock(&name_lock);
+  int i;
+  for (i = 0; i < *n; i++)
+    if (tab[i].key == key) break;
+  if (i == *n) {
+    if (*n == max) goto out;
+    (*n)++;
+  } else {
+    free(tab[i].name);
+  }
+  tab[i].key = key;
+  tab[i].name = strdup(name ? name : "");
+out:
+  pthread_mutex_unlock(&name_lock);
+}
+
+const char *rt_category_name(uint32_t cat);
+const char *rt_category_name(uint32_t cat) {
+  for (int i = 0; i < cat_n; i++)
+    if (cat_names[i].key == cat) return cat_names[i].name;
+  return NULL;
+}
+const char *rt_os_thread_name(uint32_t tid);
+const char *rt_os_thread_name(uint32_t tid) {
+  for (int i = 0; i < os_n; i++)
+    if (os_names[i].key == tid) return os_names[i].name;
+  return NULL;
+}
+
+/* ---- NVTX handlers ---- */
+
+static int NVTX_API h_push_ex(const nvtxEventAttributes_t *a) {
+  RtThread *t = self();
+  if (!t) return -1;
+  uint8_t cat;
+  uint32_t id = msg_id(t, a, &cat);
+  return push(0, id, cat);
+}
+static int NVTX_API h_push_a(const char *m) {
+  RtThread *t = self();
+  if (!t) return -1;
+  return push(0, ascii_id(t, m), 0);
+}
+static int NVTX_API h_push_w(const wchar_t *m) { return push(0, m ? intern_wide(m) : id_unknown, 0); }
+static int NVTX_API h_pop(void) { return pop(0); }
+static int NVTX_API h_dpush(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
+  RtThread *t = self();
+  if (!t) return -1;
+  uint8_t cat;
+  uint32_t id = msg_id(t, a, &cat);
+  return push(dom_id(d), id, cat);
+}
+static int NVTX_API h_dpop(nvtxDomainHandle_t d) { return pop(dom_id(d)); }
+
+static void NVTX_API h_mark_ex(const nvtxEventAttributes_t *a) { mark(0, a, NULL); }
+static void NVTX_API h_mark_a(const char *m) { mark(0, NULL, m); }
+static void NVTX_API h_mark_w(const wchar_t *m) {
+  if (!m) return;
+  RtName *nm = rt_name(intern_wide(m));
+  mark(0, NULL, nm->str);
+}
+static void NVTX_API h_dmark(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) { mark(dom_id(d), a, NULL); }
+
+static nvtxRangeId_t NVTX_API h_start_ex(const nvtxEventAttributes_t *a) { return span_start(0, a, NULL); }
+static nvtxRangeId_t NVTX_API h_start_a(const char *m) { return span_start(0, NULL, m); }
+static nvtxRangeId_t NVTX_API h_start_w(const wchar_t *m) {
+  return span_start(0, NULL, m ? rt_name(intern_wide(m))->str : NULL);
+}
+static void NVTX_API h_end(nvtxRangeId_t id) { span_end(id); }
+static nvtxRangeId_t NVTX_API h_dstart(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
+  return span_start(dom_id(d), a, NULL);
+}
+static void NVTX_API h_dend(nvtxDomainHandle_t d, nvtxRangeId_t id) { span_end(id); }
+
+static void NVTX_API h_name_cat_a(uint32_t c, const char *n) { name_put(cat_names, &cat_n, 256, c, n); }
+static void NVTX_API h_name_cat_w(uint32_t c, const wchar_t *n) {
+  if (n) name_put(cat_names, &cat_n, 256, c, rt_name(intern_wide(n))->str);
+}
+static void NVTX_API h_dname_cat_a(nvtxDomainHandle_t d, uint32_t c, const char *n) { h_name_cat_a(c, n); }
+static void NVTX_API h_dname_cat_w(nvtxDomainHandle_t d, uint32_t c, const wchar_t *n) { h_name_cat_w(c, n); }
+static void NVTX_API h_name_thread_a(uint32_t tid, const char *n) { name_put(os_names, &os_n, 1024, tid, n); }
+static void NVTX_API h_name_thread_w(uint32_t tid, const wchar_t *n) {
+  if (n) name_put(os_names, &os_n, 1024, tid, rt_name(intern_wide(n))->str);
+}
+
+static nvtxStringHandle_t NVTX_API h_reg_a(nvtxDomainHandle_t d, const char *s) {
+  if (!s) return NULL;
+  return (nvtxStringHandle_t)(uintptr_t)(rt_intern(s, strlen(s)) + 1);
+}
+static nvtxStringHandle_t NVTX_API h_reg_w(nvtxDomainHandle_t d, const wchar_t *s) {
+  if (!s) return NULL;
+  return (nvtxStringHandle_t)(uintptr_t)(intern_wide(s) + 1);
+}
+static nvtxDomainHandle_t NVTX_API h_dcreate_a(const char *n) {
+  return (nvtxDomainHandle_t)(uintptr_t)domain_create(n ? n : "");
+}
+static nvtxDomainHandle_t NVTX_API h_dcreate_w(const wchar_t *n) {
+  return (nvtxDomainHandle_t)(uintptr_t)domain_create(n ? rt_name(intern_wide(n))->str : "");
+}
+static void NVTX_API h_ddestroy(nvtxDomainHandle_t d) {}
+static void NVTX_API h_initialize(const void *r) {}
+
+/* ---- global set-up, exit, fork ---- */
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int exit_written;
+
+void rt_atexit(void);
+void rt_atexit(void) {
+  pthread_mutex_lock(&ctl_lock);
+  if (exit_written) {
+    pthread_mutex_unlock(&ctl_lock);
+    return;
+  }
+  exit_written = 1;
+  if (rt_opt.active) {
+    long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
+    long want = rt_opt.repeat ? rt_opt.repeat : 1;
+    if (cycle_open) write_cycle_locked();
+    if (cycles_done < want && rt_opt.repeat != 0)
+      rt_say("the run had %ld step%s; the schedule wait=%ld warmup=%ld active=%ld repeat=%ld needs %ld; "
+             "%ld of %ld cycle%s recorded%s",
+             step_index + 1, step_index + 1 == 1 ? "" : "s", rt_opt.wait, rt_opt.warmup, rt_opt.active,
+             rt_opt.repeat, len * want, cycles_done, want, want == 1 ? "" : "s",
+             rt_opt.step_name[0] ? "" : " (steps come from ncrt_step() / ncrt.step() or --step NAME)");
+    else if (cycles_done == 0)
+      rt_say("the run had %ld step%s; the schedule needs %ld for one cycle: nothing recorded", step_index + 1,
+             step_index + 1 == 1 ? "" : "s", len);
+  } else {
+    __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
+    rt_write_trace(rt_opt.name);
+  }
+  pthread_mutex_unlock(&ctl_lock);
+}
+
+static void fork_prepare(void) {
+  pthread_mutex_lock(&ctl_lock);
+  pthread_mutex_lock(&thread_lock);
+  pthread_mutex_lock(&name_lock);
+}
+static void fork_parent(void) {
+  pthread_mutex_unlock(&name_lock);
+  pthread_mutex_unlock(&thread_lock);
+  pthread_mutex_unlock(&ctl_lock);
+}
+/* The child keeps only its own thread (with its open ranges) and no records:
+ * they belong to the parent's trace. It writes its own, named by pid. */
+static void fork_child(void) {
+  pthread_mutex_init(&name_lock, NULL);
+  pthread_mutex_init(&thread_lock, NULL);
+  pthread_mutex_init(&ctl_lock, NULL);
+  RtThread *me = tls_thread;
+  thread_list = NULL;
+  if (me) {
+    pthread_mutex_init(&me->lock, NULL);
+    RtChunk *c = me->head;
+    while (c) {
+      RtChunk *n = c->next;
+      free(c);
+      c = n;
+    }
+    me->head = me->cur = chunk_new();
+    me->tid = (uint32_t)syscall(SYS_gettid);
+    me->next = NULL;
+    thread_list = me;
+  }
+  size_t l = strlen(rt_opt.name);
+  snprintf(rt_opt.name + l, sizeof rt_opt.name - l, "-pid%d", (int)getpid());
+  exit_written = 0;
+}
+
+static void global_init(void) {
+  rt_options_load();
+  clock_init();
+  id_unknown = 0;
+  id_unknown = rt_intern("(unnamed)", 9);
+  recompute();
+  if (!rt_opt.step_name[0] && rt_opt.active) {
+    /* explicit steps: step 0 runs from the start */
+    pthread_mutex_lock(&ctl_lock);
+    step_begin_locked();
+    pthread_mutex_unlock(&ctl_lock);
+  } else if (rt_opt.active) {
+    sched_on = 0;
+    recompute();
+  }
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+  atexit(rt_atexit);
+}
+
+void rt_init_once(void);
+void rt_init_once(void) { pthread_once(&once, global_init); }
+
+static void set(NvtxFunctionTable tab, unsigned size, unsigned id, NvtxFunctionPointer fn) {
+  if (id < size && tab[id]) *tab[id] = fn;
+}
+
+#define F(x) ((NvtxFunctionPointer)(x))
+
+RT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
+RT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
+  rt_init_once();
+  if (!get) return 0;
+  const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
+  if (!cb || !cb->GetModuleFunctionTable) return 0;
+  NvtxFunctionTable t = NULL;
+  unsigned n = 0;
+  if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n) && t) {
+    set(t, n, NVTX_CBID_CORE_MarkEx, F(h_mark_ex));
+    set(t, n, NVTX_CBID_CORE_MarkA, F(h_mark_a));
+    set(t, n, NVTX_CBID_CORE_MarkW, F(h_mark_w));
+    set(t, n, NVTX_CBID_CORE_RangeStartEx, F(h_start_ex));
+    set(t, n, NVTX_CBID_CORE_RangeStartA, F(h_start_a));
+    set(t, n, NVTX_CBID_CORE_RangeStartW, F(h_start_w));
+    set(t, n, NVTX_CBID_CORE_RangeEnd, F(h_end));
+    set(t, n, NVTX_CBID_CORE_RangePushEx, F(h_push_ex));
+    set(t, n, NVTX_CBID_CORE_RangePushA, F(h_push_a));
+    set(t, n, NVTX_CBID_CORE_RangePushW, F(h_push_w));
+    set(t, n, NVTX_CBID_CORE_RangePop, F(h_pop));
+    set(t, n, NVTX_CBID_CORE_NameCategoryA, F(h_name_cat_a));
+    set(t, n, NVTX_CBID_CORE_NameCategoryW, F(h_name_cat_w));
+    set(t, n, NVTX_CBID_CORE_NameOsThreadA, F(h_name_thread_a));
+    set(t, n, NVTX_CBID_CORE_NameOsThreadW, F(h_name_thread_w));
+  }
+  t = NULL;
+  n = 0;
+  if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) && t) {
+    set(t, n, NVTX_CBID_CORE2_DomainMarkEx, F(h_dmark));
+    set(t, n, NVTX_CBID_CORE2_DomainRangeStartEx, F(h_dstart));
+    set(t, n, NVTX_CBID_CORE2_DomainRangeEnd, F(h_dend));
+    set(t, n, NVTX_CBID_CORE2_DomainRangePushEx, F(h_dpush));
+    set(t, n, NVTX_CBID_CORE2_DomainRangePop, F(h_dpop));
+    set(t, n, NVTX_CBID_CORE2_DomainNameCategoryA, F(h_dname_cat_a));
+    set(t, n, NVTX_CBID_CORE2_DomainNameCategoryW, F(h_dname_cat_w));
+    set(t, n, NVTX_CBID_CORE2_DomainRegisterStringA, F(h_reg_a));
+    set(t, n, NVTX_CBID_CORE2_DomainRegisterStringW, F(h_reg_w));
+    set(t, n, NVTX_CBID_CORE2_DomainCreateA, F(h_dcreate_a));
+    set(t, n, NVTX_CBID_CORE2_DomainCreateW, F(h_dcreate_w));
+    set(t, n, NVTX_CBID_CORE2_DomainDestroy, F(h_ddestroy));
+    set(t, n, NVTX_CBID_CORE2_Initialize, F(h_initialize));
+  }
+  (void)said_stop;
+  return 1;
+}
+
+/* Open frames of the calling thread, for the exit-time trace. */
+const RtFrame *rt_open_frames(uint32_t *n, uint32_t *tid);
+const RtFrame *rt_open_frames(uint32_t *n, uint32_t *tid) {
+  RtThread *t = tls_thread;
+  if (!t) {
+    *n = 0;
+    return NULL;
+  }
+  *n = t->sp;
+  *tid = t->tid;
+  return t->stack;
+}
+uint64_t rt_now_ticks(void);
+uint64_t rt_now_ticks(void) { return now_ticks(); }

@@ -1,0 +1,149 @@
+/* rt.h: internals shared by the files of libncrt, the collector.
+ *
+ * libncrt lives inside other people's programs. It is loaded by NVTX
+ * (NVTX_INJECTION64_PATH) and by the CUDA driver (CUDA_INJECTION64_PATH),
+ * records ranges into per-thread buffers and writes one Chrome trace per
+ * process (and per active cycle). Nothing here may exit, abort or print to
+ * stdout; failures print one "ncrt: ..." line on stderr and stop collecting.
+ *
+ * Ownership: every record, name and thread belongs to the collector and lives
+ * until the process ends (or until a cycle is written, for records). Name
+ * strings are interned once and never freed, so a name id is valid forever.
+ *
+ * Files: collector.c (NVTX handlers, threads, names, clock, control),
+ * options.c (environment), writer.c (gzip'ed Chrome JSON), cupti.c (CUDA). */
+#ifndef NCRT_RT_H
+#define NCRT_RT_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <pthread.h>
+
+#define RT_EXPORT __attribute__((visibility("default")))
+
+/* ---- options (options.c) ---- */
+typedef struct {
+  int cpu, gpu, mem;            /* activities */
+  char out_dir[1024];           /* where traces go (a run directory) */
+  char name[256];               /* <name>-rank<R>.trace.json.gz */
+  int rank, world_size;
+  /* schedule over steps; active == 0: no schedule, record everything */
+  long wait, warmup, active, repeat;
+  char step_name[256];          /* range name that marks a step, "" none */
+  char gate[256];               /* fnmatch pattern; record only inside it */
+  long throttle_calls;          /* 0: no throttle */
+  double throttle_us;
+  int level;                    /* zlib level */
+  int quiet;
+  int use_tsc;
+} RtOptions;
+
+extern RtOptions rt_opt;
+void rt_options_load(void);
+void rt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- clock ---- */
+/* Raw ticks on the hot path (TSC where invariant, else CLOCK_MONOTONIC ns);
+ * rt_ticks_to_ns converts to CLOCK_MONOTONIC nanoseconds, the clock CUPTI
+ * is given too. */
+uint64_t rt_mono_ns(void);
+void rt_clock_calibrate(void);
+uint64_t rt_ticks_to_ns(uint64_t ticks);
+
+/* ---- names ---- */
+enum { NAME_GATE = 1, NAME_STEP = 2, NAME_THROTTLED = 4, NAME_CONTROL = 8 };
+typedef struct {
+  const char *str;
+  uint32_t len;
+  volatile uint8_t flags;
+  const char *file;             /* source location, when known */
+  int line;
+  /* throttle report */
+  uint64_t calls_at_throttle;
+  double avg_us_at_throttle;
+} RtName;
+RtName *rt_name(uint32_t id);
+uint32_t rt_name_count(void);
+
+/* ---- records ---- */
+enum { REC_RANGE = 0, REC_MARK = 1, REC_SPAN_START = 2, REC_SPAN_END = 3 };
+typedef struct {
+  uint64_t start, end;          /* ticks; end unused for marks */
+  uint32_t name;
+  uint16_t domain;
+  uint8_t kind;
+  uint8_t depth;
+} RtRec;
+
+typedef struct RtChunk {
+  struct RtChunk *next;
+  uint32_t cap;
+  volatile uint32_t n;          /* published by the owner (release) */
+  RtRec rec[];
+} RtChunk;
+
+typedef struct {
+  uint64_t start;
+  uint32_t name;
+  uint16_t domain;
+  uint8_t recorded;
+  uint8_t gate;
+} RtFrame;
+
+typedef struct {
+  uint64_t count, total;        /* ticks */
+} RtStat;
+
+typedef struct RtThread {
+  struct RtThread *next;
+  uint32_t tid;                 /* OS thread id */
+  char tname[64];
+  pthread_mutex_t lock;         /* guards chunk list changes */
+  RtChunk *head, *cur;
+  RtFrame *stack;
+  uint32_t sp, stack_cap;
+  RtStat *stats;
+  uint32_t nstats;
+  uint64_t dropped;
+  /* tiny cache of ASCII message pointers -> name id */
+  const char *cache_ptr[64];
+  uint32_t cache_id[64];
+} RtThread;
+
+RtThread *rt_threads(void);     /* list head, newest first */
+
+/* Spans started in one thread and possibly ended in another: joined by id
+ * at write time. */
+
+/* ---- domains ---- */
+const char *rt_domain_name(uint16_t id);
+
+/* ---- writer (writer.c) ---- */
+/* Write every record collected so far (and GPU activity) to
+ * <dir>/<name>-rank<R>.trace.json.gz atomically; consumes the records.
+ * Returns 0 or -1. */
+int rt_write_trace(const char *name);
+
+/* ---- GPU (cupti.c) ---- */
+typedef struct {
+  uint8_t kind;                 /* GPU_KERNEL, ... */
+  uint8_t copy_kind, src_kind, dst_kind;
+  uint32_t device, context, stream, correlation;
+  uint64_t start, end;          /* CLOCK_MONOTONIC ns */
+  uint64_t bytes;
+  uint32_t name;                /* interned name id */
+  uint32_t tid, pid;            /* for API records */
+  int32_t grid[3], block[3];
+  uint32_t regs, shmem, cbid;
+} RtGpuRec;
+enum { GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET, GPU_RUNTIME, GPU_DRIVER, GPU_MEMORY };
+
+void rt_cupti_flush(void);
+/* Hand the writer all GPU records so far (caller frees with free()). */
+RtGpuRec *rt_cupti_take(size_t *n);
+const char *rt_cupti_status(void);
+uint32_t rt_cupti_version(void);
+
+uint32_t rt_intern(const char *s, size_t len);
+
+#endif
