@@ -29,7 +29,6 @@
 #include <wchar.h>
 
 #include <nvtx3/nvToolsExt.h>
-#include <nvtx3/nvtxDetail/nvtxTypes.h>
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -68,13 +67,13 @@ static inline uint64_t now_ticks(void) {
 }
 
 static void clock_init(void) {
+  ns0 = rt_mono_ns();
 #if defined(__x86_64__)
-  if (rt_opt.use_tsc) {
-    tsc0 = __rdtsc();
-    ns0 = rt_mono_ns();
-  }
+  if (rt_opt.use_tsc) tsc0 = __rdtsc();
 #endif
 }
+
+uint64_t rt_clock_origin_ns(void) { return ns0; }
 
 /* Pin the TSC→ns ratio on two (tsc, ns) pairs at least 20 ms apart: the
  * run start and now. Short runs wait the difference once, at write time. */
@@ -232,6 +231,7 @@ static RtChunk *chunk_new(void) {
   c->next = NULL;
   c->cap = CHUNK_RECS;
   c->n = 0;
+  c->read = 0;
   return c;
 }
 
@@ -447,12 +447,10 @@ static inline int push(uint16_t dom, uint32_t name, uint8_t cat) {
   RtFrame *f = &t->stack[t->sp];
   f->name = name;
   f->domain = dom;
-  f->gate = cat; /* category kept here until a gate overrides it */
+  f->gate = 0;
+  f->cat = cat;
   uint8_t flags = rt_name(name)->flags;
-  if (__builtin_expect(flags != 0, 0)) {
-    f->gate = 0;
-    push_special(t, f, flags);
-  }
+  if (__builtin_expect(flags != 0, 0)) push_special(t, f, flags);
   f->recorded = recording && !(flags & NAME_THROTTLED);
   t->sp++;
   f->start = now_ticks();
@@ -512,9 +510,10 @@ static inline int pop(uint16_t dom) {
       r->start = f.start;
       r->end = end;
       r->name = f.name;
-      r->domain = f.domain;
+      r->domain = f.domain > 255 ? 255 : (uint8_t)f.domain;
       r->kind = REC_RANGE;
-      r->cat = (flags & (NAME_GATE | NAME_STEP)) ? 0 : f.gate;
+      r->cat = f.cat;
+      r->depth = i > 255 ? 255 : (uint8_t)i;
       rec_commit(t);
     }
   }
@@ -549,9 +548,10 @@ static void mark(uint16_t dom, const nvtxEventAttributes_t *a, const char *ascii
   if (!r) return;
   r->start = r->end = now_ticks();
   r->name = id;
-  r->domain = dom;
+  r->domain = dom > 255 ? 255 : (uint8_t)dom;
   r->kind = REC_MARK;
   r->cat = cat;
+  r->depth = t->sp > 255 ? 255 : (uint8_t)t->sp;
   rec_commit(t);
 }
 
@@ -588,9 +588,10 @@ static nvtxRangeId_t span_start(uint16_t dom, const nvtxEventAttributes_t *a, co
   r->start = now_ticks();
   r->end = sid;
   r->name = id;
-  r->domain = dom;
+  r->domain = dom > 255 ? 255 : (uint8_t)dom;
   r->kind = REC_SPAN_START;
   r->cat = cat;
+  r->depth = 0;
   rec_commit(t);
   return (sid << 1) | 1;
 }
@@ -620,6 +621,7 @@ static void span_end(nvtxRangeId_t rid) {
   r->domain = 0;
   r->kind = REC_SPAN_END;
   r->cat = 0;
+  r->depth = 0;
   rec_commit(t);
 }
 
@@ -651,13 +653,11 @@ out:
   pthread_mutex_unlock(&name_lock);
 }
 
-const char *rt_category_name(uint32_t cat);
 const char *rt_category_name(uint32_t cat) {
   for (int i = 0; i < cat_n; i++)
     if (cat_names[i].key == cat) return cat_names[i].name;
   return NULL;
 }
-const char *rt_os_thread_name(uint32_t tid);
 const char *rt_os_thread_name(uint32_t tid) {
   for (int i = 0; i < os_n; i++)
     if (os_names[i].key == tid) return os_names[i].name;
@@ -742,7 +742,6 @@ static void NVTX_API h_initialize(const void *r) {}
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int exit_written;
 
-void rt_atexit(void);
 void rt_atexit(void) {
   pthread_mutex_lock(&ctl_lock);
   if (exit_written) {
@@ -825,7 +824,6 @@ static void global_init(void) {
   atexit(rt_atexit);
 }
 
-void rt_init_once(void);
 void rt_init_once(void) { pthread_once(&once, global_init); }
 
 static void set(NvtxFunctionTable tab, unsigned size, unsigned id, NvtxFunctionPointer fn) {
@@ -881,7 +879,6 @@ RT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
 }
 
 /* Open frames of the calling thread, for the exit-time trace. */
-const RtFrame *rt_open_frames(uint32_t *n, uint32_t *tid);
 const RtFrame *rt_open_frames(uint32_t *n, uint32_t *tid) {
   RtThread *t = tls_thread;
   if (!t) {
@@ -892,5 +889,4 @@ const RtFrame *rt_open_frames(uint32_t *n, uint32_t *tid) {
   *tid = t->tid;
   return t->stack;
 }
-uint64_t rt_now_ticks(void);
 uint64_t rt_now_ticks(void) { return now_ticks(); }

@@ -70,15 +70,17 @@ enum { REC_RANGE = 0, REC_MARK = 1, REC_SPAN_START = 2, REC_SPAN_END = 3 };
 typedef struct {
   uint64_t start, end;          /* ticks; end unused for marks */
   uint32_t name;
-  uint16_t domain;
+  uint8_t domain;               /* domain id (ids above 255 share 255) */
   uint8_t kind;
-  uint8_t depth;
+  uint8_t cat;                  /* NVTX category, 255 = larger */
+  uint8_t depth;                /* nesting depth on its thread */
 } RtRec;
 
 typedef struct RtChunk {
   struct RtChunk *next;
   uint32_t cap;
   volatile uint32_t n;          /* published by the owner (release) */
+  uint32_t read;                /* consumed by the writer */
   RtRec rec[];
 } RtChunk;
 
@@ -87,7 +89,8 @@ typedef struct {
   uint32_t name;
   uint16_t domain;
   uint8_t recorded;
-  uint8_t gate;
+  uint8_t gate;                 /* this frame opened the capture gate */
+  uint8_t cat;
 } RtFrame;
 
 typedef struct {
@@ -145,5 +148,14 @@ const char *rt_cupti_status(void);
 uint32_t rt_cupti_version(void);
 
 uint32_t rt_intern(const char *s, size_t len);
+
+/* ---- collector.c, for the writer and cupti.c ---- */
+void rt_init_once(void);
+const char *rt_category_name(uint32_t cat);
+const char *rt_os_thread_name(uint32_t tid);
+const RtFrame *rt_open_frames(uint32_t *n, uint32_t *tid);
+uint64_t rt_now_ticks(void);
+uint64_t rt_clock_origin_ns(void);   /* CLOCK_MONOTONIC ns when we started */
+void rt_atexit(void);
 
 #endif

@@ -1,0 +1,443 @@
+/* ncrun: run a command with the ncrt collector attached.
+ *
+ *   ncrun [options] -- cmd args...
+ *
+ * Creates one run directory (<output>/<name>-<date>-<time>), writes its
+ * provenance there (env.json: host, GPU, driver/CUDA/CUPTI versions, the
+ * relevant environment, the command line, the options; a copy of the rules
+ * file when given), points NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH
+ * at libncrt, puts the ncrt Python module (and a rewritten shadow tree) on
+ * PYTHONPATH, runs the command and exits with its status. Every process of
+ * the command (torchrun / mpirun ranks, forks) writes
+ * <name>-rank<R>.trace.json.gz into the same run directory; ncrun lists them
+ * at the end. Its own messages go to stderr, prefixed "ncrun:". */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: ncrun [options] -- cmd args...\n"
+    "  -o, --output DIR        root for run directories (default $NCRT_OUTPUT_ROOT, else ./ncrt-runs)\n"
+    "      --run-dir DIR       use exactly this run directory\n"
+    "  -n, --name NAME         trace name (default: the script or program name)\n"
+    "  -a, --activities LIST   cpu,gpu,mem (default cpu,gpu)\n"
+    "      --schedule SPEC     wait=W,warmup=U,active=A,repeat=R (or W,U,A,R) over steps\n"
+    "      --step NAME         a range named NAME starts a step (default: ncrt_step()/ncrt.step())\n"
+    "      --capture-range PAT record only while a range matching PAT (fnmatch) is open\n"
+    "      --throttle N:US     stop recording a name after N calls averaging under US us\n"
+    "                          (default 100000:10; 'off' disables)\n"
+    "      --rules FILE        rules used to instrument the program (copied into the run)\n"
+    "      --shadow DIR        rewritten Python tree, put first on PYTHONPATH\n"
+    "      --torch             ncrt.range also opens torch.profiler.record_function\n"
+    "      --gzip-level N      zlib level for traces (default 1)\n"
+    "  -q, --quiet             no ncrun messages\n";
+
+static int quiet;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) {
+  if (quiet) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("ncrun: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+static int exists(const char *p) { return access(p, F_OK) == 0; }
+
+static char *read_small(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  char *buf = malloc(65536);
+  size_t n = buf ? fread(buf, 1, 65535, f) : 0;
+  fclose(f);
+  if (!buf) return NULL;
+  buf[n] = 0;
+  return buf;
+}
+
+/* Directory holding this executable: libncrt.so and python/ live beside it
+ * (build tree) or in ../lib/ncrt (installed). */
+static void find_runtime(char *lib, char *pydir, size_t n) {
+  char exe[PATH_MAX];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  exe[k > 0 ? k : 0] = 0;
+  char *dir = dirname(exe);
+  snprintf(lib, n, "%s/libncrt.so", dir);
+  snprintf(pydir, n, "%s/python", dir);
+  if (!exists(lib)) {
+    snprintf(lib, n, "%s/../lib/ncrt/libncrt.so", dir);
+    snprintf(pydir, n, "%s/../lib/ncrt/python", dir);
+  }
+  char real[PATH_MAX];
+  if (realpath(lib, real)) snprintf(lib, n, "%s", real);
+  if (realpath(pydir, real)) snprintf(pydir, n, "%s", real);
+}
+
+static const char *find_cupti(void) {
+  static const char *const c[] = {"/usr/local/cuda/lib64/libcupti.so.13",
+                                  "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+                                  "/usr/local/cuda/lib/libcupti.so.13",
+                                  "/usr/local/cuda-13.0/lib/libcupti.so.13",
+                                  "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
+                                  "/usr/lib/x86_64-linux-gnu/libcupti.so.13",
+                                  NULL};
+  for (int i = 0; c[i]; i++)
+    if (exists(c[i])) return c[i];
+  return NULL;
+}
+
+static void prepend(const char *var, const char *dir) {
+  const char *old = getenv(var);
+  if (!old || !*old) {
+    setenv(var, dir, 1);
+    return;
+  }
+  size_t n = strlen(dir) + strlen(old) + 2;
+  char *v = malloc(n);
+  if (!v) return;
+  snprintf(v, n, "%s:%s", dir, old);
+  setenv(var, v, 1);
+  free(v);
+}
+
+static int mkdirs(const char *path) {
+  char tmp[PATH_MAX];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  for (char *p = tmp + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
+      *p = '/';
+    }
+  return mkdir(tmp, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+/* The script or program name: `python -m pkg` -> pkg, `python x/train.py` ->
+ * train, `torchrun ... train.py` -> train, `./a.out` -> a.out. */
+static void default_name(char **argv, char *out, size_t n) {
+  const char *pick = argv[0];
+  for (int i = 0; argv[i]; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-m") && argv[i + 1]) {
+      pick = argv[i + 1];
+      break;
+    }
+    size_t l = strlen(a);
+    if (l > 3 && !strcmp(a + l - 3, ".py")) {
+      pick = a;
+      break;
+    }
+  }
+  const char *b = strrchr(pick, '/');
+  snprintf(out, n, "%s", b ? b + 1 : pick);
+  size_t l = strlen(out);
+  if (l > 3 && !strcmp(out + l - 3, ".py")) out[l - 3] = 0;
+}
+
+static void add_file_string(cJSON *o, const char *key, const char *path) {
+  char *s = read_small(path);
+  if (!s) return;
+  s[strcspn(s, "\n")] = 0;
+  cJSON_AddStringToObject(o, key, s);
+  free(s);
+}
+
+static void write_env_json(const char *dir, char **argv, cJSON *opts, const char *lib, const char *cupti) {
+  cJSON *root = cJSON_CreateObject();
+  struct utsname u;
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  cJSON_AddStringToObject(root, "host", host);
+  if (uname(&u) == 0) {
+    char k[600];
+    snprintf(k, sizeof k, "%s %s %s", u.sysname, u.release, u.machine);
+    cJSON_AddStringToObject(root, "kernel", k);
+  }
+  time_t now = time(NULL);
+  char ts[64];
+  strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
+  cJSON_AddStringToObject(root, "started", ts);
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof cwd)) cJSON_AddStringToObject(root, "cwd", cwd);
+  cJSON *cmd = cJSON_AddArrayToObject(root, "command");
+  for (int i = 0; argv[i]; i++) cJSON_AddItemToArray(cmd, cJSON_CreateString(argv[i]));
+  cJSON_AddItemToObject(root, "options", opts);
+  cJSON_AddStringToObject(root, "libncrt", lib);
+
+  cJSON *gpu = cJSON_AddObjectToObject(root, "gpu");
+  add_file_string(gpu, "driver", "/proc/driver/nvidia/version");
+  cJSON *devs = cJSON_AddArrayToObject(gpu, "devices");
+  DIR *d = opendir("/proc/driver/nvidia/gpus");
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)))
+      if (e->d_name[0] != '.') {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "/proc/driver/nvidia/gpus/%s/information", e->d_name);
+        char *info = read_small(p);
+        if (info) {
+          cJSON_AddItemToArray(devs, cJSON_CreateString(info));
+          free(info);
+        }
+      }
+    closedir(d);
+  }
+  char *cv = read_small("/usr/local/cuda/version.json");
+  if (cv) {
+    cJSON *j = cJSON_Parse(cv);
+    cJSON *c = j ? cJSON_GetObjectItem(j, "cuda") : NULL;
+    cJSON *v = c ? cJSON_GetObjectItem(c, "version") : NULL;
+    if (cJSON_IsString(v)) cJSON_AddStringToObject(gpu, "cuda_toolkit", v->valuestring);
+    cJSON *cu = j ? cJSON_GetObjectItem(j, "cuda_cupti") : NULL;
+    v = cu ? cJSON_GetObjectItem(cu, "version") : NULL;
+    if (cJSON_IsString(v)) cJSON_AddStringToObject(gpu, "cupti", v->valuestring);
+    cJSON_Delete(j);
+    free(cv);
+  }
+  cJSON_AddStringToObject(gpu, "cupti_library", cupti ? cupti : "not found");
+  cJSON_AddStringToObject(gpu, "note", "the CUPTI API version in use is in each trace (ncrt.cupti_version)");
+
+  static const char *const prefixes[] = {"NCRT_", "NVTX_", "CUDA_", "NCCL_", "RANK", "LOCAL_RANK", "WORLD_SIZE",
+                                         "LOCAL_WORLD_SIZE", "MASTER_", "SLURM_", "OMPI_", "PMI_", "TORCH",
+                                         "PYTHONPATH", "LD_LIBRARY_PATH", "PATH", "OMP_NUM_THREADS", NULL};
+  cJSON *env = cJSON_AddObjectToObject(root, "env");
+  extern char **environ;
+  for (char **e = environ; *e; e++)
+    for (int i = 0; prefixes[i]; i++)
+      if (!strncmp(*e, prefixes[i], strlen(prefixes[i]))) {
+        char *eq = strchr(*e, '=');
+        if (!eq) break;
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
+        cJSON_AddStringToObject(env, key, eq + 1);
+        break;
+      }
+  char *text = cJSON_Print(root);
+  char path[PATH_MAX + 16];
+  snprintf(path, sizeof path, "%s/env.json", dir);
+  FILE *f = fopen(path, "w");
+  if (f && text) {
+    fputs(text, f);
+    fputc('\n', f);
+  }
+  if (f) fclose(f);
+  free(text);
+  cJSON_Delete(root);
+}
+
+static void copy_file(const char *from, const char *dir) {
+  char *b = strdup(from), path[2 * PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", dir, basename(b));
+  free(b);
+  FILE *in = fopen(from, "rb"), *out = in ? fopen(path, "wb") : NULL;
+  if (!in || !out) {
+    say("cannot copy %s into the run directory", from);
+  } else {
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, out);
+  }
+  if (in) fclose(in);
+  if (out) fclose(out);
+}
+
+static pid_t child;
+static void forward(int sig) {
+  if (child > 0) kill(child, sig);
+}
+
+static int list_traces(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  if (!d) return 0;
+  struct dirent *e;
+  char **names = NULL;
+  while ((e = readdir(d))) {
+    size_t l = strlen(e->d_name);
+    if (l > 14 && !strcmp(e->d_name + l - 14, ".trace.json.gz")) {
+      char **nn = realloc(names, (size_t)(n + 1) * sizeof *nn);
+      if (!nn) break;
+      names = nn;
+      names[n++] = strdup(e->d_name);
+    }
+  }
+  closedir(d);
+  qsort(names, (size_t)n, sizeof *names, (int (*)(const void *, const void *))strcmp);
+  for (int i = 0; i < n; i++) {
+    if (n <= 8 || i < 4 || i >= n - 2) say("trace: %s/%s", dir, names[i]);
+    else if (i == 4) say("... %d more", n - 6);
+    free(names[i]);
+  }
+  free(names);
+  return n;
+}
+
+int main(int argc, char **argv) {
+  const char *output = getenv("NCRT_OUTPUT_ROOT"), *run_dir = NULL, *name = NULL, *rules = NULL, *shadow = NULL;
+  cJSON *opts = cJSON_CreateObject();
+  int i;
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define OPT(s, l) (!strcmp(a, s) || !strcmp(a, l))
+#define NEEDV()                                     \
+  do {                                              \
+    if (!v) {                                       \
+      fprintf(stderr, "ncrun: %s needs a value\n%s", a, usage); \
+      return 2;                                     \
+    }                                               \
+    cJSON_AddStringToObject(opts, a + (a[1] == '-' ? 2 : 1), v); \
+    i++;                                            \
+  } while (0)
+    if (!strcmp(a, "--")) {
+      i++;
+      break;
+    } else if (OPT("-h", "--help")) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (OPT("-o", "--output")) {
+      NEEDV();
+      output = v;
+    } else if (OPT("--", "--run-dir")) {
+      NEEDV();
+      run_dir = v;
+    } else if (OPT("-n", "--name")) {
+      NEEDV();
+      name = v;
+    } else if (OPT("-a", "--activities")) {
+      NEEDV();
+      setenv("NCRT_ACTIVITIES", v, 1);
+    } else if (OPT("--", "--schedule")) {
+      NEEDV();
+      if (!strchr(v, '=')) {
+        long w = 0, u = 0, ac = 0, r = 1;
+        int k = sscanf(v, "%ld,%ld,%ld,%ld", &w, &u, &ac, &r);
+        if (k < 3) {
+          fprintf(stderr, "ncrun: --schedule wants wait=W,warmup=U,active=A[,repeat=R] or W,U,A[,R]\n");
+          return 2;
+        }
+        char buf[128];
+        snprintf(buf, sizeof buf, "wait=%ld,warmup=%ld,active=%ld,repeat=%ld", w, u, ac, r);
+        setenv("NCRT_SCHEDULE", buf, 1);
+      } else {
+        setenv("NCRT_SCHEDULE", v, 1);
+      }
+    } else if (OPT("--", "--step")) {
+      NEEDV();
+      setenv("NCRT_STEP", v, 1);
+    } else if (OPT("--", "--capture-range")) {
+      NEEDV();
+      setenv("NCRT_CAPTURE_RANGE", v, 1);
+    } else if (OPT("--", "--throttle")) {
+      NEEDV();
+      setenv("NCRT_THROTTLE", v, 1);
+    } else if (OPT("--", "--gzip-level")) {
+      NEEDV();
+      setenv("NCRT_GZIP_LEVEL", v, 1);
+    } else if (OPT("--", "--rules")) {
+      NEEDV();
+      rules = v;
+    } else if (OPT("--", "--shadow")) {
+      NEEDV();
+      shadow = v;
+    } else if (OPT("--", "--torch")) {
+      cJSON_AddTrueToObject(opts, "torch");
+      setenv("NCRT_TORCH", "1", 1);
+    } else if (OPT("-q", "--quiet")) {
+      quiet = 1;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "ncrun: unknown option %s\n%s", a, usage);
+      return 2;
+    } else {
+      break; /* the command starts here (no "--") */
+    }
+  }
+  if (i >= argc) {
+    fputs(usage, stderr);
+    return 2;
+  }
+  char **cmd = argv + i;
+
+  char lib[PATH_MAX], pydir[PATH_MAX];
+  find_runtime(lib, pydir, sizeof lib);
+  if (!exists(lib)) say("libncrt.so not found beside ncrun (%s): running without the collector", lib);
+
+  char nm[256];
+  if (name) snprintf(nm, sizeof nm, "%s", name);
+  else default_name(cmd, nm, sizeof nm);
+
+  char dir[PATH_MAX];
+  if (run_dir) {
+    snprintf(dir, sizeof dir, "%s", run_dir);
+  } else {
+    if (!output || !*output) output = "ncrt-runs";
+    time_t now = time(NULL);
+    char ts[32];
+    strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", localtime(&now));
+    snprintf(dir, sizeof dir, "%s/%s-%s", output, nm, ts);
+    for (int k = 2; exists(dir) && k < 1000; k++) snprintf(dir, sizeof dir, "%s/%s-%s-%d", output, nm, ts, k);
+  }
+  if (mkdirs(dir)) {
+    fprintf(stderr, "ncrun: cannot create %s: %s\n", dir, strerror(errno));
+    return 2;
+  }
+  char real[PATH_MAX];
+  if (realpath(dir, real)) snprintf(dir, sizeof dir, "%s", real);
+
+  const char *cupti = find_cupti();
+  setenv("NCRT_OUTPUT_DIR", dir, 1);
+  setenv("NCRT_TRACE_NAME", nm, 1);
+  if (exists(lib)) {
+    setenv("NVTX_INJECTION64_PATH", lib, 1);
+    setenv("CUDA_INJECTION64_PATH", lib, 1);
+  }
+  if (cupti && !getenv("NCRT_CUPTI_LIB")) setenv("NCRT_CUPTI_LIB", cupti, 1);
+  prepend("PYTHONPATH", pydir);
+  if (shadow) {
+    char s[PATH_MAX];
+    prepend("PYTHONPATH", realpath(shadow, s) ? s : shadow);
+  }
+  write_env_json(dir, cmd, opts, lib, cupti);
+  if (rules) copy_file(rules, dir);
+
+  fflush(NULL);
+  child = fork();
+  if (child < 0) {
+    fprintf(stderr, "ncrun: fork: %s\n", strerror(errno));
+    return 2;
+  }
+  if (child == 0) {
+    execvp(cmd[0], cmd);
+    fprintf(stderr, "ncrun: cannot run %s: %s\n", cmd[0], strerror(errno));
+    _exit(127);
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = forward;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  int st = 0;
+  while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (!list_traces(dir)) say("no trace was written in %s", dir);
+  else say("run directory: %s", dir);
+  if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+  return WEXITSTATUS(st);
+}
