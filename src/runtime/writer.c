@@ -644,7 +644,8 @@ static void write_body(Gz *g, const char *trace_name) {
   for (uint32_t i = 0; i < nn; i++) {
     RtName *nm = rt_name(i);
     if (!(nm->flags & NAME_THROTTLED)) continue;
-    PUTS(g, first ? "\n  {\"name\": " : ",\n  {\"name\": ");
+    if (first) PUTS(g, "\n  {\"name\": ");
+    else PUTS(g, ",\n  {\"name\": ");
     first = 0;
     put_name(g, i);
     snprintf(buf, sizeof buf, ", \"calls\": %llu, \"avg_us\": %.3f}", (unsigned long long)nm->calls_at_throttle,

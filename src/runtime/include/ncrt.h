@@ -137,4 +137,35 @@ static inline void ncrt__pop(ncrt__scope *s) { nvtxDomainRangePop(s->dom); }
 
 #endif /* NCRT_DISABLE */
 
+/* ---- Runtime control: libncrt's C API (issue 4) ----------------------------
+ * ncrt_step()   a step boundary for the capture schedule (ncrun --schedule)
+ * ncrt_start()  resume recording;  ncrt_stop()  pause recording
+ * They are NVTX marks in the "ncrt.control" domain, which libncrt reads as
+ * commands; under another tool (nsys) they are plain marks, with no tool a
+ * pointer test. Header-only like the macros above: nothing to link. */
+#if defined(NCRT_DISABLE)
+static inline void ncrt_step(void) {}
+static inline void ncrt_start(void) {}
+static inline void ncrt_stop(void) {}
+#else
+static inline void ncrt__control(const char *what) {
+  static nvtxDomainHandle_t dom;
+  nvtxDomainHandle_t d = __atomic_load_n(&dom, __ATOMIC_ACQUIRE);
+  if (!d) {
+    d = nvtxDomainCreateA("ncrt.control");
+    __atomic_store_n(&dom, d, __ATOMIC_RELEASE);
+  }
+  nvtxEventAttributes_t a;
+  memset(&a, 0, sizeof a);
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = what;
+  nvtxDomainMarkEx(d, &a);
+}
+static inline void ncrt_step(void) { ncrt__control("step"); }
+static inline void ncrt_start(void) { ncrt__control("start"); }
+static inline void ncrt_stop(void) { ncrt__control("stop"); }
+#endif /* NCRT_DISABLE */
+
 #endif /* NCRT_H */

@@ -1,0 +1,479 @@
+#!/usr/bin/env python3
+"""Runtime tests: programs run under ncrun, their traces checked against
+what the programs did (names, counts, nesting, threads, layout).
+
+    test_runtime.py CASE NCRUN_DIR
+
+NCRUN_DIR holds ncrun, libncrt.so and python/ (the ncrt module). One CASE
+per ctest test; exit 0 passed, 1 failed, 77 skipped (the reason printed).
+"""
+import collections
+import glob
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGS = os.path.join(HERE, "progs")
+ROOT = os.path.dirname(os.path.dirname(HERE))
+NVTX_INC = next((d for d in ("/usr/local/cuda/include", "/usr/local/cuda/targets/x86_64-linux/include")
+                 if os.path.exists(os.path.join(d, "nvtx3"))), "/usr/local/cuda/include")
+INC = ["-I", os.path.join(ROOT, "src/runtime/include"), "-I", NVTX_INC]
+PY = "/usr/bin/python3"
+
+SKIP = 77
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+class Ctx:
+    def __init__(self, ncrun_dir, tmp):
+        self.ncrun = os.path.join(ncrun_dir, "ncrun")
+        self.lib = os.path.join(ncrun_dir, "libncrt.so")
+        self.tmp = tmp
+        self.runs = 0
+
+    def cc(self, src, *extra, cxx=False, out=None):
+        exe = os.path.join(self.tmp, out or os.path.basename(src).replace(".", "_"))
+        cmd = (["g++", "-std=gnu++17"] if cxx else ["gcc", "-std=gnu11"]) + ["-O1"] + INC
+        subprocess.run(cmd + [os.path.join(PROGS, src)] + list(extra) + ["-o", exe, "-lpthread"], check=True)
+        return exe
+
+    def run(self, cmd, opts=(), env=None, expect_rc=0):
+        """Run cmd under ncrun in a fresh run directory; return (proc, dir)."""
+        self.runs += 1
+        d = os.path.join(self.tmp, "run%d" % self.runs)
+        e = dict(os.environ)
+        for k in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "WORLD_SIZE", "NCRT_OUTPUT_DIR"):
+            e.pop(k, None)
+        e.update(env or {})
+        p = subprocess.run([self.ncrun, "--run-dir", d] + list(opts) + ["--"] + cmd, capture_output=True,
+                           text=True, env=e, cwd=self.tmp)
+        if expect_rc is not None and p.returncode != expect_rc:
+            raise Fail("%s exited %d\nstdout: %s\nstderr: %s" % (cmd, p.returncode, p.stdout, p.stderr))
+        return p, d
+
+
+def load(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    # one gzip member: Perfetto reads only the first
+    check(data[:2] == b"\x1f\x8b", "%s is not gzip" % path)
+    d = json.loads(gzip.decompress(data))
+    import zlib
+    z = zlib.decompressobj(16 + 15)
+    z.decompress(data)
+    check(z.unused_data == b"", "%s has more than one gzip member" % path)
+    check_layout(d, path)
+    return d
+
+
+def check_layout(d, what):
+    for k in ("schemaVersion", "baseTimeNanoseconds", "distributedInfo", "traceEvents", "displayTimeUnit",
+              "deviceProperties"):
+        check(k in d, "%s: no %s" % (what, k))
+    check(set(d["distributedInfo"]) >= {"rank", "world_size"}, "%s: distributedInfo %s" % (what, d["distributedInfo"]))
+    check(isinstance(d["baseTimeNanoseconds"], int) and d["baseTimeNanoseconds"] > 1e18, "baseTimeNanoseconds")
+    cats = {"user_annotation", "gpu_user_annotation", "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime",
+            "cuda_driver", "gpu_memory"}
+    meta = set()
+    for e in d["traceEvents"]:
+        check("ph" in e and "pid" in e and "ts" in e, "%s: malformed %s" % (what, e))
+        if e["ph"] == "X":
+            check(e["cat"] in cats and e["dur"] >= 0 and "tid" in e and "name" in e and "args" in e,
+                  "%s: malformed %s" % (what, e))
+        if e["ph"] == "M":
+            meta.add(e["name"])
+    check({"process_name", "thread_name"} <= meta, "%s: metadata %s" % (what, meta))
+
+
+def xs(d, cat="user_annotation"):
+    return [e for e in d["traceEvents"] if e["ph"] == "X" and e["cat"] == cat]
+
+
+def counts(d, cat="user_annotation"):
+    return dict(collections.Counter(e["name"] for e in xs(d, cat)))
+
+
+def check_nesting(d):
+    by_tid = collections.defaultdict(list)
+    for e in xs(d):
+        by_tid[(e["pid"], e["tid"])].append(e)
+    for tid, evs in by_tid.items():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in evs:
+            while stack and e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"] - 1e-9:
+                stack.pop()
+            check(not stack or e["ts"] + e["dur"] <= stack[-1]["ts"] + stack[-1]["dur"] + 1e-3,
+                  "ranges overlap without nesting on %s: %s in %s" % (tid, e, stack[-1] if stack else None))
+            check(e["args"]["depth"] == len(stack), "depth %s recorded, %d seen: %s" % (e["args"]["depth"],
+                                                                                         len(stack), e))
+            stack.append(e)
+
+
+def traces(d):
+    return sorted(glob.glob(os.path.join(d, "*.trace.json.gz")))
+
+
+def one_trace(d, name):
+    p = os.path.join(d, name)
+    check(os.path.exists(p), "no trace %s; found %s" % (p, traces(d)))
+    return load(p)
+
+
+def spans(d):
+    b = [e for e in d["traceEvents"] if e["ph"] == "b"]
+    e = [e for e in d["traceEvents"] if e["ph"] == "e"]
+    check(sorted(x["id"] for x in b) == sorted(x["id"] for x in e), "unpaired async events")
+    return b, e
+
+
+# ---------------------------------------------------------------- cases
+
+def case_c_basic(c):
+    exe = c.cc("basic.c")
+    plain = subprocess.run([exe], capture_output=True, text=True)
+    p, d = c.run([exe], expect_rc=3)
+    check((p.stdout, p.returncode) == (plain.stdout, plain.returncode), "output or status changed")
+    check("ncrun: trace: " in p.stderr and "basic_c-rank0.trace.json.gz" in p.stderr, "ncrun did not say where")
+    t = one_trace(d, "basic_c-rank0.trace.json.gz")
+    check_nesting(t)
+    want = {"main": 1, "loop.body": 5, "leaf": 5, "plain": 1, "with-category": 1, "wide": 1}
+    check(counts(t) == want, "ranges %s, expected %s" % (counts(t), want))
+    cat = [e for e in xs(t) if e["name"] == "with-category"][0]
+    check(cat["args"].get("category") == "seven", "category name: %s" % cat)
+    check([e["args"].get("domain") for e in xs(t) if e["name"] == "leaf"][0] == "ncrt", "domain")
+    marks = [e for e in t["traceEvents"] if e["ph"] == "i"]
+    check([m["name"] for m in marks] == ["here"], "marks %s" % marks)
+    b, _ = spans(t)
+    check([x["name"] for x in b] == ["span"], "spans %s" % b)
+    tn = [e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"]
+    check(tn == ["main-thread"], "thread names %s" % tn)
+    env = json.load(open(os.path.join(d, "env.json")))
+    for k in ("host", "command", "gpu", "env", "options"):
+        check(k in env, "env.json lacks %s" % k)
+    check(env["command"] == [exe], "env.json command %s" % env["command"])
+    check(t["ncrt"]["cupti"].startswith("not started"), "cupti status %s" % t["ncrt"]["cupti"])
+
+
+def case_cpp_scoped(c):
+    exe = c.cc("scoped.cpp", cxx=True)
+    p, d = c.run([exe])
+    t = one_trace(d, "scoped_cpp-rank0.trace.json.gz")
+    check_nesting(t)
+    want = {"main": 1, "work": 4, "registered": 4}
+    check(counts(t) == want, "ranges %s, expected %s" % (counts(t), want))
+    check({e["args"].get("domain") for e in xs(t) if e["name"] == "work"} == {"app"}, "domain app")
+
+
+def case_no_tool(c):
+    """Without ncrun the program runs as ever; with an unwritable output
+    directory the collector says so once and changes nothing else."""
+    exe = c.cc("basic.c")
+    plain = subprocess.run([exe], capture_output=True, text=True)
+    check(plain.returncode == 3 and plain.stdout == "sum 20\n", "plain run: %s" % plain)
+    env = dict(os.environ, NVTX_INJECTION64_PATH=c.lib, NCRT_OUTPUT_DIR="/proc/no/such/dir")
+    p = subprocess.run([exe], capture_output=True, text=True, env=env)
+    check((p.returncode, p.stdout) == (3, plain.stdout), "output changed: %s" % p)
+    lines = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
+    check(len(lines) == 1 and "cannot write" in lines[0], "stderr %r" % p.stderr)
+
+
+def case_threads(c):
+    exe = c.cc("threads.c")
+    p, d = c.run([exe, "8", "100000"], opts=["--throttle", "off"])
+    t = one_trace(d, "threads_c-rank0.trace.json.gz")
+    x = xs(t)
+    tids = collections.Counter(e["tid"] for e in x)
+    check(len(tids) == 8 and set(tids.values()) == {100000}, "threads %s" % tids)
+    check(counts(t) == {"outer": 400000, "inner": 400000}, "names %s" % counts(t))
+    # nesting per thread: every inner lies in an outer of its thread
+    check_nesting(t)
+
+
+def case_throttle(c):
+    exe = c.cc("throttle.c")
+    p, d = c.run([exe], opts=["--throttle", "1000:10"])
+    t = one_trace(d, "throttle_c-rank0.trace.json.gz")
+    n = counts(t)
+    check(n.get("tiny") == 1000 and n.get("slow") == 300, "counts %s" % n)
+    th = t["ncrt"]["throttled"]
+    check([x["name"] for x in th] == ["tiny"] and th[0]["calls"] == 1000 and th[0]["avg_us"] < 10,
+          "throttled %s" % th)
+    check(t["ncrt"]["throttle"] == {"calls": 1000, "avg_us": 10}, "throttle settings %s" % t["ncrt"]["throttle"])
+    # the default (100000 calls, 10 us) throttles nothing here
+    p, d = c.run([exe])
+    t = one_trace(d, "throttle_c-rank0.trace.json.gz")
+    check(counts(t) == {"tiny": 5000, "slow": 300} and t["ncrt"]["throttled"] == [], "default throttle")
+
+
+def iters(t):
+    return sorted(int(e["name"].split()[1]) for e in xs(t) if e["name"].startswith("iter "))
+
+
+def case_schedule_range(c):
+    exe = c.cc("steps.c")
+    p, d = c.run([exe, "10"], opts=["--step", "train_step", "--schedule", "wait=1,warmup=1,active=2,repeat=2"])
+    t1 = one_trace(d, "steps_c-cycle1-rank0.trace.json.gz")
+    t2 = one_trace(d, "steps_c-cycle2-rank0.trace.json.gz")
+    check(iters(t1) == [2, 3] and iters(t2) == [6, 7], "cycles hold %s and %s" % (iters(t1), iters(t2)))
+    check(counts(t1).get("train_step") == 2, "step ranges %s" % counts(t1))
+    check(len(traces(d)) == 2, "traces %s" % traces(d))
+    check("ncrt:" not in p.stderr, "unexpected message %r" % p.stderr)
+
+
+def case_schedule_explicit(c):
+    exe = c.cc("steps.c")
+    p, d = c.run([exe, "10", "explicit"], opts=["--schedule", "2,1,3"])
+    t = one_trace(d, "steps_c-rank0.trace.json.gz")
+    check(iters(t) == [3, 4, 5], "recorded %s" % iters(t))
+    # Python: ncrt.step()
+    p, d = c.run([PY, os.path.join(PROGS, "pysteps.py")], opts=["--schedule", "wait=1,warmup=1,active=2"])
+    t = one_trace(d, "pysteps-rank0.trace.json.gz")
+    check(iters(t) == [2, 3], "python steps recorded %s" % iters(t))
+
+
+def case_schedule_too_short(c):
+    exe = c.cc("steps.c")
+    p, d = c.run([exe, "3"], opts=["--step", "train_step", "--schedule", "wait=2,warmup=2,active=4"])
+    check("ncrt: the run had 3 steps" in p.stderr and "needs 8" in p.stderr, "message %r" % p.stderr)
+    check(p.stdout == "done\n", "output changed")
+
+
+def case_gating(c):
+    exe = c.cc("steps.c")
+    p, d = c.run([exe, "10"], opts=["--capture-range", "capt*"])
+    t = one_trace(d, "steps_c-rank0.trace.json.gz")
+    check(iters(t) == [3, 4], "gated recording holds %s" % iters(t))
+    check(counts(t) == {"capture": 1, "train_step": 2, "iter 3": 1, "iter 4": 1}, "gated %s" % counts(t))
+    check_nesting(t)
+
+
+def case_rank_naming(c):
+    exe = c.cc("basic.c")
+    for var, val in (("RANK", "3"), ("SLURM_PROCID", "5"), ("OMPI_COMM_WORLD_RANK", "6"), ("PMI_RANK", "7")):
+        p, d = c.run([exe], env={var: val, "WORLD_SIZE": "8"}, expect_rc=3)
+        t = one_trace(d, "basic_c-rank%s.trace.json.gz" % val)
+        check(t["distributedInfo"]["rank"] == int(val) and t["distributedInfo"]["world_size"] == 8,
+              "distributedInfo %s" % t["distributedInfo"])
+    # a launcher starting ranks: one run directory, one trace per rank
+    sh = "for r in 0 1 2 3; do RANK=$r WORLD_SIZE=4 %s & done; wait" % exe
+    p, d = c.run(["sh", "-c", sh], opts=["--name", "job"])
+    names = sorted(os.path.basename(x) for x in traces(d))
+    check(names == ["job-rank%d.trace.json.gz" % r for r in range(4)], "per-rank traces %s" % names)
+
+
+def case_fork(c):
+    exe = c.cc("forks.c")
+    p, d = c.run([exe])
+    t = one_trace(d, "forks_c-rank0.trace.json.gz")
+    check(counts(t) == {"parent.before": 3, "parent.after": 2}, "parent %s" % counts(t))
+    kids = [x for x in traces(d) if "-pid" in x]
+    check(len(kids) == 1, "child traces %s" % traces(d))
+    k = load(kids[0])
+    check(counts(k) == {"child": 4}, "child %s" % counts(k))
+
+
+def case_multilib(c):
+    libs = []
+    for n in ("liba", "libb"):
+        so = os.path.join(c.tmp, n + ".so")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O1"] + INC + ["-DLIBNAME=" + n, '-DLIBLABEL="%s"' % n,
+                        os.path.join(PROGS, "libpart.c"), "-o", so], check=True)
+        libs.append(so)
+    exe = c.cc("multilib.c", *libs, "-Wl,-rpath," + c.tmp)
+    p, d = c.run([exe])
+    t = one_trace(d, "multilib_c-rank0.trace.json.gz")
+    check(counts(t) == {"main": 1, "liba": 3, "libb": 3}, "ranges %s" % counts(t))
+    check_nesting(t)
+
+
+def case_python(c):
+    prog = os.path.join(PROGS, "model.py")
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(c.ncrun), "python"))
+    plain = subprocess.run([PY, prog], capture_output=True, text=True, cwd=c.tmp, env=env)
+    p, d = c.run([PY, prog])
+    check(p.stdout == plain.stdout == "total 51\n", "output %r vs %r" % (p.stdout, plain.stdout))
+    t = one_trace(d, "model-rank0.trace.json.gz")
+    check_nesting(t)
+    want = {"main": 1, "train_step": 6, "Attention.forward": 6, "Block.run": 6, "helper": 6, "42": 1,
+            "worker.item": 10}
+    check(counts(t) == want, "ranges %s, expected %s" % (counts(t), want))
+    byname = {e["name"]: e for e in xs(t)}
+    check(byname["Attention.forward"]["args"].get("file") == prog and byname["Attention.forward"]["args"]["line"] == 11,
+          "source location %s" % byname["Attention.forward"]["args"])
+    tids = {e["tid"] for e in xs(t) if e["name"] == "worker.item"}
+    check(len(tids) == 1 and tids != {e["tid"] for e in xs(t) if e["name"] == "main"}, "worker thread")
+    b, e = spans(t)
+    check([x["name"] for x in b] == ["handoff"] and e[0]["args"]["end thread"] in tids,
+          "span across threads %s %s" % (b, e))
+    tn = {e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    check("py-worker" in tn or any("worker" in n for n in tn) or len(tn) == 2, "thread names %s" % tn)
+
+
+def case_python_async(c):
+    prog = os.path.join(PROGS, "async_prog.py")
+    p, d = c.run([PY, prog])
+    check(p.stdout == "10 6\n", "output %r" % p.stdout)
+    t = one_trace(d, "async_prog-rank0.trace.json.gz")
+    b, e = spans(t)
+    n = collections.Counter(x["name"] for x in b)
+    check(n == {"main": 1, "consume": 5, "fetch": 5, "gen": 1}, "spans %s" % n)
+    ends = {x["id"]: x["ts"] for x in e}
+    check(all(ends[x["id"]] >= x["ts"] for x in b), "a span ends before it starts")
+    # the consumers overlap in time: that is why they are spans, not push/pop
+    cons = sorted((x["ts"], ends[x["id"]]) for x in b if x["name"] == "consume")
+    check(any(cons[i + 1][0] < cons[i][1] for i in range(len(cons) - 1)), "consumers did not overlap")
+
+
+def case_python_contract(c):
+    """The rewriter's contract: four callables, one positional argument
+    each, returning context managers; fast."""
+    code = r'''
+import ncrt, contextlib, timeit
+for f in (ncrt.range, ncrt.span, ncrt.torch_range, ncrt.torch_span):
+    with f("x"):
+        pass
+    with f(3.5):
+        pass
+    try:
+        f("a", "b")
+    except TypeError:
+        pass
+    else:
+        raise SystemExit("accepts two arguments")
+@ncrt.span("s")
+def g():
+    return 1
+assert g() == 1 and g.__name__ == "g"
+print("ok")
+'''
+    p, d = c.run([PY, "-c", code])
+    check(p.stdout == "ok\n", "contract: %s %s" % (p.stdout, p.stderr))
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(c.ncrun), "python"))
+    env.pop("NVTX_INJECTION64_PATH", None)
+    q = subprocess.run([PY, "-c", code], capture_output=True, text=True, env=env)
+    check(q.stdout == "ok\n", "without a collector: %s %s" % (q.stdout, q.stderr))
+
+
+def case_torch_bridge(c):
+    r = subprocess.run([PY, "-c", "import torch"], capture_output=True)
+    if r.returncode:
+        print("SKIPPED: torch is not importable by %s (apt-get install python3-torch)" % PY)
+        return SKIP
+    p, d = c.run([PY, os.path.join(PROGS, "torch_bridge.py")])
+    check(p.stdout.strip() == "bridged 3 1", "record_function not seen by torch.profiler: %r %r" % (p.stdout,
+                                                                                                 p.stderr))
+    t = one_trace(d, "torch_bridge-rank0.trace.json.gz")
+    check(counts(t).get("bridged") == 3, "ncrt ranges %s" % counts(t))
+
+
+# ---------------------------------------------------------------- GPU
+
+def gpu_reason():
+    if not shutil.which("nvcc") and not os.path.exists("/usr/local/cuda/bin/nvcc"):
+        return "nvcc not found"
+    smi = shutil.which("nvidia-smi")
+    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
+        return "no NVIDIA GPU or driver (nvidia-smi -L failed)"
+    return None
+
+
+def gpu_trace(c):
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    exe = os.path.join(c.tmp, "gpu")
+    subprocess.run([nvcc, "-O2", "-std=c++17"] + INC + [os.path.join(PROGS, "gpu.cu"), "-o", exe], check=True)
+    p, d = c.run([exe], opts=["--activities", "cpu,gpu,mem"])
+    check(p.stdout == "h[0]=0\n", "output %r" % p.stdout)
+    t = one_trace(d, "gpu-rank0.trace.json.gz")
+    check(t["ncrt"]["cupti"].startswith("recording"), "CUPTI: %s" % t["ncrt"]["cupti"])
+    return t
+
+
+def case_gpu_kernels(c):
+    r = gpu_reason()
+    if r:
+        print("SKIPPED: " + r)
+        return SKIP
+    t = gpu_trace(c)
+    k = xs(t, "kernel")
+    check(len(k) == 9, "kernels %d" % len(k))
+    att = collections.Counter(e["args"].get("range") for e in k)
+    check(att == {"step.compute": 6, "nested.inner": 3}, "kernel attribution %s" % att)
+    launches = {e["args"]["correlation"] for e in xs(t, "cuda_runtime") if e["name"].startswith("cudaLaunchKernel")}
+    check({e["args"]["correlation"] for e in k} <= launches, "kernels without their launch")
+    flows = [e for e in t["traceEvents"] if e.get("cat") == "ac2g"]
+    check(len(flows) >= 18, "ac2g flows %d" % len(flows))
+    ann = counts(t, "gpu_user_annotation")
+    check(ann.get("step.compute") == 3 and ann.get("nested.inner") == 3, "gpu_user_annotation %s" % ann)
+
+
+def case_gpu_memcpy(c):
+    r = gpu_reason()
+    if r:
+        print("SKIPPED: " + r)
+        return SKIP
+    t = gpu_trace(c)
+    m = xs(t, "gpu_memcpy")
+    kinds = collections.Counter(e["name"].split()[1] for e in m)
+    check(kinds["HtoD"] == 3 and kinds["DtoH"] == 1, "memcpy %s" % kinds)
+    check(all(e["args"]["bytes"] == 4 << 20 for e in m), "memcpy bytes")
+    check(collections.Counter(e["args"].get("range") for e in m if "HtoD" in e["name"]) == {"step.copy": 3},
+          "memcpy attribution")
+    s = xs(t, "gpu_memset")
+    check(len(s) == 3 and {e["args"].get("range") for e in s} == {"step.clear"}, "memset %s" % s)
+
+
+def case_gpu_clock(c):
+    """GPU work lies inside the CPU range that launched and synchronised it:
+    both clocks are one."""
+    r = gpu_reason()
+    if r:
+        print("SKIPPED: " + r)
+        return SKIP
+    t = gpu_trace(c)
+    ranges = [e for e in xs(t) if e["name"] in ("step.compute", "step.clear")]
+    work = xs(t, "kernel") + xs(t, "gpu_memset")
+    slack = 5.0  # µs
+    for w in work:
+        owner = w["args"].get("range")
+        if owner == "nested.inner":
+            owner = "step.compute"
+        inside = [r for r in ranges if r["name"] == owner and r["ts"] - slack <= w["ts"]
+                  and w["ts"] + w["dur"] <= r["ts"] + r["dur"] + slack]
+        check(inside, "%s at %.3f..%.3f lies in no %s range" % (w["name"], w["ts"], w["ts"] + w["dur"], owner))
+
+
+CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in CASES:
+        print("usage: test_runtime.py CASE NCRUN_DIR\ncases: " + " ".join(sorted(CASES)))
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            rc = CASES[sys.argv[1]](Ctx(sys.argv[2], tmp))
+        except Fail as e:
+            print("FAILED: %s" % e)
+            return 1
+    if rc == SKIP:
+        return SKIP
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
