@@ -1,0 +1,705 @@
+/* analyze: the figures behind `summary` and `report` (see analyze.h and
+ * docs/nctrace.md for what each one means).
+ *
+ * Per trace (= per rank): CPU ranges are ordered per thread by (start,
+ * longest first, file order) and walked with a stack, which gives nesting,
+ * exclusive time and GPU attribution (a GPU op's time goes to the runtime
+ * call with its correlation id, then up through every enclosing range).
+ * GPU ops are ordered by start for the union-of-intervals figures and per
+ * stream for the idle split. */
+#include "analyze.h"
+
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const COPY_NAMES[COPY_KINDS] = {"HtoD", "DtoH", "DtoD", "other copy", "memset"};
+const char *copy_kind_name(int k) { return COPY_NAMES[k]; }
+const char *class_name(int c) {
+  return c == CLASS_COMM ? "communication" : c == CLASS_MEMORY ? "memory" : "computation";
+}
+
+int kernel_class(const char *name, int kind) {
+  if (kind == K_GPU_MEMCPY || kind == K_GPU_MEMSET) return CLASS_MEMORY;
+  if (!strncmp(name, "nccl", 4)) return CLASS_COMM;
+  if (!strncmp(name, "Memcpy", 6) || !strncmp(name, "Memset", 6) || !strncmp(name, "dma", 3))
+    return CLASS_MEMORY;
+  return CLASS_COMPUTE;
+}
+
+/* ---- sorting ---- */
+
+static const Ev *g_ev; /* qsort has no context argument in C11 */
+
+static int cmp_range(const void *a, const void *b) {
+  const Ev *x = &g_ev[*(const uint32_t *)a], *y = &g_ev[*(const uint32_t *)b];
+  if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+  if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+  if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
+  return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
+static int cmp_start(const void *a, const void *b) {
+  const Ev *x = &g_ev[*(const uint32_t *)a], *y = &g_ev[*(const uint32_t *)b];
+  if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+  return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
+/* Order idx by thread (stable counting sort), then by cmp within a thread;
+ * a thread already in order (the usual case) is not sorted again. */
+static void sort_by_thread(const Trace *t, uint32_t *idx, size_t n) {
+  size_t nt = t->threads.n;
+  size_t *start = xcalloc(nt + 1, sizeof *start);
+  for (size_t i = 0; i < n; i++) start[t->ev.v[idx[i]].thread + 1]++;
+  for (size_t i = 0; i < nt; i++) start[i + 1] += start[i];
+  uint32_t *out = xmalloc((n ? n : 1) * sizeof *out);
+  size_t *pos = xmalloc((nt + 1) * sizeof *pos);
+  memcpy(pos, start, (nt + 1) * sizeof *pos);
+  for (size_t i = 0; i < n; i++) out[pos[t->ev.v[idx[i]].thread]++] = idx[i];
+  memcpy(idx, out, n * sizeof *idx);
+  g_ev = t->ev.v;
+  for (size_t th = 0; th < nt; th++) {
+    size_t a = start[th], b = start[th + 1];
+    bool sorted = true;
+    for (size_t i = a + 1; i < b && sorted; i++) sorted = cmp_range(&idx[i - 1], &idx[i]) < 0;
+    if (!sorted) qsort(idx + a, b - a, sizeof *idx, cmp_range);
+  }
+  free(out);
+  free(pos);
+  free(start);
+}
+
+/* ---- intervals ---- */
+
+typedef struct {
+  int64_t s, e;
+} Iv;
+typedef VEC(Iv) Ivs;
+
+/* Append [s, e) to a union built from starts in increasing order. */
+static void iv_add(Ivs *u, int64_t s, int64_t e) {
+  if (e <= s) return;
+  if (u->n && s <= u->v[u->n - 1].e) {
+    if (e > u->v[u->n - 1].e) u->v[u->n - 1].e = e;
+    return;
+  }
+  Iv iv = {s, e};
+  vec_push(u, iv);
+}
+
+static int64_t iv_len(const Ivs *u) {
+  int64_t t = 0;
+  for (size_t i = 0; i < u->n; i++) t += u->v[i].e - u->v[i].s;
+  return t;
+}
+
+static int64_t iv_overlap(const Ivs *a, const Ivs *b) {
+  int64_t t = 0;
+  size_t i = 0, j = 0;
+  while (i < a->n && j < b->n) {
+    int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+    int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+    if (e > s) t += e - s;
+    if (a->v[i].e < b->v[j].e) i++;
+    else j++;
+  }
+  return t;
+}
+
+/* ---- statistics ---- */
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static Stats stats_of(int64_t *v, size_t n) {
+  Stats st = {0};
+  st.count = n;
+  if (!n) return st;
+  qsort(v, n, sizeof *v, cmp_i64);
+  double sum = 0, sq = 0;
+  for (size_t i = 0; i < n; i++) sum += (double)v[i];
+  double mean = sum / (double)n;
+  for (size_t i = 0; i < n; i++) sq += ((double)v[i] - mean) * ((double)v[i] - mean);
+  st.mean = llround(mean);
+  st.std = llround(sqrt(sq / (double)n));
+  st.min = v[0];
+  st.max = v[n - 1];
+  st.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return st;
+}
+
+/* ---- per-trace analysis ---- */
+
+typedef struct {
+  uint32_t ev;
+  int64_t end;   /* clipped to the parent's end */
+  int64_t eff;   /* duration counted in the parent */
+  int64_t child; /* sum of children's eff */
+  int64_t gpu;
+} Frame;
+
+typedef struct {
+  const Model *m;
+  Summary *s;
+  RangeRow *rows;   /* by name id */
+  RangeRow *annots; /* gpu_user_annotation by name id */
+  KernelRow *krows;
+  uint32_t *depth;  /* open instances of each name on the current thread */
+  bool *is_step;
+  bool *is_launch;
+} Ctx;
+
+static bool is_launch_name(const char *n) {
+  static const char *const L[] = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
+                                  "cuLaunchKernelEx", "cudaMemcpyAsync", "cudaMemsetAsync",
+                                  "cudaLaunchCooperativeKernel", "cudaGraphLaunch"};
+  for (size_t i = 0; i < sizeof L / sizeof *L; i++) {
+    size_t k = strlen(L[i]);
+    /* also with a _vNNNN suffix */
+    if (!strncmp(n, L[i], k) && (n[k] == 0 || (n[k] == '_' && n[k + 1] == 'v'))) return true;
+  }
+  return false;
+}
+
+static int copy_kind(const char *name, int kind) {
+  if (kind == K_GPU_MEMSET) return COPY_MEMSET;
+  if (strstr(name, "HtoD")) return COPY_H2D;
+  if (strstr(name, "DtoH")) return COPY_D2H;
+  if (strstr(name, "DtoD")) return COPY_D2D;
+  return COPY_OTHER;
+}
+
+static void analyze_trace(Ctx *c, size_t ti) {
+  const Model *m = c->m;
+  Summary *s = c->s;
+  const Trace *t = m->traces.v[ti];
+  const Ev *ev = t->ev.v;
+  RankRow rr = {0};
+  rr.trace = ti;
+  rr.rank = t->rank >= 0 ? t->rank : (int64_t)ti;
+  rr.events = t->notes.events;
+  rr.cpu_first = rr.gpu_first = INT64_MAX;
+  rr.cpu_last = rr.gpu_last = INT64_MIN;
+
+  /* correlation -> GPU time, -> first GPU op; -> runtime call */
+  I64Map corr_gpu = {0}, corr_op = {0}, corr_rt = {0};
+  VEC(uint32_t) ranges = {0}, gpu = {0};
+  for (size_t i = 0; i < t->ev.n; i++) {
+    const Ev *e = &ev[i];
+    if (kind_is_cpu_range(e->kind)) {
+      vec_push(&ranges, (uint32_t)i);
+      if (e->kind == K_CUDA_RUNTIME || e->kind == K_CUDA_DRIVER) {
+        if (e->corr >= 0) i64map_put(&corr_rt, e->corr, (int64_t)i);
+      }
+    } else if (kind_is_gpu_op(e->kind)) {
+      vec_push(&gpu, (uint32_t)i);
+      if (e->corr >= 0) {
+        i64map_add(&corr_gpu, e->corr, e->dur);
+        int64_t prev;
+        if (!i64map_get(&corr_op, e->corr, &prev) || ev[prev].ts > e->ts) i64map_put(&corr_op, e->corr, (int64_t)i);
+      }
+    } else if (e->kind == K_GPU_USER_ANNOTATION) {
+      RangeRow *r = &c->annots[e->name];
+      r->name = e->name;
+      r->count++;
+      r->incl += e->dur;
+      if (e->dur > r->max) r->max = e->dur;
+    }
+  }
+  rr.ranges = ranges.n;
+  rr.gpu_ops = gpu.n;
+
+  /* GPU ops never reached by a runtime call of this trace */
+  for (size_t i = 0; i < gpu.n; i++) {
+    int64_t x;
+    if (ev[gpu.v[i]].corr < 0 || !i64map_get(&corr_rt, ev[gpu.v[i]].corr, &x)) s->unattributed_gpu++;
+  }
+
+  /* CPU nesting walk */
+  sort_by_thread(t, ranges.v, ranges.n);
+  VEC(Frame) st = {0};
+  for (size_t k = 0; k <= ranges.n; k++) {
+    const Ev *e = k < ranges.n ? &ev[ranges.v[k]] : NULL;
+    bool new_thread = e && k > 0 && ev[ranges.v[k - 1]].thread != e->thread;
+    /* pop what ended before e starts (everything at a thread change or the end) */
+    while (st.n && (!e || new_thread || st.v[st.n - 1].end <= e->ts)) {
+      Frame f = st.v[--st.n];
+      const Ev *x = &ev[f.ev];
+      RangeRow *r = &c->rows[x->name];
+      r->name = x->name;
+      r->kinds |= 1u << x->kind;
+      r->count++;
+      int64_t excl = x->dur - f.child;
+      if (excl < 0) excl = 0;
+      r->excl += excl;
+      s->range_excl_total += excl;
+      r->sum += x->dur;
+      if (x->dur > r->max) r->max = x->dur;
+      if (--c->depth[x->name] == 0) {
+        r->incl += x->dur;
+        r->gpu += f.gpu;
+      }
+      if (x->dur == 0) s->zero_ranges++;
+      if (c->is_step[x->name]) {
+        StepRow sr = {ti, x->name, x->ts, x->dur, f.gpu};
+        vec_push(&s->steps, sr);
+      }
+      if (st.n) {
+        st.v[st.n - 1].child += f.eff;
+        st.v[st.n - 1].gpu += f.gpu;
+      }
+    }
+    if (!e) break;
+    if (e->ts < rr.cpu_first) rr.cpu_first = e->ts;
+    if (e->ts + e->dur > rr.cpu_last) rr.cpu_last = e->ts + e->dur;
+    Frame f = {ranges.v[k], e->ts + e->dur, e->dur, 0, 0};
+    if (st.n && f.end > st.v[st.n - 1].end) {
+      /* starts inside the parent, ends after it: counted up to the
+       * parent's end (stated in the summary's notes) */
+      s->clipped++;
+      f.end = st.v[st.n - 1].end;
+      f.eff = f.end - e->ts;
+    }
+    if ((e->kind == K_CUDA_RUNTIME || e->kind == K_CUDA_DRIVER) && e->corr >= 0) {
+      int64_t g;
+      if (i64map_get(&corr_gpu, e->corr, &g)) f.gpu = g;
+    }
+    c->depth[e->name]++;
+    vec_push(&st, f);
+  }
+  vec_free(&st);
+
+  /* launch statistics */
+  LaunchStats *ls = &s->launch;
+  for (size_t k = 0; k < ranges.n; k++) {
+    const Ev *e = &ev[ranges.v[k]];
+    if (e->kind != K_CUDA_RUNTIME && e->kind != K_CUDA_DRIVER) continue;
+    const char *nm = intern_str(&m->names, e->name);
+    if (strstr(nm, "Synchronize")) {
+      s->sync_calls++;
+      s->sync_time += e->dur;
+    } else if ((!strncmp(nm, "cudaMemcpy", 10) || !strncmp(nm, "cuMemcpy", 8)) && !strstr(nm, "Async")) {
+      s->sync_copies++;
+      s->sync_copy_time += e->dur;
+    }
+    if (!c->is_launch[e->name]) continue;
+    int64_t oi;
+    if (e->corr < 0 || !i64map_get(&corr_op, e->corr, &oi)) {
+      ls->unmatched++;
+      continue;
+    }
+    int64_t delay = ev[oi].ts - (e->ts + e->dur);
+    if (delay < 0) delay = 0;
+    ls->count++;
+    ls->cpu_total += e->dur;
+    ls->delay_total += delay;
+    if (e->dur > ls->cpu_max) ls->cpu_max = e->dur;
+    if (delay > ls->delay_max) ls->delay_max = delay;
+    if (e->dur > LAUNCH_CPU_OUTLIER_NS) ls->cpu_outliers++;
+    if (delay > LAUNCH_DELAY_OUTLIER_NS) {
+      ls->delay_outliers++;
+      ls->delay_outlier_total += delay;
+    }
+    /* keep the five worst delays (ties: earlier trace, earlier start) */
+    size_t n = ls->nworst;
+    if (n < 5 || delay > ls->worst[4].delay) {
+      size_t at = n < 5 ? n : 4;
+      while (at > 0 && ls->worst[at - 1].delay < delay) {
+        if (at < 5) ls->worst[at] = ls->worst[at - 1];
+        at--;
+      }
+      ls->worst[at].trace = ti;
+      ls->worst[at].name = e->name;
+      ls->worst[at].ts = e->ts;
+      ls->worst[at].cpu = e->dur;
+      ls->worst[at].delay = delay;
+      if (n < 5) ls->nworst++;
+    }
+  }
+
+  /* GPU: kernels, copies, unions */
+  g_ev = ev;
+  qsort(gpu.v, gpu.n, sizeof *gpu.v, cmp_start);
+  Ivs all = {0}, comp = {0}, comm = {0};
+  for (size_t k = 0; k < gpu.n; k++) {
+    const Ev *e = &ev[gpu.v[k]];
+    const char *nm = intern_str(&m->names, e->name);
+    int cls = kernel_class(nm, e->kind);
+    int64_t end = e->ts + e->dur;
+    if (e->ts < rr.gpu_first) rr.gpu_first = e->ts;
+    if (end > rr.gpu_last) rr.gpu_last = end;
+    iv_add(&all, e->ts, end);
+    if (cls == CLASS_COMPUTE) iv_add(&comp, e->ts, end);
+    else if (cls == CLASS_COMM) iv_add(&comm, e->ts, end);
+    KernelRow *r = &c->krows[e->name];
+    if (!r->count) {
+      r->name = e->name;
+      r->kind = e->kind;
+      r->cls = (uint8_t)cls;
+      r->min = e->dur;
+    }
+    r->count++;
+    r->total += e->dur;
+    if (e->dur < r->min) r->min = e->dur;
+    if (e->dur > r->max) r->max = e->dur;
+    double d = (double)e->dur - r->mean;
+    r->mean += d / (double)r->count;
+    r->m2 += d * ((double)e->dur - r->mean);
+    if (e->kind == K_KERNEL) {
+      s->kernel_count++;
+      s->kernel_total += e->dur;
+      if (e->dur < TINY_KERNEL_NS) {
+        s->tiny_kernels++;
+        int64_t ri;
+        if (e->corr >= 0 && i64map_get(&corr_rt, e->corr, &ri)) s->tiny_launch_cpu += ev[ri].dur;
+      }
+    } else {
+      CopyRow *cr = &s->copies[copy_kind(nm, e->kind)];
+      cr->count++;
+      cr->time += e->dur;
+      if (e->bytes >= 0) cr->bytes += e->bytes;
+      else cr->unknown_bytes++;
+      if (strstr(nm, "Pageable")) cr->pageable++;
+    }
+  }
+  if (gpu.n) {
+    rr.gpu_span = rr.gpu_last - rr.gpu_first;
+    rr.busy = iv_len(&all);
+    rr.compute = iv_len(&comp);
+    rr.comm = iv_len(&comm);
+    rr.overlap = iv_overlap(&comm, &comp);
+    rr.noncompute = rr.busy - rr.compute;
+    rr.idle = rr.gpu_span - rr.busy;
+  } else {
+    rr.gpu_first = rr.gpu_last = 0;
+  }
+  if (!ranges.n) rr.cpu_first = rr.cpu_last = 0;
+  vec_free(&all);
+  vec_free(&comp);
+  vec_free(&comm);
+
+  /* per stream idle split */
+  sort_by_thread(t, gpu.v, gpu.n);
+  for (size_t a = 0; a < gpu.n;) {
+    size_t b = a;
+    uint32_t th = ev[gpu.v[a]].thread;
+    while (b < gpu.n && ev[gpu.v[b]].thread == th) b++;
+    StreamRow sr = {0};
+    sr.trace = ti;
+    sr.thread = th;
+    sr.ops = b - a;
+    int64_t first = ev[gpu.v[a]].ts, prev_end = first + ev[gpu.v[a]].dur;
+    int64_t busy = ev[gpu.v[a]].dur;
+    for (size_t k = a + 1; k < b; k++) {
+      const Ev *e = &ev[gpu.v[k]];
+      int64_t gap = e->ts - prev_end;
+      int64_t end = e->ts + e->dur;
+      if (gap > 0) {
+        int64_t ri;
+        busy += e->dur;
+        if (e->corr >= 0 && i64map_get(&corr_rt, e->corr, &ri) && ev[ri].ts >= prev_end) sr.host_wait += gap;
+        else if (gap <= KERNEL_WAIT_NS) sr.kernel_wait += gap;
+        else sr.other += gap;
+      } else if (end > prev_end) {
+        busy += end - prev_end;
+      }
+      if (end > prev_end) prev_end = end;
+    }
+    sr.span = prev_end - first;
+    sr.busy = busy;
+    sr.idle = sr.host_wait + sr.kernel_wait + sr.other;
+    vec_push(&s->streams, sr);
+    a = b;
+  }
+
+  /* steps of this trace */
+  VEC(int64_t) durs = {0};
+  for (size_t k = 0; k < s->steps.n; k++)
+    if (s->steps.v[k].trace == ti) vec_push(&durs, s->steps.v[k].dur);
+  rr.steps = stats_of(durs.v, durs.n);
+  vec_free(&durs);
+  vec_push(&s->ranks, rr);
+
+  i64map_free(&corr_gpu);
+  i64map_free(&corr_op);
+  i64map_free(&corr_rt);
+  vec_free(&ranges);
+  vec_free(&gpu);
+}
+
+/* ---- ordering of tables ---- */
+
+static const Model *g_m;
+
+static int cmp_range_row(const void *a, const void *b) {
+  const RangeRow *x = a, *y = b;
+  if (x->incl != y->incl) return x->incl > y->incl ? -1 : 1;
+  return strcmp(intern_str(&g_m->names, x->name), intern_str(&g_m->names, y->name));
+}
+
+static int cmp_kernel_row(const void *a, const void *b) {
+  const KernelRow *x = a, *y = b;
+  if (x->total != y->total) return x->total > y->total ? -1 : 1;
+  return strcmp(intern_str(&g_m->names, x->name), intern_str(&g_m->names, y->name));
+}
+
+static int cmp_step_row(const void *a, const void *b) {
+  const StepRow *x = a, *y = b;
+  if (x->trace != y->trace) return x->trace < y->trace ? -1 : 1;
+  return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int cmp_bottleneck(const void *a, const void *b) {
+  const Bottleneck *x = a, *y = b;
+  if (x->score != y->score) return x->score > y->score ? -1 : 1;
+  return (int)x->kind - (int)y->kind;
+}
+
+/* ---- bottlenecks ---- */
+
+static char *fmt_ms(int64_t ns) {
+  Buf b = {0};
+  buf_ms(&b, ns);
+  buf_puts(&b, " ms");
+  return b.s;
+}
+
+static void add_bottleneck(Summary *s, BottleneckKind k, int64_t score, Buf *title, Buf *ev, Buf *rec) {
+  Bottleneck b = {k, score, title->s, ev->s, rec->s};
+  vec_push(&s->bottlenecks, b);
+  memset(title, 0, sizeof *title);
+  memset(ev, 0, sizeof *ev);
+  memset(rec, 0, sizeof *rec);
+}
+
+static double pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * (double)a / (double)b : 0.0; }
+
+static void find_bottlenecks(const Model *m, Summary *s) {
+  Buf t = {0}, e = {0}, r = {0};
+  char *a, *b2, *c3;
+  /* GPU idle waiting on the host */
+  int64_t host = 0, span = 0, idle = 0;
+  size_t nstreams = 0;
+  for (size_t i = 0; i < s->streams.n; i++) {
+    host += s->streams.v[i].host_wait;
+    nstreams += s->streams.v[i].host_wait > 0;
+  }
+  for (size_t i = 0; i < s->ranks.n; i++) {
+    span += s->ranks.v[i].gpu_span;
+    idle += s->ranks.v[i].idle;
+  }
+  if (host > 0 && span > 0 && host * 20 >= span) {
+    buf_puts(&t, "GPU idle waiting on the host");
+    a = fmt_ms(idle), b2 = fmt_ms(span), c3 = fmt_ms(host);
+    buf_printf(&e, "GPU idle %s of %s GPU span (%.1f%%); %s of it (%.1f%% of the span) on %zu stream(s) "
+               "is host wait: the next op was launched only after the previous one had finished",
+               a, b2, pct(idle, span), c3, pct(host, span), nstreams);
+    buf_printf(&r, "The GPU is starved by the CPU (%s of host wait). Cut host work per launch: "
+               "capture the step in a CUDA graph (or torch.compile with mode=\"reduce-overhead\"), "
+               "fuse small ops, raise the batch size, and move Python-side work (logging, .item(), "
+               "data preparation) out of the hot loop.", c3);
+    free(a), free(b2), free(c3);
+    add_bottleneck(s, B_HOST_WAIT, host, &t, &e, &r);
+  }
+  /* many tiny kernels */
+  if (s->tiny_kernels >= 10 && s->tiny_kernels * 2 >= s->kernel_count) {
+    int64_t score = s->tiny_launch_cpu ? s->tiny_launch_cpu : (int64_t)s->tiny_kernels * 5000;
+    buf_puts(&t, "Many tiny kernels");
+    a = fmt_ms(s->tiny_launch_cpu);
+    buf_printf(&e, "%llu of %llu kernels (%.1f%%) run for less than 10 us; launching them took %s of CPU time",
+               (unsigned long long)s->tiny_kernels, (unsigned long long)s->kernel_count,
+               pct((int64_t)s->tiny_kernels, (int64_t)s->kernel_count), a);
+    buf_printf(&r, "%llu kernels are shorter than their launch cost. Fuse them (torch.compile, fused "
+               "optimizers such as foreach/fused=True, fused layer norms/activations) or batch the work "
+               "so each launch does more.", (unsigned long long)s->tiny_kernels);
+    free(a);
+    add_bottleneck(s, B_TINY_KERNELS, score, &t, &e, &r);
+  }
+  /* synchronous copies and synchronisation */
+  uint64_t pageable = 0;
+  for (int k = 0; k < COPY_KINDS; k++) pageable += s->copies[k].pageable;
+  if (s->sync_calls + s->sync_copies > 0) {
+    buf_puts(&t, "Synchronous copies and synchronisation");
+    a = fmt_ms(s->sync_copy_time), b2 = fmt_ms(s->sync_time);
+    buf_printf(&e, "%llu synchronous memcpy call(s) blocked the host for %s; %llu synchronize call(s) for %s",
+               (unsigned long long)s->sync_copies, a, (unsigned long long)s->sync_calls, b2);
+    if (pageable) buf_printf(&e, "; %llu copies use pageable host memory", (unsigned long long)pageable);
+    buf_printf(&r, "The host blocks on the GPU (%s in copies, %s in synchronize). Use pinned memory "
+               "(pin_memory=True) with non_blocking=True copies, avoid .item()/.cpu()/print of GPU "
+               "tensors inside the step, and synchronise once per step at most.", a, b2);
+    free(a), free(b2);
+    add_bottleneck(s, B_SYNC, s->sync_time + s->sync_copy_time, &t, &e, &r);
+  }
+  /* one range dominating (self time) */
+  const RangeRow *top = NULL;
+  for (size_t i = 0; i < s->ranges.n; i++)
+    if (!top || s->ranges.v[i].excl > top->excl ||
+        (s->ranges.v[i].excl == top->excl &&
+         strcmp(intern_str(&m->names, s->ranges.v[i].name), intern_str(&m->names, top->name)) < 0))
+      top = &s->ranges.v[i];
+  if (top && s->range_excl_total > 0 && top->excl * 4 >= s->range_excl_total) {
+    const char *nm = intern_str(&m->names, top->name);
+    buf_printf(&t, "One range dominates: %s", nm);
+    a = fmt_ms(top->excl), b2 = fmt_ms(s->range_excl_total);
+    buf_printf(&e, "%s has %.1f%% of all self (exclusive) CPU time: %s of %s, over %llu call(s)", nm,
+               pct(top->excl, s->range_excl_total), a, b2, (unsigned long long)top->count);
+    buf_printf(&r, "Optimise %s first: it holds %.1f%% of the self CPU time. Add finer ranges inside it "
+               "to see which part costs the most.", nm, pct(top->excl, s->range_excl_total));
+    free(a), free(b2);
+    add_bottleneck(s, B_DOMINANT_RANGE, top->excl, &t, &e, &r);
+  }
+  /* one kernel dominating */
+  if (s->kernels.n && s->kernel_total > 0) {
+    const KernelRow *k = NULL;
+    for (size_t i = 0; i < s->kernels.n; i++)
+      if (s->kernels.v[i].kind == K_KERNEL) {
+        k = &s->kernels.v[i];
+        break;
+      }
+    if (k && k->total * 2 >= s->kernel_total && s->kernel_count > 1) {
+      const char *nm = intern_str(&m->names, k->name);
+      buf_printf(&t, "One kernel dominates: %s", nm);
+      a = fmt_ms(k->total), b2 = fmt_ms(s->kernel_total);
+      buf_printf(&e, "%s takes %.1f%% of kernel time: %s of %s over %llu launches", nm,
+                 pct(k->total, s->kernel_total), a, b2, (unsigned long long)k->count);
+      buf_printf(&r, "%s holds %.1f%% of GPU kernel time: check its shapes, precision (TF32/bf16) and "
+                 "occupancy, or replace it with a better implementation.", nm, pct(k->total, s->kernel_total));
+      free(a), free(b2);
+      add_bottleneck(s, B_DOMINANT_KERNEL, k->total, &t, &e, &r);
+    }
+  }
+  /* a slow rank */
+  if (s->ranks.n >= 2) {
+    bool steps = true, gpu = true;
+    for (size_t i = 0; i < s->ranks.n; i++) {
+      steps &= s->ranks.v[i].steps.count > 0;
+      gpu &= s->ranks.v[i].gpu_ops > 0;
+    }
+    int64_t sum = 0, mx = INT64_MIN;
+    size_t slow = 0;
+    for (size_t i = 0; i < s->ranks.n; i++) {
+      const RankRow *rk = &s->ranks.v[i];
+      int64_t v = steps ? rk->steps.mean : gpu ? rk->busy : rk->cpu_last - rk->cpu_first;
+      sum += v;
+      if (v > mx) {
+        mx = v;
+        slow = i;
+      }
+    }
+    int64_t mean = sum / (int64_t)s->ranks.n;
+    if (mean > 0 && mx * 10 > mean * 11) {
+      const char *what = steps ? "mean step time" : gpu ? "GPU busy time" : "CPU time span";
+      buf_printf(&t, "Slow rank: rank %lld", (long long)s->ranks.v[slow].rank);
+      a = fmt_ms(mx), b2 = fmt_ms(mean);
+      buf_printf(&e, "rank %lld %s is %s against a mean of %s over %zu ranks (+%.1f%%)",
+                 (long long)s->ranks.v[slow].rank, what, a, b2, s->ranks.n, pct(mx - mean, mean));
+      buf_printf(&r, "Rank %lld is %.1f%% slower than the mean and the others wait for it at every "
+                 "collective: balance the data (sequence lengths, shard sizes), and check that rank's "
+                 "host (data loading, CPU contention) and GPU (clocks, thermal).",
+                 (long long)s->ranks.v[slow].rank, pct(mx - mean, mean));
+      free(a), free(b2);
+      uint64_t n = steps ? s->ranks.v[slow].steps.count : 1;
+      add_bottleneck(s, B_SLOW_RANK, (mx - mean) * (int64_t)n, &t, &e, &r);
+    }
+  }
+  /* a slow step */
+  for (size_t i = 0; i < s->ranks.n; i++) {
+    const RankRow *rk = &s->ranks.v[i];
+    if (rk->steps.count < 3 || rk->steps.max * 2 < rk->steps.median * 3) continue;
+    const StepRow *worst = NULL;
+    for (size_t k = 0; k < s->steps.n; k++)
+      if (s->steps.v[k].trace == rk->trace && (!worst || s->steps.v[k].dur > worst->dur)) worst = &s->steps.v[k];
+    const char *nm = intern_str(&m->names, worst->name);
+    buf_printf(&t, "Slow step: %s", nm);
+    a = fmt_ms(worst->dur), b2 = fmt_ms(rk->steps.median);
+    buf_printf(&e, "rank %lld: %s took %s against a median step of %s", (long long)rk->rank, nm, a, b2);
+    buf_printf(&r, "%s is %.1fx the median step. If it is the first step, exclude warm-up from "
+               "measurements (schedule with wait/warmup); otherwise look for periodic work in it "
+               "(checkpointing, evaluation, logging, garbage collection).", nm,
+               (double)worst->dur / (double)rk->steps.median);
+    free(a), free(b2);
+    add_bottleneck(s, B_SLOW_STEP, worst->dur - rk->steps.median, &t, &e, &r);
+  }
+  /* launch delay outliers */
+  if (s->launch.delay_outliers) {
+    buf_puts(&t, "Kernel launch delay outliers");
+    a = fmt_ms(s->launch.delay_max);
+    buf_printf(&e, "%llu of %llu launches started on the GPU more than 100 us after the launch call "
+               "returned (worst %s)", (unsigned long long)s->launch.delay_outliers,
+               (unsigned long long)s->launch.count, a);
+    buf_printf(&r, "Launches queue behind earlier GPU work: the GPU, not the host, is the limit there. "
+               "Look at what runs before the worst launches (listed under Kernel launches), overlap "
+               "independent work on other streams, or reduce the queued work.");
+    free(a);
+    add_bottleneck(s, B_LAUNCH_DELAY, s->launch.delay_outlier_total, &t, &e, &r);
+  }
+  /* communication not hidden */
+  int64_t comm = 0, ov = 0;
+  for (size_t i = 0; i < s->ranks.n; i++) {
+    comm += s->ranks.v[i].comm;
+    ov += s->ranks.v[i].overlap;
+  }
+  if (comm > 0 && ov * 2 < comm) {
+    buf_puts(&t, "Communication not overlapped with computation");
+    a = fmt_ms(comm), b2 = fmt_ms(ov);
+    buf_printf(&e, "communication kernels run %s, of which only %s (%.1f%%) overlaps computation", a, b2,
+               pct(ov, comm));
+    buf_printf(&r, "Only %.1f%% of communication is hidden behind computation. Overlap it: DDP bucketing "
+               "(bucket_cap_mb), FSDP prefetching, or issue collectives on a side stream while "
+               "independent computation runs.", pct(ov, comm));
+    free(a), free(b2);
+    add_bottleneck(s, B_LOW_OVERLAP, comm - ov, &t, &e, &r);
+  }
+  if (s->bottlenecks.n) qsort(s->bottlenecks.v, s->bottlenecks.n, sizeof *s->bottlenecks.v, cmp_bottleneck);
+}
+
+void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s) {
+  memset(s, 0, sizeof *s);
+  s->opt = *opt;
+  size_t nn = intern_count(&m->names);
+  Ctx c = {m, s, xcalloc(nn, sizeof(RangeRow)), xcalloc(nn, sizeof(RangeRow)), xcalloc(nn, sizeof(KernelRow)),
+           xcalloc(nn, sizeof(uint32_t)), xcalloc(nn, sizeof(bool)), xcalloc(nn, sizeof(bool))};
+  for (size_t i = 0; i < nn; i++) {
+    const char *nm = intern_str(&m->names, (uint32_t)i);
+    c.is_step[i] = fnmatch(opt->step_glob, nm, 0) == 0;
+    c.is_launch[i] = is_launch_name(nm);
+  }
+  for (size_t ti = 0; ti < m->traces.n; ti++) analyze_trace(&c, ti);
+  for (size_t i = 0; i < nn; i++) {
+    if (c.rows[i].count) vec_push(&s->ranges, c.rows[i]);
+    if (c.krows[i].count) vec_push(&s->kernels, c.krows[i]);
+    if (c.annots[i].count) vec_push(&s->gpu_annotations, c.annots[i]);
+  }
+  g_m = m;
+  if (s->ranges.n) qsort(s->ranges.v, s->ranges.n, sizeof *s->ranges.v, cmp_range_row);
+  if (s->gpu_annotations.n)
+    qsort(s->gpu_annotations.v, s->gpu_annotations.n, sizeof *s->gpu_annotations.v, cmp_range_row);
+  if (s->kernels.n) qsort(s->kernels.v, s->kernels.n, sizeof *s->kernels.v, cmp_kernel_row);
+  if (s->steps.n) qsort(s->steps.v, s->steps.n, sizeof *s->steps.v, cmp_step_row);
+  find_bottlenecks(m, s);
+  free(c.rows);
+  free(c.annots);
+  free(c.krows);
+  free(c.depth);
+  free(c.is_step);
+  free(c.is_launch);
+}
+
+void summary_free(Summary *s) {
+  vec_free(&s->ranges);
+  vec_free(&s->kernels);
+  vec_free(&s->gpu_annotations);
+  vec_free(&s->streams);
+  vec_free(&s->steps);
+  vec_free(&s->ranks);
+  for (size_t i = 0; i < s->bottlenecks.n; i++) {
+    free(s->bottlenecks.v[i].title);
+    free(s->bottlenecks.v[i].evidence);
+    free(s->bottlenecks.v[i].recommendation);
+  }
+  vec_free(&s->bottlenecks);
+}

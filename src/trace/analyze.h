@@ -1,0 +1,129 @@
+/* analyze: from loaded traces to a Summary -- every figure `summary` and
+ * `report` print. Deterministic: the same traces give the same Summary
+ * (ties are broken by name, integer nanoseconds throughout).
+ *
+ * Ownership: the Summary owns its arrays and strings; it refers to names by
+ * Model.names id, so the Model must outlive it. summary_free releases it. */
+#ifndef NCT_ANALYZE_H
+#define NCT_ANALYZE_H
+
+#include "model.h"
+
+/* HTA-style thresholds (docs/nctrace.md). */
+#define KERNEL_WAIT_NS 30000        /* a gap up to this is launch overhead */
+#define LAUNCH_CPU_OUTLIER_NS 50000 /* launch call longer than this */
+#define LAUNCH_DELAY_OUTLIER_NS 100000
+#define TINY_KERNEL_NS 10000
+
+typedef struct {
+  const char *step_glob; /* range names that mark iterations */
+  size_t top_ranges, top_kernels;
+} SummaryOptions;
+
+typedef struct {
+  uint32_t name;
+  uint32_t kinds;  /* bit mask of Kind */
+  uint64_t count;
+  int64_t incl;    /* outermost instances only (recursion counted once) */
+  int64_t excl;
+  int64_t gpu;     /* GPU time of ops launched inside, outermost only */
+  int64_t sum;     /* all instances' durations (for the mean) */
+  int64_t max;
+} RangeRow;
+
+enum { CLASS_COMPUTE, CLASS_COMM, CLASS_MEMORY };
+
+typedef struct {
+  uint32_t name;
+  uint8_t kind, cls;
+  uint64_t count;
+  int64_t total, min, max;
+  double mean, m2; /* Welford, ns */
+} KernelRow;
+
+typedef struct {
+  size_t trace;
+  uint32_t thread;
+  uint64_t ops;
+  int64_t span, busy, idle, host_wait, kernel_wait, other;
+} StreamRow;
+
+typedef struct {
+  size_t trace;
+  uint32_t name;
+  int64_t ts, dur, gpu;
+} StepRow;
+
+typedef struct {
+  uint64_t count;
+  int64_t mean, min, max, median, std;
+} Stats;
+
+typedef struct {
+  size_t trace;
+  int64_t rank;           /* distributedInfo.rank or the file's position */
+  uint64_t events, ranges, gpu_ops;
+  int64_t cpu_first, cpu_last; /* CPU ranges' extent */
+  int64_t gpu_first, gpu_last, gpu_span;
+  int64_t busy, compute, comm, memory, noncompute, idle, overlap;
+  Stats steps;
+} RankRow;
+
+typedef struct {
+  uint64_t count, cpu_outliers, delay_outliers, unmatched;
+  int64_t cpu_total, cpu_max, delay_total, delay_max, delay_outlier_total;
+  struct { size_t trace; uint32_t name; int64_t ts, cpu, delay; } worst[5];
+  size_t nworst;
+} LaunchStats;
+
+enum { COPY_H2D, COPY_D2H, COPY_D2D, COPY_OTHER, COPY_MEMSET, COPY_KINDS };
+
+typedef struct {
+  uint64_t count, unknown_bytes, pageable;
+  int64_t bytes, time;
+} CopyRow;
+
+typedef enum {
+  B_HOST_WAIT, B_TINY_KERNELS, B_SYNC, B_DOMINANT_RANGE, B_DOMINANT_KERNEL,
+  B_SLOW_RANK, B_SLOW_STEP, B_LAUNCH_DELAY, B_LOW_OVERLAP, B_KINDS
+} BottleneckKind;
+
+typedef struct {
+  BottleneckKind kind;
+  int64_t score; /* time at stake, ns */
+  char *title, *evidence, *recommendation;
+} Bottleneck;
+
+typedef struct {
+  VEC(RangeRow) ranges;   /* sorted: inclusive desc, name */
+  VEC(KernelRow) kernels; /* sorted: total desc, name */
+  VEC(RangeRow) gpu_annotations;
+  VEC(StreamRow) streams;
+  VEC(StepRow) steps;
+  VEC(RankRow) ranks;     /* one per trace */
+  LaunchStats launch;
+  CopyRow copies[COPY_KINDS];
+  uint64_t sync_calls, sync_copies;
+  int64_t sync_time, sync_copy_time;
+  uint64_t clipped, unattributed_gpu, zero_ranges;
+  int64_t range_excl_total, kernel_total;
+  uint64_t kernel_count, tiny_kernels;
+  int64_t tiny_launch_cpu;
+  VEC(Bottleneck) bottlenecks; /* ranked */
+  SummaryOptions opt;
+} Summary;
+
+void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s);
+void summary_free(Summary *s);
+
+/* Rendering (render.c). */
+void summary_markdown(const Model *m, const Summary *s, Buf *out);
+/* {"markdown": ..., "structured": {"operations", "bottlenecks",
+ *  "recommendations", ...}} */
+void summary_json(const Model *m, const Summary *s, Buf *out);
+
+const char *copy_kind_name(int k);
+const char *class_name(int c);
+int kernel_class(const char *name, int kind);
+
+#endif

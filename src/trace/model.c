@@ -1,0 +1,276 @@
+/* model: load a Chrome trace into compact events (see model.h). */
+#include "model.h"
+
+#include "reader.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const KIND_NAMES[K_COUNT] = {
+  [K_NONE] = "(none)", [K_CPU_OP] = "cpu_op", [K_USER_ANNOTATION] = "user_annotation",
+  [K_PYTHON_FUNCTION] = "python_function", [K_CUDA_RUNTIME] = "cuda_runtime",
+  [K_CUDA_DRIVER] = "cuda_driver", [K_OVERHEAD] = "overhead", [K_UNKNOWN] = "unknown",
+  [K_CUDA_SYNC] = "cuda_sync", [K_GPU_USER_ANNOTATION] = "gpu_user_annotation",
+  [K_KERNEL] = "kernel", [K_GPU_MEMCPY] = "gpu_memcpy", [K_GPU_MEMSET] = "gpu_memset",
+  [K_TRACE] = "Trace",
+};
+
+const char *kind_name(int k) { return k >= 0 && k < K_COUNT ? KIND_NAMES[k] : "?"; }
+
+static int kind_of_cat(Span c) {
+  for (int k = K_CPU_OP; k < K_COUNT; k++)
+    if (k != K_UNKNOWN && span_eq(c, KIND_NAMES[k])) return k;
+  /* spellings seen in other Kineto versions */
+  if (span_eq(c, "Kernel")) return K_KERNEL;
+  if (span_eq(c, "Memcpy")) return K_GPU_MEMCPY;
+  if (span_eq(c, "Memset")) return K_GPU_MEMSET;
+  if (span_eq(c, "Runtime")) return K_CUDA_RUNTIME;
+  if (span_eq(c, "Operator")) return K_CPU_OP;
+  return K_UNKNOWN;
+}
+
+typedef struct {
+  Model *m;
+  Trace *t;
+  Buf tmp, tmp2;
+} Loader;
+
+static uint32_t thread_index(Loader *L, uint32_t pid, uint32_t tid) {
+  int64_t key = (int64_t)((uint64_t)pid << 32 | tid), idx;
+  if (i64map_get(&L->t->thread_of, key, &idx)) return (uint32_t)idx;
+  Thread th = {0};
+  th.pid = pid;
+  th.tid = tid;
+  th.label = -1;
+  vec_push(&L->t->threads, th);
+  i64map_put(&L->t->thread_of, key, (int64_t)L->t->threads.n - 1);
+  return (uint32_t)L->t->threads.n - 1;
+}
+
+static void note_first(char **slot, Walker *w, const char *at, const char *what) {
+  if (*slot) return;
+  Buf b = {0};
+  buf_printf(&b, "%s: %s", walk_where(w, at), what);
+  *slot = b.s;
+}
+
+/* A skipped event: counted and reported; an error under --strict. */
+static int skip_event(Loader *L, Walker *w, const char *at, uint64_t *count, char **first, const char *what) {
+  if (L->m->strict) return walk_error(w, at, "%s", what);
+  (*count)++;
+  note_first(first, w, at, what);
+  return 0;
+}
+
+static int on_header(void *ctx, Walker *w, Span key, Span val) {
+  Loader *L = ctx;
+  if (span_eq(key, "baseTimeNanoseconds")) {
+    if (!span_int(val, &L->t->base_ns)) return walk_error(w, val.s, "baseTimeNanoseconds is not an integer");
+    L->t->has_base = true;
+  } else if (span_eq(key, "distributedInfo")) {
+    ObjIter it;
+    Member mb;
+    if (!obj_iter_init(&it, val)) return 0;
+    while (obj_iter_next(&it, &mb)) {
+      if (span_eq(mb.key, "rank")) span_int(mb.val, &L->t->rank);
+      else if (span_eq(mb.key, "world_size")) span_int(mb.val, &L->t->world_size);
+    }
+  }
+  return 0;
+}
+
+static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw) {
+  Loader *L = ctx;
+  Trace *t = L->t;
+  LoadNotes *nt = &t->notes;
+  nt->events++;
+  Span ph = {0}, cat = {0}, name = {0}, pid = {0}, tid = {0}, ts = {0}, dur = {0}, args = {0};
+  for (size_t i = 0; i < n; i++) {
+    Span k = mem[i].key;
+    switch (k.n) {
+    case 2:
+      if (k.s[0] == 'p' && k.s[1] == 'h') ph = mem[i].val;
+      else if (k.s[0] == 't' && k.s[1] == 's') ts = mem[i].val;
+      break;
+    case 3:
+      if (!memcmp(k.s, "cat", 3)) cat = mem[i].val;
+      else if (!memcmp(k.s, "pid", 3)) pid = mem[i].val;
+      else if (!memcmp(k.s, "tid", 3)) tid = mem[i].val;
+      else if (!memcmp(k.s, "dur", 3)) dur = mem[i].val;
+      break;
+    case 4:
+      if (!memcmp(k.s, "name", 4)) name = mem[i].val;
+      else if (!memcmp(k.s, "args", 4)) args = mem[i].val;
+      break;
+    }
+  }
+  Span phs;
+  if (!ph.s || !span_string(ph, &L->tmp, &phs) || phs.n != 1)
+    return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed, "event without a one-letter \"ph\"");
+  char p = phs.s[0];
+  if (p == 'M') {
+    /* process_name / thread_name metadata */
+    Span nm, an;
+    if (!name.s || !span_string(name, &L->tmp, &nm) || !args.s) return 0;
+    bool proc = span_eq(nm, "process_name"), thr = span_eq(nm, "thread_name");
+    if (!proc && !thr) return 0;
+    ObjIter it;
+    Member mb;
+    if (!obj_iter_init(&it, args)) return 0;
+    while (obj_iter_next(&it, &mb)) {
+      if (!span_eq(mb.key, "name") || !span_string(mb.val, &L->tmp2, &an)) continue;
+      uint32_t label = intern(&L->m->names, an.s, an.n);
+      uint32_t pidid = intern(&L->m->ids, pid.s ? pid.s : "0", pid.s ? pid.n : 1);
+      if (proc) {
+        i64map_put(&t->process_label, pidid, label);
+      } else {
+        uint32_t tidid = intern(&L->m->ids, tid.s ? tid.s : "0", tid.s ? tid.n : 1);
+        t->threads.v[thread_index(L, pidid, tidid)].label = label;
+      }
+    }
+    return 0;
+  }
+  if (p != 'X' && p != 'B' && p != 'E') {
+    nt->ignored_ph++;
+    return 0;
+  }
+  Ev e = {0};
+  e.corr = e.bytes = -1;
+  e.ord = (uint32_t)walk_ordinal(w);
+  if (!ts.s || !span_us_to_ns(ts, &e.ts))
+    return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed,
+                      ts.s ? "\"ts\" is not a number" : "event without \"ts\"");
+  uint32_t pidid = intern(&L->m->ids, pid.s ? pid.s : "0", pid.s ? pid.n : 1);
+  uint32_t tidid = intern(&L->m->ids, tid.s ? tid.s : "0", tid.s ? tid.n : 1);
+  e.thread = thread_index(L, pidid, tidid);
+  Thread *th = &t->threads.v[e.thread];
+  if (p == 'E') {
+    if (!th->open.n) {
+      nt->unmatched_end++;
+      return 0;
+    }
+    Ev *b = &t->ev.v[th->open.v[--th->open.n]];
+    b->dur = e.ts - b->ts;
+    if (b->dur < 0) {
+      b->dur = 0;
+      nt->negative++;
+      note_first(&nt->first_negative, w, raw.s, "\"E\" before its \"B\"");
+    }
+    return 0;
+  }
+  if (p == 'X') {
+    if (!dur.s || !span_us_to_ns(dur, &e.dur))
+      return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed,
+                        dur.s ? "\"dur\" is not a number" : "complete event without \"dur\"");
+    if (e.dur < 0) return skip_event(L, w, raw.s, &nt->negative, &nt->first_negative, "negative \"dur\"");
+  } else {
+    e.dur = -1; /* open until its E */
+  }
+  Span c, nm;
+  if (!cat.s) {
+    e.kind = K_NONE;
+  } else if (!span_string(cat, &L->tmp, &c)) {
+    return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed, "\"cat\" is not a string");
+  } else {
+    e.kind = (uint8_t)kind_of_cat(c);
+    if (e.kind == K_UNKNOWN) {
+      nt->unknown_cat++;
+      if (nt->unknown_cats.n < 8) {
+        uint32_t id = intern(&L->m->names, c.s, c.n);
+        bool seen = false;
+        for (size_t i = 0; i < nt->unknown_cats.n; i++) seen |= nt->unknown_cats.v[i] == id;
+        if (!seen) vec_push(&nt->unknown_cats, id);
+      }
+    }
+  }
+  if (!name.s || !span_string(name, &L->tmp, &nm))
+    return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed,
+                      name.s ? "\"name\" is not a string" : "event without \"name\"");
+  e.name = intern(&L->m->names, nm.s, nm.n);
+  if (e.kind == K_CUDA_SYNC) nt->cuda_sync++;
+  if (kind_is_gpu_op(e.kind) || e.kind == K_GPU_USER_ANNOTATION || e.kind == K_CUDA_SYNC) th->gpu = true;
+  if (args.s && (kind_is_gpu_op(e.kind) || e.kind == K_CUDA_RUNTIME || e.kind == K_CUDA_DRIVER)) {
+    ObjIter it;
+    Member mb;
+    if (obj_iter_init(&it, args)) {
+      while (obj_iter_next(&it, &mb)) {
+        if (span_eq(mb.key, "correlation")) span_int(mb.val, &e.corr);
+        else if (span_eq(mb.key, "bytes")) span_int(mb.val, &e.bytes);
+      }
+    }
+  }
+  if (t->ev.n >= UINT32_MAX) return walk_error(w, raw.s, "more than 4 billion events");
+  vec_push(&t->ev, e);
+  if (p == 'B') vec_push(&th->open, (uint32_t)(t->ev.n - 1));
+  return 0;
+}
+
+int model_load(Model *m, const char *path) {
+  Trace *t = xcalloc(1, sizeof *t);
+  t->path = xstrdup(path);
+  t->rank = t->world_size = -1;
+  vec_push(&m->traces, t);
+  Loader L = {.m = m, .t = t};
+  Visitor v = {on_header, on_event, &L};
+  int rc = trace_walk(path, &v, &t->legacy);
+  buf_free(&L.tmp);
+  buf_free(&L.tmp2);
+  if (rc < 0) return -1;
+  /* B without E: dropped (their end is unknown) */
+  for (size_t i = 0; i < t->threads.n; i++) {
+    t->notes.unclosed_begin += t->threads.v[i].open.n;
+    vec_free(&t->threads.v[i].open);
+  }
+  if (t->notes.unclosed_begin) {
+    size_t k = 0;
+    for (size_t i = 0; i < t->ev.n; i++)
+      if (t->ev.v[i].dur >= 0) t->ev.v[k++] = t->ev.v[i];
+    t->ev.n = k;
+  }
+  return 0;
+}
+
+void model_free(Model *m) {
+  for (size_t i = 0; i < m->traces.n; i++) {
+    Trace *t = m->traces.v[i];
+    free(t->path);
+    vec_free(&t->ev);
+    for (size_t j = 0; j < t->threads.n; j++) vec_free(&t->threads.v[j].open);
+    vec_free(&t->threads);
+    i64map_free(&t->thread_of);
+    i64map_free(&t->process_label);
+    free(t->notes.first_malformed);
+    free(t->notes.first_negative);
+    vec_free(&t->notes.unknown_cats);
+    free(t);
+  }
+  vec_free(&m->traces);
+  intern_free(&m->names);
+  intern_free(&m->ids);
+}
+
+const char *model_id_text(const Model *m, uint32_t id, Buf *tmp) {
+  const char *s = intern_str(&m->ids, id);
+  size_t n = strlen(s);
+  if (n >= 2 && s[0] == '"') {
+    tmp->len = 0;
+    buf_add(tmp, s + 1, n - 2);
+    return tmp->s;
+  }
+  return s;
+}
+
+void model_thread_label(const Model *m, const Trace *t, uint32_t thread, Buf *out) {
+  const Thread *th = &t->threads.v[thread];
+  Buf tmp = {0};
+  if (th->gpu) {
+    buf_printf(out, "GPU %s", model_id_text(m, th->pid, &tmp));
+    buf_printf(out, " stream %s", model_id_text(m, th->tid, &tmp));
+  } else {
+    buf_printf(out, "pid %s", model_id_text(m, th->pid, &tmp));
+    buf_printf(out, " tid %s", model_id_text(m, th->tid, &tmp));
+  }
+  if (th->label >= 0) buf_printf(out, " (%s)", intern_str(&m->names, (uint32_t)th->label));
+  buf_free(&tmp);
+}

@@ -1,0 +1,104 @@
+/* model: a trace file loaded into compact, analysable form.
+ *
+ * Only what the analyses need is kept: one 48-byte Ev per complete event
+ * (X, or a B/E pair), with times in integer nanoseconds, the name and thread
+ * as interned ids, the correlation id and byte count from args, and the
+ * event's index in the file (so `filter` can copy kept events verbatim in a
+ * second pass). The JSON tree is never built.
+ *
+ * Names and pid/tid texts are interned in a Model shared by all loaded
+ * traces, so the figures of several ranks aggregate by id.
+ *
+ * Ownership: the Model owns its Traces and everything in them;
+ * model_free releases all. */
+#ifndef NCT_MODEL_H
+#define NCT_MODEL_H
+
+#include "util.h"
+
+typedef enum {
+  K_NONE,            /* no "cat" (torch's legacy exporter): a CPU range */
+  K_CPU_OP,
+  K_USER_ANNOTATION,
+  K_PYTHON_FUNCTION,
+  K_CUDA_RUNTIME,
+  K_CUDA_DRIVER,
+  K_OVERHEAD,
+  K_UNKNOWN,         /* a category we do not know: assumed a CPU range */
+  /* not CPU ranges: */
+  K_CUDA_SYNC,       /* GPU-side synchronisation spans; not GPU work */
+  K_GPU_USER_ANNOTATION,
+  K_KERNEL,
+  K_GPU_MEMCPY,
+  K_GPU_MEMSET,
+  K_TRACE,           /* the profiler's own window ("Trace" category) */
+  K_COUNT
+} Kind;
+
+static inline bool kind_is_cpu_range(int k) { return k <= K_UNKNOWN; }
+static inline bool kind_is_gpu_op(int k) { return k == K_KERNEL || k == K_GPU_MEMCPY || k == K_GPU_MEMSET; }
+const char *kind_name(int k);
+
+typedef struct {
+  int64_t ts, dur; /* ns */
+  int64_t corr;    /* args.correlation, -1 if none */
+  int64_t bytes;   /* args.bytes, -1 if none */
+  uint32_t name;   /* Model.names */
+  uint32_t thread; /* index into Trace.threads */
+  uint32_t ord;    /* index of the event in traceEvents (B/E: of the B) */
+  uint8_t kind;
+  uint8_t flags;
+} Ev;
+
+typedef struct {
+  uint32_t pid, tid; /* Model.ids: raw JSON text of the pid/tid values */
+  int64_t label;     /* Model.names id of thread_name, -1 if none */
+  bool gpu;          /* carries GPU ops */
+  VEC(uint32_t) open; /* B events not yet closed by an E */
+} Thread;
+
+/* Things skipped or assumed while loading, reported with the summary. */
+typedef struct {
+  uint64_t events;      /* entries in traceEvents */
+  uint64_t malformed;   /* skipped: missing/ill-typed ph, ts, dur */
+  char *first_malformed; /* "file:line:col: what" of the first one */
+  uint64_t negative;    /* skipped: negative duration */
+  char *first_negative;
+  uint64_t unknown_cat; /* kept as CPU ranges */
+  VEC(uint32_t) unknown_cats; /* distinct names (Model.names), first 8 */
+  uint64_t unmatched_end, unclosed_begin;
+  uint64_t ignored_ph;  /* instant, counter, flow, async, ... */
+  uint64_t cuda_sync;
+} LoadNotes;
+
+typedef struct {
+  char *path;
+  bool legacy;          /* bare array layout */
+  int64_t rank;         /* distributedInfo.rank, -1 if absent */
+  int64_t world_size;   /* -1 if absent */
+  bool has_base;
+  int64_t base_ns;      /* baseTimeNanoseconds */
+  VEC(Ev) ev;
+  VEC(Thread) threads;
+  I64Map thread_of;     /* pid<<32|tid -> thread index */
+  I64Map process_label; /* pid -> Model.names id of process_name */
+  LoadNotes notes;
+} Trace;
+
+typedef struct {
+  Intern names;
+  Intern ids;
+  VEC(Trace *) traces;
+  bool strict; /* skipped events are errors */
+} Model;
+
+/* Load one file and append it to m->traces. 0, or -1 (reported). */
+int model_load(Model *m, const char *path);
+void model_free(Model *m);
+
+/* pid or tid text for display (quotes stripped). */
+const char *model_id_text(const Model *m, uint32_t id, Buf *tmp);
+/* "GPU 0 stream 7", "thread 1234 (name)", ... for a thread. */
+void model_thread_label(const Model *m, const Trace *t, uint32_t thread, Buf *out);
+
+#endif

@@ -1,0 +1,605 @@
+/* reader: sliding-window JSON scanner for Chrome traces (see reader.h). */
+#include "reader.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+enum { SCAN_OK, SCAN_MORE, SCAN_ERR };
+enum { MAX_DEPTH = 256, INIT_WINDOW = 4 << 20 };
+
+struct Walker {
+  const char *path;
+  gzFile gz;
+  char *buf;
+  size_t cap;
+  const char *p, *end; /* unread window [p, end) inside buf */
+  bool eof;
+  uint64_t lines_before; /* newlines in bytes dropped from the window */
+  uint64_t col_before;   /* bytes since the last dropped newline */
+  uint64_t ordinal;
+  /* scan status */
+  int st;
+  const char *err_at;
+  const char *err_msg;
+  VEC(Member) members;
+  Buf keybuf;
+};
+
+static const char *fail(Walker *w, const char *at, const char *msg) {
+  w->st = SCAN_ERR;
+  w->err_at = at;
+  w->err_msg = msg;
+  return NULL;
+}
+
+static const char *more(Walker *w) {
+  w->st = SCAN_MORE;
+  return NULL;
+}
+
+static void position(Walker *w, const char *at, uint64_t *line, uint64_t *col) {
+  uint64_t l = w->lines_before, c = w->col_before;
+  for (const char *q = w->buf; q < at; q++) {
+    if (*q == '\n') {
+      l++;
+      c = 0;
+    } else {
+      c++;
+    }
+  }
+  *line = l + 1;
+  *col = c + 1;
+}
+
+const char *walk_where(Walker *w, const char *at) {
+  static char text[4096];
+  uint64_t line, col;
+  position(w, at, &line, &col);
+  snprintf(text, sizeof text, "%s:%llu:%llu", w->path, (unsigned long long)line,
+           (unsigned long long)col);
+  return text;
+}
+
+int walk_error(Walker *w, const char *at, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "%s: error: ", walk_where(w, at));
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return -1;
+}
+
+uint64_t walk_ordinal(const Walker *w) { return w->ordinal; }
+
+/* Keep [p, end), drop the rest, read more. 0, or -1 on a read error. */
+static int refill(Walker *w) {
+  for (const char *q = w->buf; q < w->p; q++) {
+    if (*q == '\n') {
+      w->lines_before++;
+      w->col_before = 0;
+    } else {
+      w->col_before++;
+    }
+  }
+  size_t keep = (size_t)(w->end - w->p);
+  if (keep && w->p != w->buf) memmove(w->buf, w->p, keep);
+  if (keep == w->cap) {
+    w->cap *= 2;
+    w->buf = xrealloc(w->buf, w->cap);
+  }
+  w->p = w->buf;
+  w->end = w->buf + keep;
+  size_t room = w->cap - keep;
+  if (room > (1u << 30)) room = 1u << 30;
+  int got = gzread(w->gz, w->buf + keep, (unsigned)room);
+  int zerr = Z_OK;
+  const char *zmsg = gzerror(w->gz, &zerr);
+  if (got < 0 || (zerr != Z_OK && zerr != Z_BUF_ERROR)) {
+    if (zerr == Z_ERRNO) return error("%s: read failed: %s", w->path, strerror(errno));
+    return error("%s: corrupt gzip data: %s", w->path, zmsg);
+  }
+  if (got == 0) {
+    if (zerr == Z_BUF_ERROR)
+      return error("%s: truncated gzip stream (unexpected end of file after %llu lines)", w->path,
+                   (unsigned long long)w->lines_before);
+    w->eof = true;
+  }
+  w->end += got;
+  return 0;
+}
+
+static inline const char *skip_ws(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+  return p;
+}
+
+/* p at '"'; returns the byte after the closing quote. */
+static const char *scan_string(Walker *w, const char *p, const char *end) {
+  const char *start = p++;
+  for (;;) {
+    while (p < end) {
+      unsigned char c = (unsigned char)*p;
+      if (c == '"' || c == '\\' || c < 0x20) break;
+      p++;
+    }
+    if (p >= end) return w->eof ? fail(w, start, "unterminated string") : more(w);
+    if (*p == '"') return p + 1;
+    if ((unsigned char)*p < 0x20) return fail(w, p, "control character inside a string");
+    /* backslash */
+    if (p + 1 >= end) return w->eof ? fail(w, start, "unterminated string") : more(w);
+    char e = p[1];
+    if (e == 'u') {
+      if (p + 6 > end) return w->eof ? fail(w, start, "unterminated string") : more(w);
+      for (int i = 2; i < 6; i++) {
+        char h = p[i];
+        if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')))
+          return fail(w, p, "bad \\u escape");
+      }
+      p += 6;
+    } else if (strchr("\"\\/bfnrt", e) && e) {
+      p += 2;
+    } else {
+      return fail(w, p, "bad escape in string");
+    }
+  }
+}
+
+static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static const char *scan_number(Walker *w, const char *p, const char *end) {
+  const char *start = p;
+  const char *q = p;
+  while (q < end && (is_digit(*q) || *q == '-' || *q == '+' || *q == '.' || *q == 'e' || *q == 'E')) q++;
+  if (q == end && !w->eof) return more(w);
+  /* validate -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)? over [start, q) */
+  const char *s = start;
+  if (s < q && *s == '-') s++;
+  if (s >= q || !is_digit(*s)) return fail(w, start, "bad number");
+  if (*s == '0') s++;
+  else while (s < q && is_digit(*s)) s++;
+  if (s < q && *s == '.') {
+    s++;
+    if (s >= q || !is_digit(*s)) return fail(w, start, "bad number");
+    while (s < q && is_digit(*s)) s++;
+  }
+  if (s < q && (*s == 'e' || *s == 'E')) {
+    s++;
+    if (s < q && (*s == '+' || *s == '-')) s++;
+    if (s >= q || !is_digit(*s)) return fail(w, start, "bad number");
+    while (s < q && is_digit(*s)) s++;
+  }
+  if (s != q) return fail(w, start, "bad number");
+  return q;
+}
+
+static const char *scan_value(Walker *w, const char *p, const char *end, int depth);
+
+static const char *scan_literal(Walker *w, const char *p, const char *end, const char *lit) {
+  size_t n = strlen(lit);
+  size_t have = (size_t)(end - p);
+  if (memcmp(p, lit, have < n ? have : n) != 0) return fail(w, p, "unexpected character");
+  if (have < n) return w->eof ? fail(w, p, "unexpected end of input") : more(w);
+  return p + n;
+}
+
+static const char *eoi(Walker *w, const char *at) {
+  return w->eof ? fail(w, at, "unexpected end of input") : more(w);
+}
+
+/* p at '{' or '['. Members go to out when it is non-NULL (objects only). */
+static const char *scan_container(Walker *w, const char *p, const char *end, int depth, Walker *out) {
+  if (depth > MAX_DEPTH) return fail(w, p, "nesting too deep");
+  char close = *p == '{' ? '}' : ']';
+  bool obj = *p == '{';
+  const char *open = p;
+  p = skip_ws(p + 1, end);
+  if (p >= end) return eoi(w, open);
+  if (*p == close) return p + 1;
+  for (;;) {
+    Member m = {{0, 0}, {0, 0}};
+    if (obj) {
+      if (*p != '"') return fail(w, p, "expected a string key");
+      const char *k = p;
+      p = scan_string(w, p, end);
+      if (!p) return NULL;
+      m.key.s = k + 1;
+      m.key.n = (size_t)(p - k - 2);
+      p = skip_ws(p, end);
+      if (p >= end) return eoi(w, open);
+      if (*p != ':') return fail(w, p, "expected ':'");
+      p = skip_ws(p + 1, end);
+      if (p >= end) return eoi(w, open);
+    }
+    const char *v = p;
+    p = scan_value(w, p, end, depth + 1);
+    if (!p) return NULL;
+    if (out) {
+      m.val.s = v;
+      m.val.n = (size_t)(p - v);
+      vec_push(&out->members, m);
+    }
+    p = skip_ws(p, end);
+    if (p >= end) return eoi(w, open);
+    if (*p == close) return p + 1;
+    if (*p != ',') return fail(w, p, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+    p = skip_ws(p + 1, end);
+    if (p >= end) return eoi(w, open);
+  }
+}
+
+static const char *scan_value(Walker *w, const char *p, const char *end, int depth) {
+  if (p >= end) return eoi(w, p);
+  switch (*p) {
+  case '"': return scan_string(w, p, end);
+  case '{':
+  case '[': return scan_container(w, p, end, depth, NULL);
+  case 't': return scan_literal(w, p, end, "true");
+  case 'f': return scan_literal(w, p, end, "false");
+  case 'n': return scan_literal(w, p, end, "null");
+  default:
+    if (*p == '-' || is_digit(*p)) return scan_number(w, p, end);
+    return fail(w, p, "unexpected character");
+  }
+}
+
+/* Make sure at least one non-space byte is in the window; false at EOF. */
+static int need(Walker *w, bool *have) {
+  for (;;) {
+    w->p = skip_ws(w->p, w->end);
+    if (w->p < w->end) {
+      *have = true;
+      return 0;
+    }
+    if (w->eof) {
+      *have = false;
+      return 0;
+    }
+    if (refill(w) < 0) return -1;
+  }
+}
+
+/* Run one restartable unit: fn scans from w->p and returns its end. */
+typedef const char *(*UnitFn)(Walker *w, const char *p, const char *end, void *arg);
+
+static const char *run_unit(Walker *w, UnitFn fn, void *arg) {
+  for (;;) {
+    w->st = SCAN_OK;
+    const char *q = fn(w, w->p, w->end, arg);
+    if (q) return q;
+    if (w->st == SCAN_ERR) {
+      walk_error(w, w->err_at, "%s", w->err_msg);
+      return NULL;
+    }
+    if (w->eof) {
+      walk_error(w, w->end, "unexpected end of input");
+      return NULL;
+    }
+    if (refill(w) < 0) return NULL;
+  }
+}
+
+static const char *unit_value(Walker *w, const char *p, const char *end, void *arg) {
+  (void)arg;
+  return scan_value(w, p, end, 0);
+}
+
+static const char *unit_event(Walker *w, const char *p, const char *end, void *arg) {
+  (void)arg;
+  w->members.n = 0;
+  if (*p != '{') return fail(w, p, "a trace event must be an object");
+  return scan_container(w, p, end, 0, w);
+}
+
+/* A top-level key, the colon, and the first byte of the value. */
+static const char *unit_key(Walker *w, const char *p, const char *end, void *arg) {
+  if (*p != '"') return fail(w, p, "expected a string key");
+  const char *q = scan_string(w, p, end);
+  if (!q) return NULL;
+  q = skip_ws(q, end);
+  if (q >= end) return eoi(w, p);
+  if (*q != ':') return fail(w, q, "expected ':'");
+  q = skip_ws(q + 1, end);
+  if (q >= end) return eoi(w, p);
+  return q;
+}
+
+static int walk_events(Walker *w, const Visitor *v) {
+  /* w->p is just past '[' */
+  bool have;
+  if (need(w, &have) < 0) return -1;
+  if (!have) return walk_error(w, w->p, "unexpected end of input inside traceEvents");
+  if (*w->p == ']') {
+    w->p++;
+    return 0;
+  }
+  for (;;) {
+    const char *start = w->p;
+    const char *q = run_unit(w, unit_event, NULL);
+    if (!q) return -1;
+    start = w->p; /* the window may have moved */
+    Span raw = {start, (size_t)(q - start)};
+    if (v->on_event && v->on_event(v->ctx, w, w->members.v, w->members.n, raw) < 0) return -1;
+    w->ordinal++;
+    w->p = q;
+    if (need(w, &have) < 0) return -1;
+    if (!have) return walk_error(w, w->p, "unexpected end of input inside traceEvents");
+    if (*w->p == ']') {
+      w->p++;
+      return 0;
+    }
+    if (*w->p != ',') return walk_error(w, w->p, "expected ',' or ']' after a trace event");
+    w->p++;
+    if (need(w, &have) < 0) return -1;
+    if (!have) return walk_error(w, w->p, "unexpected end of input inside traceEvents");
+  }
+}
+
+static int walk_top(Walker *w, const Visitor *v, bool *legacy) {
+  bool have;
+  if (need(w, &have) < 0) return -1;
+  if (!have) return error("%s: empty file", w->path);
+  if (*w->p == '[') {
+    *legacy = true;
+    w->p++;
+    if (walk_events(w, v) < 0) return -1;
+  } else if (*w->p == '{') {
+    w->p++;
+    bool seen_events = false, first = true;
+    for (;;) {
+      if (need(w, &have) < 0) return -1;
+      if (!have) return walk_error(w, w->p, "unexpected end of input in the top-level object");
+      if (*w->p == '}' && first) {
+        w->p++;
+        break;
+      }
+      const char *vstart = run_unit(w, unit_key, NULL);
+      if (!vstart) return -1;
+      Span key = {w->p + 1, 0};
+      const char *kq = w->p + 1;
+      while (*kq != '"') kq += *kq == '\\' ? 2 : 1;
+      key.n = (size_t)(kq - key.s);
+      if (span_eq(key, "traceEvents") && *vstart == '[') {
+        seen_events = true;
+        w->p = vstart + 1;
+        if (walk_events(w, v) < 0) return -1;
+      } else {
+        /* the value may need refills, which move the window: keep a copy
+         * of the key */
+        w->keybuf.len = 0;
+        buf_add(&w->keybuf, key.s, key.n);
+        w->p = vstart;
+        const char *q = run_unit(w, unit_value, NULL);
+        if (!q) return -1;
+        Span kc = {w->keybuf.s, w->keybuf.len};
+        Span val = {w->p, (size_t)(q - w->p)};
+        if (v->on_header && v->on_header(v->ctx, w, kc, val) < 0) return -1;
+        w->p = q;
+      }
+      first = false;
+      if (need(w, &have) < 0) return -1;
+      if (!have) return walk_error(w, w->p, "unexpected end of input in the top-level object");
+      if (*w->p == '}') {
+        w->p++;
+        break;
+      }
+      if (*w->p != ',') return walk_error(w, w->p, "expected ',' or '}'");
+      w->p++;
+    }
+    if (!seen_events) return error("%s: no \"traceEvents\" array: not a Chrome trace", w->path);
+  } else {
+    return walk_error(w, w->p, "not a Chrome trace: expected '{' or '['");
+  }
+  if (need(w, &have) < 0) return -1;
+  if (have) return walk_error(w, w->p, "trailing data after the trace");
+  return 0;
+}
+
+int trace_walk(const char *path, const Visitor *v, bool *legacy) {
+  Walker w = {0};
+  w.path = path;
+  *legacy = false;
+  w.gz = gzopen(path, "rb");
+  if (!w.gz) return error("%s: cannot open: %s", path, strerror(errno ? errno : ENOMEM));
+  gzbuffer(w.gz, 1 << 20);
+  w.cap = INIT_WINDOW;
+  w.buf = xmalloc(w.cap);
+  w.p = w.end = w.buf;
+  int rc = walk_top(&w, v, legacy);
+  gzclose(w.gz);
+  free(w.buf);
+  vec_free(&w.members);
+  buf_free(&w.keybuf);
+  return rc;
+}
+
+/* ---- value helpers ---- */
+
+bool span_eq(Span s, const char *lit) {
+  size_t n = strlen(lit);
+  return s.n == n && memcmp(s.s, lit, n) == 0;
+}
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return c - 'A' + 10;
+}
+
+static void put_utf8(Buf *b, uint32_t cp) {
+  if (cp < 0x80) {
+    buf_putc(b, (char)cp);
+  } else if (cp < 0x800) {
+    buf_putc(b, (char)(0xC0 | (cp >> 6)));
+    buf_putc(b, (char)(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    buf_putc(b, (char)(0xE0 | (cp >> 12)));
+    buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
+    buf_putc(b, (char)(0x80 | (cp & 0x3F)));
+  } else {
+    buf_putc(b, (char)(0xF0 | (cp >> 18)));
+    buf_putc(b, (char)(0x80 | ((cp >> 12) & 0x3F)));
+    buf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
+    buf_putc(b, (char)(0x80 | (cp & 0x3F)));
+  }
+}
+
+bool span_string(Span v, Buf *tmp, Span *out) {
+  if (v.n < 2 || v.s[0] != '"') return false;
+  const char *s = v.s + 1, *e = v.s + v.n - 1;
+  if (!memchr(s, '\\', (size_t)(e - s))) {
+    out->s = s;
+    out->n = (size_t)(e - s);
+    return true;
+  }
+  tmp->len = 0;
+  buf_reserve(tmp, (size_t)(e - s));
+  while (s < e) {
+    if (*s != '\\') {
+      buf_putc(tmp, *s++);
+      continue;
+    }
+    char c = s[1];
+    s += 2;
+    switch (c) {
+    case 'n': buf_putc(tmp, '\n'); break;
+    case 't': buf_putc(tmp, '\t'); break;
+    case 'r': buf_putc(tmp, '\r'); break;
+    case 'b': buf_putc(tmp, '\b'); break;
+    case 'f': buf_putc(tmp, '\f'); break;
+    case 'u': {
+      uint32_t cp = (uint32_t)(hexval(s[0]) << 12 | hexval(s[1]) << 8 | hexval(s[2]) << 4 | hexval(s[3]));
+      s += 4;
+      if (cp >= 0xD800 && cp < 0xDC00 && e - s >= 6 && s[0] == '\\' && s[1] == 'u') {
+        uint32_t lo = (uint32_t)(hexval(s[2]) << 12 | hexval(s[3]) << 8 | hexval(s[4]) << 4 | hexval(s[5]));
+        if (lo >= 0xDC00 && lo < 0xE000) {
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          s += 6;
+        }
+      }
+      if (cp == 0) cp = 0xFFFD; /* keep names NUL-free */
+      put_utf8(tmp, cp);
+      break;
+    }
+    default: buf_putc(tmp, c); break; /* \" \\ \/ */
+    }
+  }
+  out->s = tmp->s;
+  out->n = tmp->len;
+  return true;
+}
+
+bool span_double(Span v, double *out) {
+  if (!v.n || !(v.s[0] == '-' || is_digit(v.s[0]))) return false;
+  char tmp[64];
+  if (v.n >= sizeof tmp) return false;
+  memcpy(tmp, v.s, v.n);
+  tmp[v.n] = 0;
+  char *endp;
+  *out = strtod(tmp, &endp);
+  return *endp == 0 && isfinite(*out);
+}
+
+bool span_us_to_ns(Span v, int64_t *ns) {
+  const char *s = v.s, *e = v.s + v.n;
+  if (s >= e) return false;
+  bool neg = *s == '-';
+  if (neg) s++;
+  if (s >= e || !is_digit(*s)) return false;
+  uint64_t ip = 0;
+  int nd = 0;
+  while (s < e && is_digit(*s)) {
+    ip = ip * 10 + (uint64_t)(*s++ - '0');
+    if (++nd > 16) goto slow;
+  }
+  if (ip > 9223372036854774ULL) goto slow;
+  uint64_t frac = 0;
+  int fd = 0;
+  bool round_up = false;
+  if (s < e && *s == '.') {
+    s++;
+    while (s < e && is_digit(*s)) {
+      if (fd < 3) {
+        frac = frac * 10 + (uint64_t)(*s - '0');
+        fd++;
+      } else if (fd == 3) {
+        round_up = *s >= '5';
+        fd++;
+      }
+      s++;
+    }
+  }
+  if (s != e) goto slow; /* exponent */
+  while (fd < 3) {
+    frac *= 10;
+    fd++;
+  }
+  int64_t r = (int64_t)(ip * 1000 + frac + (round_up ? 1 : 0));
+  *ns = neg ? -r : r;
+  return true;
+slow: {
+  double d;
+  if (!span_double(v, &d)) return false;
+  d *= 1000.0;
+  if (!(d > -9.2e18 && d < 9.2e18)) return false;
+  *ns = llround(d);
+  return true;
+}
+}
+
+bool span_int(Span v, int64_t *out) {
+  const char *s = v.s, *e = v.s + v.n;
+  if (s >= e) return false;
+  bool neg = *s == '-';
+  if (neg) s++;
+  if (s >= e) return false;
+  uint64_t x = 0;
+  int nd = 0;
+  while (s < e && is_digit(*s)) {
+    x = x * 10 + (uint64_t)(*s++ - '0');
+    if (++nd > 18) return false;
+  }
+  if (s != e) {
+    double d;
+    if (!span_double(v, &d) || d != floor(d) || fabs(d) > 9e15) return false;
+    *out = (int64_t)d;
+    return true;
+  }
+  *out = neg ? -(int64_t)x : (int64_t)x;
+  return true;
+}
+
+bool obj_iter_init(ObjIter *it, Span obj) {
+  if (obj.n < 2 || obj.s[0] != '{') return false;
+  it->p = obj.s + 1;
+  it->end = obj.s + obj.n - 1;
+  return true;
+}
+
+bool obj_iter_next(ObjIter *it, Member *m) {
+  Walker w = {0};
+  w.eof = true;
+  const char *p = skip_ws(it->p, it->end);
+  if (p < it->end && *p == ',') p = skip_ws(p + 1, it->end);
+  if (p >= it->end || *p != '"') return false;
+  const char *k = p;
+  p = scan_string(&w, p, it->end);
+  if (!p) return false;
+  m->key.s = k + 1;
+  m->key.n = (size_t)(p - k - 2);
+  p = skip_ws(p, it->end);
+  if (p >= it->end || *p != ':') return false;
+  p = skip_ws(p + 1, it->end);
+  const char *v = p;
+  p = scan_value(&w, p, it->end, 0);
+  if (!p) return false;
+  m->val.s = v;
+  m->val.n = (size_t)(p - v);
+  it->p = p;
+  return true;
+}

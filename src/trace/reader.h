@@ -1,0 +1,77 @@
+/* reader: a streaming reader for Chrome-trace files.
+ *
+ * Why our own scanner and not a library: the traces are one big array of
+ * small flat objects, and every command needs the raw bytes of each event
+ * (filter and merge copy them through unchanged) plus a handful of fields.
+ * A pull scanner over a sliding window gives both without copying: each
+ * event is scanned in place, its members are handed out as (key, raw value)
+ * spans into the window, and the window only ever holds the event being
+ * read. An event that straddles the end of the window is rescanned after a
+ * refill (events are a few hundred bytes, so this costs nothing). The
+ * scanner validates full JSON syntax (strings, escapes, numbers, nesting)
+ * and reports errors as file:line:col. gzip input is read with zlib's gz*
+ * interface, which also reads plain files, so .json and .json.gz are the
+ * same code path; a truncated or corrupt gzip stream is an error.
+ *
+ * Layouts: an object with "traceEvents": [...] (Kineto, ncrt) or a bare
+ * array of events (torch's legacy exporter). Members other than traceEvents
+ * go to on_header with their raw value.
+ *
+ * Ownership: spans handed to callbacks are valid only during the call. */
+#ifndef NCT_READER_H
+#define NCT_READER_H
+
+#include "util.h"
+
+typedef struct {
+  const char *s; /* raw JSON text (strings keep their quotes) */
+  size_t n;
+} Span;
+
+typedef struct {
+  Span key; /* key content without quotes, escapes not decoded */
+  Span val;
+} Member;
+
+typedef struct Walker Walker;
+
+typedef struct {
+  /* Both return 0 to go on, -1 to stop (after reporting). */
+  int (*on_header)(void *ctx, Walker *w, Span key, Span val);
+  int (*on_event)(void *ctx, Walker *w, const Member *m, size_t n, Span raw);
+  void *ctx;
+} Visitor;
+
+/* Reads the whole file, calling the visitor; 0 or -1 (error reported).
+ * *legacy is set when the file is a bare array of events. */
+int trace_walk(const char *path, const Visitor *v, bool *legacy);
+
+/* Report an error at a position inside a span handed to a callback:
+ * prints "path:line:col: error: msg" and returns -1. */
+int walk_error(Walker *w, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same position as text "path:line:col" (in a static buffer). */
+const char *walk_where(Walker *w, const char *at);
+/* Index of the current event in traceEvents. */
+uint64_t walk_ordinal(const Walker *w);
+
+/* Value helpers on complete, already validated spans. */
+bool span_eq(Span s, const char *lit);
+/* A JSON string's content: points into the span when it has no escapes,
+ * else decoded into tmp (UTF-8). false when the value is not a string. */
+bool span_string(Span v, Buf *tmp, Span *out);
+/* A JSON number in microseconds, as integer nanoseconds (rounded to the
+ * nearest ns). false when not a number or out of range. */
+bool span_us_to_ns(Span v, int64_t *ns);
+/* A JSON integer (a number with an integral value). */
+bool span_int(Span v, int64_t *out);
+/* A JSON number as double. */
+bool span_double(Span v, double *out);
+
+/* Iterate the members of an object span: returns false at the end. */
+typedef struct {
+  const char *p, *end;
+} ObjIter;
+bool obj_iter_init(ObjIter *it, Span obj);
+bool obj_iter_next(ObjIter *it, Member *m);
+
+#endif

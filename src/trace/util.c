@@ -1,0 +1,270 @@
+/* util: allocation, strings, interning, hashing, diagnostics. */
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Noreturn void oom(size_t n) {
+  fprintf(stderr, "nctrace: out of memory (%zu bytes)\n", n);
+  exit(2);
+}
+
+void *xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) oom(n);
+  return p;
+}
+
+void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p) oom(n * size);
+  return p;
+}
+
+void *xrealloc(void *p, size_t n) {
+  p = realloc(p, n ? n : 1);
+  if (!p) oom(n);
+  return p;
+}
+
+char *xstrdup(const char *s) {
+  size_t n = strlen(s);
+  char *p = xmalloc(n + 1);
+  memcpy(p, s, n + 1);
+  return p;
+}
+
+_Noreturn void nct_bug(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "nctrace: internal error at %s:%d: ", file, line);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  abort();
+}
+
+int error(const char *fmt, ...) {
+  va_list ap;
+  fputs("nctrace: error: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return -1;
+}
+
+void warning(const char *fmt, ...) {
+  va_list ap;
+  fputs("nctrace: warning: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+void buf_reserve(Buf *b, size_t extra) {
+  if (b->len + extra + 1 <= b->cap) return;
+  size_t cap = b->cap ? b->cap : 64;
+  while (cap < b->len + extra + 1) cap *= 2;
+  b->s = xrealloc(b->s, cap);
+  b->cap = cap;
+}
+
+void buf_add(Buf *b, const void *p, size_t n) {
+  buf_reserve(b, n);
+  if (n) memcpy(b->s + b->len, p, n);
+  b->len += n;
+  b->s[b->len] = 0;
+}
+
+void buf_puts(Buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+
+void buf_putc(Buf *b, char c) {
+  buf_reserve(b, 1);
+  b->s[b->len++] = c;
+  b->s[b->len] = 0;
+}
+
+void buf_printf(Buf *b, const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) BUG("vsnprintf failed");
+  buf_reserve(b, (size_t)n);
+  vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  b->len += (size_t)n;
+}
+
+void buf_free(Buf *b) {
+  free(b->s);
+  b->s = NULL;
+  b->len = b->cap = 0;
+}
+
+void buf_json_str(Buf *b, const char *s) {
+  buf_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    switch (*p) {
+    case '"': buf_puts(b, "\\\""); break;
+    case '\\': buf_puts(b, "\\\\"); break;
+    case '\n': buf_puts(b, "\\n"); break;
+    case '\t': buf_puts(b, "\\t"); break;
+    case '\r': buf_puts(b, "\\r"); break;
+    default:
+      if (*p < 0x20) buf_printf(b, "\\u%04x", *p);
+      else buf_putc(b, (char)*p);
+    }
+  }
+  buf_putc(b, '"');
+}
+
+void buf_html(Buf *b, const char *s) {
+  for (; *s; s++) {
+    switch (*s) {
+    case '&': buf_puts(b, "&amp;"); break;
+    case '<': buf_puts(b, "&lt;"); break;
+    case '>': buf_puts(b, "&gt;"); break;
+    case '"': buf_puts(b, "&quot;"); break;
+    default: buf_putc(b, *s);
+    }
+  }
+}
+
+/* value / 10^scale_digits with three decimals, rounded half away from zero. */
+static void put_fixed(Buf *b, int64_t ns, int64_t div) {
+  bool neg = ns < 0;
+  uint64_t v = neg ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+  uint64_t unit = (uint64_t)div / 1000; /* one thousandth of the output unit */
+  uint64_t q = unit > 1 ? (v + unit / 2) / unit : v;
+  if (neg && q) buf_putc(b, '-');
+  buf_printf(b, "%llu.%03llu", (unsigned long long)(q / 1000), (unsigned long long)(q % 1000));
+}
+
+void buf_ms(Buf *b, int64_t ns) { put_fixed(b, ns, 1000000); }
+void buf_us(Buf *b, int64_t ns) { put_fixed(b, ns, 1000); }
+
+uint64_t hash_bytes(const void *p, size_t n) {
+  const unsigned char *s = p;
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ULL;
+  return h ^ (h >> 29);
+}
+
+static void intern_rehash(Intern *t) {
+  size_t ns = t->nslots ? t->nslots * 2 : 1024;
+  uint32_t *slots = xcalloc(ns, sizeof *slots);
+  for (size_t id = 0; id < t->off.n; id++) {
+    size_t i = t->hash.v[id] & (ns - 1);
+    while (slots[i]) i = (i + 1) & (ns - 1);
+    slots[i] = (uint32_t)id + 1;
+  }
+  free(t->slots);
+  t->slots = slots;
+  t->nslots = ns;
+}
+
+int64_t intern_find(const Intern *t, const char *s, size_t n) {
+  if (!t->nslots) return -1;
+  uint32_t h = (uint32_t)hash_bytes(s, n);
+  size_t i = h & (t->nslots - 1);
+  for (uint32_t id; (id = t->slots[i]); i = (i + 1) & (t->nslots - 1)) {
+    id--;
+    if (t->hash.v[id] == h && t->len.v[id] == n && memcmp(t->bytes.s + t->off.v[id], s, n) == 0)
+      return id;
+  }
+  return -1;
+}
+
+uint32_t intern(Intern *t, const char *s, size_t n) {
+  if ((t->off.n + 1) * 2 > t->nslots) intern_rehash(t);
+  uint32_t h = (uint32_t)hash_bytes(s, n);
+  size_t i = h & (t->nslots - 1);
+  for (uint32_t id; (id = t->slots[i]); i = (i + 1) & (t->nslots - 1)) {
+    id--;
+    if (t->hash.v[id] == h && t->len.v[id] == n && memcmp(t->bytes.s + t->off.v[id], s, n) == 0)
+      return id;
+  }
+  if (t->bytes.len + n + 1 > UINT32_MAX) BUG("more than 4 GiB of distinct names");
+  uint32_t id = (uint32_t)t->off.n;
+  vec_push(&t->off, (uint32_t)t->bytes.len);
+  vec_push(&t->len, (uint32_t)n);
+  vec_push(&t->hash, h);
+  buf_add(&t->bytes, s, n);
+  buf_putc(&t->bytes, 0);
+  t->slots[i] = id + 1;
+  return id;
+}
+
+void intern_free(Intern *t) {
+  free(t->slots);
+  vec_free(&t->off);
+  vec_free(&t->len);
+  vec_free(&t->hash);
+  buf_free(&t->bytes);
+  t->slots = NULL;
+  t->nslots = 0;
+}
+
+#define EMPTY INT64_MIN
+
+static size_t slot_of(int64_t key, size_t cap) {
+  uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ULL;
+  return (size_t)(h >> 17) & (cap - 1);
+}
+
+static void i64map_grow(I64Map *m) {
+  size_t cap = m->cap ? m->cap * 2 : 1024;
+  int64_t *keys = xmalloc(cap * sizeof *keys), *vals = xmalloc(cap * sizeof *vals);
+  for (size_t i = 0; i < cap; i++) keys[i] = EMPTY;
+  for (size_t i = 0; i < m->cap; i++) {
+    if (m->keys[i] == EMPTY) continue;
+    size_t j = slot_of(m->keys[i], cap);
+    while (keys[j] != EMPTY) j = (j + 1) & (cap - 1);
+    keys[j] = m->keys[i];
+    vals[j] = m->vals[i];
+  }
+  free(m->keys);
+  free(m->vals);
+  m->keys = keys;
+  m->vals = vals;
+  m->cap = cap;
+}
+
+static int64_t *i64map_slot(I64Map *m, int64_t key) {
+  if ((m->n + 1) * 2 > m->cap) i64map_grow(m);
+  size_t j = slot_of(key, m->cap);
+  while (m->keys[j] != EMPTY && m->keys[j] != key) j = (j + 1) & (m->cap - 1);
+  if (m->keys[j] == EMPTY) {
+    m->keys[j] = key;
+    m->vals[j] = 0;
+    m->n++;
+  }
+  return &m->vals[j];
+}
+
+void i64map_put(I64Map *m, int64_t key, int64_t val) { *i64map_slot(m, key) = val; }
+void i64map_add(I64Map *m, int64_t key, int64_t val) { *i64map_slot(m, key) += val; }
+
+bool i64map_get(const I64Map *m, int64_t key, int64_t *val) {
+  if (!m->cap) return false;
+  size_t j = slot_of(key, m->cap);
+  while (m->keys[j] != EMPTY) {
+    if (m->keys[j] == key) {
+      *val = m->vals[j];
+      return true;
+    }
+    j = (j + 1) & (m->cap - 1);
+  }
+  return false;
+}
+
+void i64map_free(I64Map *m) {
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof *m);
+}
