@@ -450,14 +450,15 @@ static inline int push(uint16_t dom, uint32_t name, uint8_t cat) {
   f->gate = 0;
   f->cat = cat;
   uint8_t flags = rt_name(name)->flags;
-  if (__builtin_expect(flags != 0, 0)) push_special(t, f, flags);
+  if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) push_special(t, f, flags);
   f->recorded = recording && !(flags & NAME_THROTTLED);
   t->sp++;
-  f->start = now_ticks();
+  /* the clock is read only for ranges that are recorded */
+  f->start = f->recorded ? now_ticks() : 0;
   return (int)t->sp - 1;
 }
 
-static void throttle_check(RtThread *t, uint32_t name, uint64_t dur) {
+static void throttle_slow(RtThread *t, uint32_t name, uint64_t dur) {
   if (name >= t->nstats) {
     uint32_t n = t->nstats ? t->nstats : 256;
     while (n <= name) n *= 2;
@@ -490,8 +491,20 @@ static void throttle_check(RtThread *t, uint32_t name, uint64_t dur) {
   }
 }
 
+/* Per-thread call counts and total time per name; the slow path runs when
+ * a name reaches the call limit (or is new to this thread). */
+static inline void throttle_check(RtThread *t, uint32_t name, uint64_t dur) {
+  if (__builtin_expect(name < t->nstats, 1)) {
+    RtStat *s = &t->stats[name];
+    s->total += dur;
+    if (__builtin_expect(++s->count < (uint64_t)rt_opt.throttle_calls, 1)) return;
+    s->count--;
+    s->total -= dur;
+  }
+  throttle_slow(t, name, dur);
+}
+
 static inline int pop(uint16_t dom) {
-  uint64_t end = now_ticks();
   RtThread *t = tls_thread;
   if (__builtin_expect(!t || t->sp == 0, 0)) return -1;
   uint32_t i = t->sp - 1;
@@ -504,7 +517,9 @@ static inline int pop(uint16_t dom) {
   if (i != t->sp - 1) memmove(&t->stack[i], &t->stack[i + 1], (t->sp - 1 - i) * sizeof(RtFrame));
   t->sp--;
   uint8_t flags = rt_name(f.name)->flags;
+  uint64_t end = 0;
   if (f.recorded) {
+    end = now_ticks();
     RtRec *r = rec_next(t);
     if (r) {
       r->start = f.start;
@@ -516,8 +531,8 @@ static inline int pop(uint16_t dom) {
       r->depth = i > 255 ? 255 : (uint8_t)i;
       rec_commit(t);
     }
+    if (rt_opt.throttle_calls && !(flags & NAME_THROTTLED)) throttle_check(t, f.name, end - f.start);
   }
-  if (rt_opt.throttle_calls && !(flags & NAME_THROTTLED)) throttle_check(t, f.name, end - f.start);
   if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) {
     if (f.gate) {
       __atomic_sub_fetch(&gate_open, 1, __ATOMIC_ACQ_REL);

@@ -13,7 +13,10 @@ __global__ void scale(float *x, int n, float k) {
 int main() {
   const int n = 1 << 20;
   float *h = nullptr, *d = nullptr;
-  cudaMallocHost(&h, n * sizeof(float));
+  if (cudaMallocHost(&h, n * sizeof(float)) != cudaSuccess) {
+    std::fprintf(stderr, "no usable CUDA device\n");
+    return 2;
+  }
   for (int i = 0; i < n; i++) h[i] = 1.0f;
   cudaMalloc(&d, n * sizeof(float));
   for (int s = 0; s < 3; s++) {

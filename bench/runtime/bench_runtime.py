@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Runtime benchmarks (issue 4), printed side by side as ratios.
+
+  C      one NCRT_RANGE push/pop pair: no tool attached vs libncrt recording
+         (throttle off) vs libncrt after the throttle stopped the name
+  Python one `with` enter/exit: contextlib.nullcontext vs ncrt.range (the
+         rewriter's contract line) vs torch.profiler.record_function, in one
+         process, under libncrt (throttle off)
+  Write  10 million ranges to .json.gz at exit: time and peak memory
+
+    bench_runtime.py --bin BUILD/bench/runtime --ncrt BUILD/ncrt [--quick]
+"""
+import argparse
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+PY = "/usr/bin/python3"
+
+PY_BENCH = r'''
+import contextlib, sys, timeit
+_ncrt_range = __import__("ncrt").range if __import__("importlib.util").util.find_spec("ncrt") else __import__("contextlib").nullcontext
+import ncrt
+N = int(sys.argv[1])
+def best(stmt, g, n=N):
+    return min(timeit.repeat(stmt, globals=g, number=n, repeat=5)) / n * 1e9
+g = dict(_ncrt_range=_ncrt_range, ncrt=ncrt, contextlib=contextlib)
+empty = best("pass", g)
+res = {}
+res["contextlib.nullcontext"] = best("with contextlib.nullcontext():\n pass", g) - empty
+res["ncrt.range (contract line)"] = best("with _ncrt_range('Attention.forward'):\n pass", g) - empty
+res["ncrt.span"] = best("with ncrt.span('Attention.forward'):\n pass", g) - empty
+try:
+    import torch.profiler
+    g["rf"] = torch.profiler.record_function
+    res["torch.profiler.record_function"] = best("with rf('Attention.forward'):\n pass", g, max(N // 20, 1000)) - empty
+    res["ncrt.torch_range"] = best("with ncrt.torch_range('Attention.forward'):\n pass", g, max(N // 20, 1000)) - empty
+except ImportError:
+    pass
+for k, v in res.items():
+    print("%s\t%.1f" % (k, v))
+'''
+
+
+def run(cmd, env=None):
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+
+
+def ncrun(args, ncrt_dir, cmd, out):
+    return [os.path.join(ncrt_dir, "ncrun"), "-q", "--run-dir", out] + args + ["--"] + cmd
+
+
+def c_bench(a, tmp):
+    exe = os.path.join(a.bin, "bench_pushpop")
+    n_off, n_on = (20000000, 2000000) if not a.quick else (2000000, 200000)
+    rows = []
+    def best(cmd, reps=3):
+        v = []
+        for i in range(reps):
+            out = run(cmd).stdout
+            v.append(float(out.split("ns_per_pair")[1].split()[0]))
+        return min(v)
+    off = best([exe, str(n_off)])
+    on = best(ncrun(["--throttle", "off"], a.ncrt, [exe, str(n_on)], os.path.join(tmp, "c1")))
+    thr = best(ncrun([], a.ncrt, [exe, str(n_on)], os.path.join(tmp, "c2")))
+    print("\n## C: one NCRT_RANGE push/pop pair (ns)")
+    print("%-44s %10s %8s" % ("", "ns/pair", "ratio"))
+    for name, v in (("no tool attached", off), ("libncrt recording (throttle off)", on),
+                    ("libncrt, name throttled (default 100000:10)", thr)):
+        print("%-44s %10.2f %7.1fx" % (name, v, v / off if off > 0 else float("nan")))
+    print("target: recording <= 30 ns -> %s" % ("met" if on <= 30 else "NOT met"))
+
+
+def py_bench(a, tmp):
+    n = 200000 if not a.quick else 20000
+    script = os.path.join(tmp, "pybench.py")
+    with open(script, "w") as f:
+        f.write(PY_BENCH)
+    out = run(ncrun(["--throttle", "off"], a.ncrt, [PY, script, str(n)], os.path.join(tmp, "py"))).stdout
+    res = dict((l.split("\t")[0], float(l.split("\t")[1])) for l in out.strip().splitlines())
+    base = res["contextlib.nullcontext"]
+    print("\n## Python: one `with` enter/exit (ns), collector on, one process")
+    print("%-34s %10s %10s" % ("", "ns", "vs null"))
+    for k, v in res.items():
+        print("%-34s %10.1f %9.2fx" % (k, v, v / base))
+    if "torch.profiler.record_function" in res:
+        print("record_function / ncrt.range = %.1fx" % (res["torch.profiler.record_function"] /
+                                                     res["ncrt.range (contract line)"]))
+
+
+def write_bench(a, tmp):
+    n = 10000000 if not a.quick else 1000000
+    exe = os.path.join(a.bin, "bench_write10m")
+    out = os.path.join(tmp, "w")
+    cmd = ["/usr/bin/time", "-f", "maxrss_kb %M"] + ncrun(["--throttle", "off"], a.ncrt, [exe, str(n)], out)
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    t_end = time.monotonic()
+    rec = float(p.stdout.split("recorded_at")[1].split()[0])
+    rss = int(p.stderr.split("maxrss_kb")[1].split()[0])
+    f = glob.glob(os.path.join(out, "*.trace.json.gz"))[0]
+    size = os.path.getsize(f)
+    # CLOCK_MONOTONIC is shared by this process and the child
+    print("\n## Trace writing: %d ranges -> .json.gz at exit" % n)
+    print("recording (push/pop, incl. start-up): %.2f s" % (rec - t0))
+    print("writing at exit (incl. process exit): %.2f s (%.0f ns/range)" % (t_end - rec, (t_end - rec) / n * 1e9))
+    print("peak RSS of the process: %.0f MiB (%.1f bytes/range)" % (rss / 1024, rss * 1024 / n))
+    print("trace file: %.1f MiB (%.1f bytes/range)" % (size / 2**20, size / n))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--ncrt", required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", choices=["c", "python", "write"])
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if a.only in (None, "c"):
+            c_bench(a, tmp)
+        if a.only in (None, "python"):
+            py_bench(a, tmp)
+        if a.only in (None, "write"):
+            write_bench(a, tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
