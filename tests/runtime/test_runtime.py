@@ -380,6 +380,27 @@ def case_torch_bridge(c):
     check(counts(t).get("bridged") == 3, "ncrt ranges %s" % counts(t))
 
 
+def case_torchrun(c):
+    r = subprocess.run([PY, "-c", "import torch.distributed.run"], capture_output=True)
+    if r.returncode:
+        print("SKIPPED: torch.distributed.run is not importable by %s (apt-get install python3-torch)" % PY)
+        return SKIP
+    cmd = [PY, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", os.path.join(PROGS, "dist.py")]
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(c.ncrun), "python"))
+    plain = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if plain.returncode:
+        last = (plain.stderr.strip().splitlines() or ["?"])[-1]
+        print("SKIPPED: torchrun itself fails on this machine, without ncrun (%s)" % last)
+        return SKIP
+    p, d = c.run(cmd, opts=["--name", "dist"])
+    names = sorted(os.path.basename(x) for x in traces(d))
+    check(names == ["dist-rank0.trace.json.gz", "dist-rank1.trace.json.gz"], "traces %s" % names)
+    for r in (0, 1):
+        t = one_trace(d, "dist-rank%d.trace.json.gz" % r)
+        check(t["distributedInfo"]["rank"] == r and t["distributedInfo"]["world_size"] == 2, "distributedInfo")
+        check(counts(t) == {"worker.step": 3}, "rank %d ranges %s" % (r, counts(t)))
+
+
 # ---------------------------------------------------------------- GPU
 
 def gpu_reason():
@@ -454,6 +475,31 @@ def case_gpu_clock(c):
         inside = [r for r in ranges if r["name"] == owner and r["ts"] - slack <= w["ts"]
                   and w["ts"] + w["dur"] <= r["ts"] + r["dur"] + slack]
         check(inside, "%s at %.3f..%.3f lies in no %s range" % (w["name"], w["ts"], w["ts"] + w["dur"], owner))
+
+
+def case_gpu_cupti_busy(c):
+    """Exactly one CUPTI subscriber wins; if it is not libncrt, libncrt says
+    so once and keeps the NVTX ranges; the program's output is unchanged."""
+    r = gpu_reason()
+    if r:
+        print("SKIPPED: " + r)
+        return SKIP
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    exe = os.path.join(c.tmp, "busy")
+    subprocess.run([nvcc, "-O2", "-std=c++17"] + INC + [os.path.join(PROGS, "busy.cu"), "-o", exe, "-ldl"],
+                   check=True)
+    p, d = c.run([exe])
+    t = one_trace(d, "busy-rank0.trace.json.gz")
+    check(counts(t) == {"busy.work": 1}, "NVTX ranges %s" % counts(t))
+    status = t["ncrt"]["cupti"]
+    msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
+    print("program: %s; libncrt: %s" % (p.stdout.strip(), status))
+    if p.stdout.strip() == "app subscriber: yes":
+        check(status.startswith("CUPTI is busy") and len(msgs) == 1 and "busy" in msgs[0],
+              "status %r, messages %r" % (status, msgs))
+        check(not xs(t, "kernel"), "kernels recorded without CUPTI?")
+    else:
+        check(status.startswith("recording") and len(xs(t, "kernel")) == 1, "status %r" % status)
 
 
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}

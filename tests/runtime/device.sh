@@ -1,0 +1,67 @@
+#!/bin/sh
+# device.sh: build the runtime with plain compiler commands (no CMake, no
+# npm: a GPU machine may reach no network) and run the GPU test cases, a few
+# CPU cases and the C push/pop benchmark there.
+#
+#   sh tests/runtime/device.sh [BUILD_DIR] [PREBUILT_DIR]
+#
+# PREBUILT_DIR (optional): ncrun/libncrt.so/python built elsewhere, used for
+# the pieces that fail to build here (e.g. no libcjson headers).
+set -u
+B=${1:-/tmp/ncrt-device}
+PRE=${2:-}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CUDA_INC=/usr/local/cuda/include
+mkdir -p "$B/python"
+echo "== machine"
+nvidia-smi -L 2>&1 | head -4
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
+command -v nvcc >/dev/null && nvcc --version | tail -2 || echo "no nvcc on PATH"
+gcc --version | head -1
+head -1 /etc/os-release
+ls /usr/local/cuda/lib64/libcupti.so* /usr/local/cuda/extras/CUPTI/lib64/libcupti.so* 2>/dev/null | head -3
+
+echo "== build"
+gcc -O2 -g -fPIC -shared -fvisibility=hidden -std=gnu11 -DNCRT_HAVE_CUPTI -I"$CUDA_INC" \
+  -I"$ROOT/src/runtime/include" "$ROOT"/src/runtime/collector.c "$ROOT"/src/runtime/options.c \
+  "$ROOT"/src/runtime/writer.c "$ROOT"/src/runtime/cupti.c -o "$B/libncrt.so" -lz -ldl -lpthread \
+  -Wl,-z,nodelete && echo "libncrt.so built"
+if ! gcc -O2 -std=gnu11 "$ROOT/src/runtime/ncrun.c" -o "$B/ncrun" -lcjson; then
+  [ -n "$PRE" ] && cp "$PRE/ncrun" "$B/ncrun" && echo "ncrun: prebuilt copy" &&
+    [ -f "$PRE/../devlib/libcjson.so.1" ] && export LD_LIBRARY_PATH="$PRE/../devlib:${LD_LIBRARY_PATH:-}"
+fi
+PY=/usr/bin/python3
+if PYINC=$($PY -c 'import sysconfig;print(sysconfig.get_paths()["include"])') && [ -f "$PYINC/Python.h" ]; then
+  SUF=$($PY -c 'import sysconfig;print(sysconfig.get_config_var("EXT_SUFFIX"))')
+  gcc -O2 -fPIC -shared -I"$CUDA_INC" -I"$PYINC" "$ROOT/src/runtime/python/ncrtmodule.c" \
+    -o "$B/python/ncrt$SUF" && echo "python module built"
+elif [ -n "$PRE" ]; then
+  cp "$PRE"/python/* "$B/python/" && echo "python module: prebuilt copy"
+fi
+
+echo "== tests"
+for c in gpu-kernels gpu-memcpy gpu-clock gpu-cupti-busy c-basic cpp-scoped threads python python-async; do
+  printf '%-14s ' "$c"
+  $PY "$ROOT/tests/runtime/test_runtime.py" "$c" "$B" 2>&1 | tail -3 | tr '\n' ' '
+  echo "(rc=$?)"
+done
+
+echo "== CUPTI busy: a second subscriber"
+if command -v nsys >/dev/null; then
+  echo "nsys present: $(nsys --version)"
+else
+  echo "no nsys here"
+fi
+
+echo "== C push/pop benchmark"
+gcc -O2 -I"$ROOT/src/runtime/include" -I"$CUDA_INC" "$ROOT/bench/runtime/pushpop.c" -o "$B/bench_pushpop" -ldl
+"$B/bench_pushpop" 20000000 | sed 's/^/no tool: /'
+NVTX_INJECTION64_PATH=$B/libncrt.so NCRT_THROTTLE=off NCRT_OUTPUT_DIR=$B "$B/bench_pushpop" 2000000 |
+  sed 's/^/libncrt recording: /'
+NVTX_INJECTION64_PATH=$B/libncrt.so NCRT_OUTPUT_DIR=$B "$B/bench_pushpop" 2000000 | sed 's/^/libncrt throttled: /'
+
+if [ -n "${OUT:-}" ] && command -v nvcc >/dev/null; then
+  echo "== a GPU trace kept in \$OUT"
+  nvcc -O2 -std=c++17 -I"$ROOT/src/runtime/include" -I"$CUDA_INC" "$ROOT/tests/runtime/progs/gpu.cu" -o "$B/gpu" &&
+    "$B/ncrun" --run-dir "$OUT/gpu-run" -a cpu,gpu,mem -- "$B/gpu"
+fi
