@@ -49,7 +49,7 @@ static int cmp_start(const void *a, const void *b) {
 
 /* Order idx by thread (stable counting sort), then by cmp within a thread;
  * a thread already in order (the usual case) is not sorted again. */
-static void sort_by_thread(const Trace *t, uint32_t *idx, size_t n) {
+void trace_sort_by_thread(const Trace *t, uint32_t *idx, size_t n) {
   size_t nt = t->threads.n;
   size_t *start = xcalloc(nt + 1, sizeof *start);
   for (size_t i = 0; i < n; i++) start[t->ev.v[idx[i]].thread + 1]++;
@@ -220,7 +220,7 @@ static void analyze_trace(Ctx *c, size_t ti) {
   }
 
   /* CPU nesting walk */
-  sort_by_thread(t, ranges.v, ranges.n);
+  trace_sort_by_thread(t, ranges.v, ranges.n);
   VEC(Frame) st = {0};
   for (size_t k = 0; k <= ranges.n; k++) {
     const Ev *e = k < ranges.n ? &ev[ranges.v[k]] : NULL;
@@ -383,7 +383,7 @@ static void analyze_trace(Ctx *c, size_t ti) {
   vec_free(&comm);
 
   /* per stream idle split */
-  sort_by_thread(t, gpu.v, gpu.n);
+  trace_sort_by_thread(t, gpu.v, gpu.n);
   for (size_t a = 0; a < gpu.n;) {
     size_t b = a;
     uint32_t th = ev[gpu.v[a]].thread;
@@ -495,9 +495,9 @@ static void find_bottlenecks(const Model *m, Summary *s) {
   if (host > 0 && span > 0 && host * 20 >= span) {
     buf_puts(&t, "GPU idle waiting on the host");
     a = fmt_ms(idle), b2 = fmt_ms(span), c3 = fmt_ms(host);
-    buf_printf(&e, "GPU idle %s of %s GPU span (%.1f%%); %s of it (%.1f%% of the span) on %zu stream(s) "
-               "is host wait: the next op was launched only after the previous one had finished",
-               a, b2, pct(idle, span), c3, pct(host, span), nstreams);
+    buf_printf(&e, "GPU idle %s of %s GPU span (%.1f%%); streams waited %s on the host (%zu stream(s); "
+               "the next op was launched only after the previous one had finished)",
+               a, b2, pct(idle, span), c3, nstreams);
     buf_printf(&r, "The GPU is starved by the CPU (%s of host wait). Cut host work per launch: "
                "capture the step in a CUDA graph (or torch.compile with mode=\"reduce-overhead\"), "
                "fuse small ops, raise the batch size, and move Python-side work (logging, .item(), "
@@ -537,7 +537,8 @@ static void find_bottlenecks(const Model *m, Summary *s) {
   /* one range dominating (self time) */
   const RangeRow *top = NULL;
   for (size_t i = 0; i < s->ranges.n; i++)
-    if (!top || s->ranges.v[i].excl > top->excl ||
+    if (fnmatch(s->opt.step_glob, intern_str(&m->names, s->ranges.v[i].name), 0) == 0) continue;
+    else if (!top || s->ranges.v[i].excl > top->excl ||
         (s->ranges.v[i].excl == top->excl &&
          strcmp(intern_str(&m->names, s->ranges.v[i].name), intern_str(&m->names, top->name)) < 0))
       top = &s->ranges.v[i];

@@ -113,6 +113,10 @@ typedef struct {
   SummaryOptions opt;
 } Summary;
 
+/* Sort event indices by (thread, start, longest first, file order): the
+ * order in which a stack walk sees ranges nest. */
+void trace_sort_by_thread(const Trace *t, uint32_t *idx, size_t n);
+
 void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s);
 void summary_free(Summary *s);
 

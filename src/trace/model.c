@@ -126,7 +126,8 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
         i64map_put(&t->process_label, pidid, label);
       } else {
         uint32_t tidid = intern(&L->m->ids, tid.s ? tid.s : "0", tid.s ? tid.n : 1);
-        t->threads.v[thread_index(L, pidid, tidid)].label = label;
+        uint32_t ti = thread_index(L, pidid, tidid); /* may move t->threads.v */
+        t->threads.v[ti].label = label;
       }
     }
     return 0;

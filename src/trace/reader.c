@@ -561,8 +561,9 @@ bool span_int(Span v, int64_t *out) {
   uint64_t x = 0;
   int nd = 0;
   while (s < e && is_digit(*s)) {
+    if (++nd > 19 || x > (uint64_t)INT64_MAX / 10) return false;
     x = x * 10 + (uint64_t)(*s++ - '0');
-    if (++nd > 18) return false;
+    if (x > (uint64_t)INT64_MAX) return false;
   }
   if (s != e) {
     double d;
