@@ -223,13 +223,16 @@ static volatile int collecting = 1; /* 0 after a fatal problem */
 
 RtThread *rt_threads(void) { return __atomic_load_n(&thread_list, __ATOMIC_ACQUIRE); }
 
-#define CHUNK_RECS 65536
+/* A thread's first chunk is small (threads that record little cost little);
+ * later ones double up to 64 Ki records (1.5 MiB). */
+#define CHUNK_FIRST 1024
+#define CHUNK_MAX 65536
 
-static RtChunk *chunk_new(void) {
-  RtChunk *c = malloc(sizeof(RtChunk) + CHUNK_RECS * sizeof(RtRec));
+static RtChunk *chunk_new(uint32_t cap) {
+  RtChunk *c = malloc(sizeof(RtChunk) + cap * sizeof(RtRec));
   if (!c) return NULL;
   c->next = NULL;
-  c->cap = CHUNK_RECS;
+  c->cap = cap;
   c->n = 0;
   c->read = 0;
   return c;
@@ -242,7 +245,7 @@ static RtThread *thread_new(void) {
   pthread_mutex_init(&t->lock, NULL);
   t->stack_cap = 64;
   t->stack = malloc(t->stack_cap * sizeof(RtFrame));
-  t->head = t->cur = chunk_new();
+  t->head = t->cur = chunk_new(CHUNK_FIRST);
   if (!t->stack || !t->head) {
     free(t->stack);
     free(t->head);
@@ -264,7 +267,8 @@ static inline RtThread *self(void) {
 }
 
 static RtRec *rec_slow(RtThread *t) {
-  RtChunk *c = chunk_new();
+  uint32_t cap = t->cur ? t->cur->cap * 2 : CHUNK_FIRST;
+  RtChunk *c = chunk_new(cap > CHUNK_MAX ? CHUNK_MAX : cap);
   if (!c) {
     t->dropped++;
     return NULL;
@@ -810,7 +814,7 @@ static void fork_child(void) {
       free(c);
       c = n;
     }
-    me->head = me->cur = chunk_new();
+    me->head = me->cur = chunk_new(CHUNK_FIRST);
     me->tid = (uint32_t)syscall(SYS_gettid);
     me->next = NULL;
     thread_list = me;

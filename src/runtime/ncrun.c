@@ -403,9 +403,17 @@ int main(int argc, char **argv) {
   const char *cupti = find_cupti();
   setenv("NCRT_OUTPUT_DIR", dir, 1);
   setenv("NCRT_TRACE_NAME", nm, 1);
-  if (exists(lib)) {
-    setenv("NVTX_INJECTION64_PATH", lib, 1);
-    setenv("CUDA_INJECTION64_PATH", lib, 1);
+  /* Under nsys/ncu their own injection is already set: keep it (one tool per
+   * slot), say so, and record what is left to us. */
+  static const char *const slots[] = {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"};
+  for (int k = 0; k < 2 && exists(lib); k++) {
+    const char *cur = getenv(slots[k]);
+    if (cur && *cur && strcmp(cur, lib) != 0) {
+      say("%s is already set (%s), probably by another profiler: kept, so ncrt records no %s", slots[k], cur,
+          k == 0 ? "NVTX ranges" : "GPU activity");
+      continue;
+    }
+    setenv(slots[k], lib, 1);
   }
   if (cupti && !getenv("NCRT_CUPTI_LIB")) setenv("NCRT_CUPTI_LIB", cupti, 1);
   prepend("PYTHONPATH", pydir);
