@@ -404,8 +404,9 @@ static void analyze_trace(Ctx *c, size_t ti) {
         if (e->corr >= 0 && i64map_get(&corr_rt, e->corr, &ri) && ev[ri].ts >= prev_end) sr.host_wait += gap;
         else if (gap <= KERNEL_WAIT_NS) sr.kernel_wait += gap;
         else sr.other += gap;
-      } else if (end > prev_end) {
-        busy += end - prev_end;
+      } else {
+        s->stream_overlaps++;
+        if (end > prev_end) busy += end - prev_end;
       }
       if (end > prev_end) prev_end = end;
     }

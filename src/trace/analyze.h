@@ -105,7 +105,7 @@ typedef struct {
   CopyRow copies[COPY_KINDS];
   uint64_t sync_calls, sync_copies;
   int64_t sync_time, sync_copy_time;
-  uint64_t clipped, unattributed_gpu, zero_ranges;
+  uint64_t clipped, unattributed_gpu, zero_ranges, stream_overlaps;
   int64_t range_excl_total, kernel_total;
   uint64_t kernel_count, tiny_kernels;
   int64_t tiny_launch_cpu;

@@ -102,6 +102,8 @@ static int refill(Walker *w) {
   const char *zmsg = gzerror(w->gz, &zerr);
   if (got < 0 || (zerr != Z_OK && zerr != Z_BUF_ERROR)) {
     if (zerr == Z_ERRNO) return error("%s: read failed: %s", w->path, strerror(errno));
+    size_t pl = strlen(w->path); /* zlib prefixes the message with the path */
+    if (!strncmp(zmsg, w->path, pl) && !strncmp(zmsg + pl, ": ", 2)) zmsg += pl + 2;
     return error("%s: corrupt gzip data: %s", w->path, zmsg);
   }
   if (got == 0) {
@@ -189,7 +191,7 @@ static const char *scan_literal(Walker *w, const char *p, const char *end, const
 }
 
 static const char *eoi(Walker *w, const char *at) {
-  return w->eof ? fail(w, at, "unexpected end of input") : more(w);
+  return w->eof ? fail(w, at, "unexpected end of input (is the file truncated?)") : more(w);
 }
 
 /* p at '{' or '['. Members go to out when it is non-NULL (objects only). */
@@ -277,7 +279,7 @@ static const char *run_unit(Walker *w, UnitFn fn, void *arg) {
       return NULL;
     }
     if (w->eof) {
-      walk_error(w, w->end, "unexpected end of input");
+      walk_error(w, w->end, "unexpected end of input (is the file truncated?)");
       return NULL;
     }
     if (refill(w) < 0) return NULL;

@@ -79,6 +79,12 @@ static void collect_notes(const Model *m, const Summary *s, Notes *out) {
                "GPU figures but attributed to no range.", (unsigned long long)s->unattributed_gpu);
     NOTE();
   }
+  if (s->stream_overlaps) {
+    buf_printf(&b, "%llu GPU op(s) start before the previous op on the same stream ended (ops on one "
+               "stream run in order; the trace's clocks disagree): overlapping time is counted once.",
+               (unsigned long long)s->stream_overlaps);
+    NOTE();
+  }
   if (s->zero_ranges) {
     buf_printf(&b, "%llu range(s) have zero duration; they are counted but add no time.",
                (unsigned long long)s->zero_ranges);
@@ -288,8 +294,12 @@ void summary_markdown(const Model *m, const Summary *s, Buf *b) {
       }
     }
 
-    buf_puts(b, "\n## Memory copies\n\nBandwidth = bytes / summed duration of the copies.\n\n"
-                "| kind | count | bytes | time ms | GB/s |\n|---|---:|---:|---:|---:|\n");
+    uint64_t ncopies = 0;
+    for (int k = 0; k < COPY_KINDS; k++) ncopies += s->copies[k].count;
+    buf_puts(b, "\n## Memory copies\n\n");
+    if (!ncopies) buf_puts(b, "No memory copies or memsets on the GPU.\n");
+    else buf_puts(b, "Bandwidth = bytes / summed duration of the copies.\n\n"
+                     "| kind | count | bytes | time ms | GB/s |\n|---|---:|---:|---:|---:|\n");
     for (int k = 0; k < COPY_KINDS; k++) {
       const CopyRow *c = &s->copies[k];
       if (!c->count) continue;
