@@ -154,7 +154,9 @@ def case_c_basic(c):
     check(counts(t) == want, "ranges %s, expected %s" % (counts(t), want))
     cat = [e for e in xs(t) if e["name"] == "with-category"][0]
     check(cat["args"].get("category") == "seven", "category name: %s" % cat)
-    check([e["args"].get("domain") for e in xs(t) if e["name"] == "leaf"][0] == "ncrt", "domain")
+    leaf = [e for e in xs(t) if e["name"] == "leaf"][0]
+    check(leaf["args"].get("domain") == "ncrt", "domain")
+    check((leaf["args"].get("file"), leaf["args"].get("line")) == ("basic.c", 9), "source location %s" % leaf)
     marks = [e for e in t["traceEvents"] if e["ph"] == "i"]
     check([m["name"] for m in marks] == ["here"], "marks %s" % marks)
     b, _ = spans(t)

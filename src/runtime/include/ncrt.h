@@ -147,6 +147,9 @@ static inline void ncrt__pop(ncrt__scope *s) { nvtxDomainRangePop(s->dom); }
 static inline void ncrt_step(void) {}
 static inline void ncrt_start(void) {}
 static inline void ncrt_stop(void) {}
+static inline void ncrt_source_location(const char *name, const char *file, int line) {
+  (void)name, (void)file, (void)line;
+}
 #else
 static inline void ncrt__control(const char *what) {
   static nvtxDomainHandle_t dom;
@@ -166,6 +169,25 @@ static inline void ncrt__control(const char *what) {
 static inline void ncrt_step(void) { ncrt__control("step"); }
 static inline void ncrt_start(void) { ncrt__control("start"); }
 static inline void ncrt_stop(void) { ncrt__control("stop"); }
+
+/* ncrt_source_location(name, file, line): tell the collector where ranges
+ * named `name` come from; traces then carry args.file and args.line. Meant
+ * to be called once per call site (e.g. when its string is registered); the
+ * first location given for a name is kept. */
+static inline void ncrt_source_location(const char *name, const char *file, int line) {
+  char buf[512], num[16];
+  size_t n = 0, k = 0;
+  unsigned u = line < 0 ? 0u : (unsigned)line;
+  do num[k++] = (char)('0' + u % 10); while ((u /= 10) && k < sizeof num);
+  const char *parts[3] = {"loc\t", name, "\t"};
+  for (int p = 0; p < 3; p++)
+    for (const char *c = parts[p]; *c && n < sizeof buf - 20; c++) buf[n++] = *c;
+  for (const char *c = file; *c && n < sizeof buf - 20; c++) buf[n++] = *c;
+  buf[n++] = '\t';
+  while (k) buf[n++] = num[--k];
+  buf[n] = 0;
+  ncrt__control(buf);
+}
 #endif /* NCRT_DISABLE */
 
 #endif /* NCRT_H */

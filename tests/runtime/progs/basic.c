@@ -13,6 +13,7 @@ static int leaf(int x) {
 
 int main(void) {
   NCRT_RANGE("main");
+  ncrt_source_location("leaf", "basic.c", 9);
   nvtxNameCategoryA(7, "seven");
   nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), "main-thread");
   int s = 0;
