@@ -59,7 +59,7 @@ typedef struct {
   const char *nl;
   VEC(CFunc) funcs;
   VEC(CWrap) wraps;
-  const Target *nvtx;  /* target carrying domain/category/color, if any */
+  TSNode fbody;        /* body of the function being matched */
 } C;
 
 static bool is(TSNode n, const char *t) { return !strcmp(ts_node_type(n), t); }
@@ -87,6 +87,16 @@ static void rule_hit(Rule *r) { __atomic_fetch_add(&r->matched, 1, __ATOMIC_RELA
 static void rule_miss(Rule *r, char *why) {
   char *expected = NULL;
   if (!__atomic_compare_exchange_n(&r->miss, &expected, why, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) free(why);
+}
+
+/* ncrewrite's own first lines: the include, then `#line 1 "..."`. A file
+ * that includes <ncrt.h> itself (to call ncrt_step()) is not ours. */
+static bool already_instrumented(const char *s, size_t n) {
+  size_t k = strlen(NC_C_MARK);
+  if (n < k || memcmp(s, NC_C_MARK, k)) return false;
+  s += k, n -= k;
+  if (n && *s == '\r') s++, n--;
+  return n >= 10 && !memcmp(s, "\n#line 1 \"", 10);
 }
 
 static bool name_match(const char *pat, const char *name) { return !strcmp(pat, name) || glob_match(pat, name); }
@@ -137,6 +147,10 @@ static void collect(C *c, TSNode n, const char *scope) {
           f.skip = "a __device__ function runs on the GPU (NVTX is host-only)";
         else if (word_in(h, b - a, "constexpr") || word_in(h, b - a, "consteval"))
           f.skip = "constexpr/consteval: a range cannot run at compile time";
+        else if (c->job->lang == LANG_C && !word_in(h, b - a, "static") &&
+                 (word_in(h, b - a, "inline") || word_in(h, b - a, "__inline") || word_in(h, b - a, "__inline__")))
+          f.skip = "a C inline function with external linkage may not hold the range's static variables (C11 "
+                   "6.7.4p3); make it static inline to instrument it";
         vec_push(&c->funcs, f);
         continue;
       }
@@ -186,8 +200,27 @@ static void statements(TSNode block, CNodes *out) {
   ts_tree_cursor_delete(&cur);
 }
 
+/* The end of a statement: a `;` that follows as a sibling belongs to it
+ * (tree-sitter-c leaves `struct S { ... };` in a block as a struct_specifier
+ * and an anonymous `;`). */
+static TSNode stmt_last(TSNode n) {
+  TSNode nx = ts_node_next_sibling(n);
+  return !ts_node_is_null(nx) && !ts_node_is_named(nx) && is(nx, ";") ? nx : n;
+}
+
+/* A statement that can stand as a body without braces: `if (x) f();`. */
+static bool is_bare_body(TSNode n) {
+  const char *t = ts_node_type(n);
+  size_t l = strlen(t);
+  return ts_node_is_named(n) && l > 10 && !strcmp(t + l - 10, "_statement") && strcmp(t, "compound_statement") &&
+         strcmp(t, "case_statement");
+}
+
 /* Statement lists directly under a statement: compound bodies of if/else,
- * loops, try/catch, switch cases, bare blocks. */
+ * loops, try/catch, switch cases, bare blocks, and a body without braces
+ * (`if (x) f();`, `else if`, a loop body, the statement after a label),
+ * which is a list of one: wrapping it in `{ ... }` keeps it one statement,
+ * and a label stays outside the new block. */
 static void sub_blocks(TSNode s, CNodes *out) {
   TSTreeCursor cur = ts_tree_cursor_new(s);
   if (ts_tree_cursor_goto_first_child(&cur)) {
@@ -198,7 +231,7 @@ static void sub_blocks(TSNode s, CNodes *out) {
         else vec_push(out, k);
       } else if (is(k, "else_clause") || is(k, "catch_clause")) {
         sub_blocks(k, out);
-      } else if (is(k, "case_statement")) {
+      } else if (is(k, "case_statement") || is_bare_body(k)) {
         vec_push(out, k);
       }
     } while (ts_tree_cursor_goto_next_sibling(&cur));
@@ -207,8 +240,13 @@ static void sub_blocks(TSNode s, CNodes *out) {
 }
 
 /* Children of a statement list that are statements (a case_statement's
- * first named child is its value). */
+ * first named child is its value); a bare body is its own list. */
 static void block_stmts(TSNode block, CNodes *out) {
+  if (!is(block, "compound_statement") && !is(block, "case_statement")) {
+    out->n = 0;
+    vec_push(out, block);
+    return;
+  }
   statements(block, out);
   if (is(block, "case_statement")) {
     TSNode v = ts_node_child_by_field_name(block, "value", 5);
@@ -219,34 +257,86 @@ static void block_stmts(TSNode block, CNodes *out) {
   }
 }
 
-/* Names declared by the statements [i0, i1] used by a later statement of
- * the same list: wrapping them in a block would hide the declaration. */
-static void declared_names(C *c, TSNode n, CStrs *names) {
-  if (is(n, "declaration")) {
-    TSTreeCursor cur = ts_tree_cursor_new(n);
-    if (ts_tree_cursor_goto_first_child(&cur)) {
-      do {
-        TSNode k = ts_tree_cursor_current_node(&cur);
-        const char *f = ts_tree_cursor_current_field_name(&cur);
-        if (f && !strcmp(f, "declarator")) {
-          TSNode d = k;
-          if (is(d, "init_declarator")) d = ts_node_child_by_field_name(d, "declarator", 10);
-          d = decl_name(d);
-          while (!ts_node_is_null(d) && (is(d, "array_declarator")))
-            d = decl_name(ts_node_child_by_field_name(d, "declarator", 10));
-          if (!ts_node_is_null(d) && is(d, "identifier")) vec_push(names, text_of(c, d));
-        }
-      } while (ts_tree_cursor_goto_next_sibling(&cur));
+/* Names a statement declares for the code after it: variables (through
+ * pointer, array, function and reference declarators, C++ structured
+ * bindings), struct/union/enum/class tags and enumerators, typedefs, C++
+ * aliases and nested functions. `using` declarations and directives change
+ * lookup for everything after them: they declare "*". Wrapping such a
+ * statement in a block would hide the name from later code. */
+static void declarator_names(C *c, TSNode d, CStrs *names) {
+  while (!ts_node_is_null(d)) {
+    if (is(d, "init_declarator") || is(d, "function_declarator") || is(d, "pointer_declarator") ||
+        is(d, "reference_declarator") || is(d, "array_declarator") || is(d, "parenthesized_declarator") ||
+        is(d, "attributed_declarator")) {
+      TSNode inner = ts_node_child_by_field_name(d, "declarator", 10);
+      d = ts_node_is_null(inner) ? ts_node_named_child(d, 0) : inner;
+      continue;
     }
-    ts_tree_cursor_delete(&cur);
+    if (is(d, "structured_binding_declarator")) {
+      for (uint32_t i = 0; i < ts_node_named_child_count(d); i++)
+        if (is(ts_node_named_child(d, i), "identifier")) vec_push(names, text_of(c, ts_node_named_child(d, i)));
+    } else if (is(d, "identifier") || is(d, "type_identifier")) {
+      vec_push(names, text_of(c, d));
+    }
+    return;
   }
 }
 
-static bool uses_name(C *c, TSNode n, const char *name) {
-  if (is(n, "identifier")) {
-    size_t l = ts_node_end_byte(n) - ts_node_start_byte(n);
-    return l == strlen(name) && !memcmp(c->src + ts_node_start_byte(n), name, l);
+static void tag_names(C *c, TSNode t, CStrs *names) {
+  if (!is(t, "struct_specifier") && !is(t, "union_specifier") && !is(t, "enum_specifier") &&
+      !is(t, "class_specifier"))
+    return;
+  TSNode nm = ts_node_child_by_field_name(t, "name", 4), body = ts_node_child_by_field_name(t, "body", 4);
+  if (ts_node_is_null(body)) return; /* a use, not a definition */
+  if (!ts_node_is_null(nm)) vec_push(names, text_of(c, nm));
+  if (is(t, "enum_specifier"))
+    for (uint32_t i = 0; i < ts_node_named_child_count(body); i++) {
+      TSNode e = ts_node_named_child(body, i);
+      if (is(e, "enumerator")) {
+        TSNode en = ts_node_child_by_field_name(e, "name", 4);
+        if (!ts_node_is_null(en)) vec_push(names, text_of(c, en));
+      }
+    }
+}
+
+static void declared_names(C *c, TSNode n, CStrs *names) {
+  if (is(n, "using_declaration")) {
+    vec_push(names, xstrdup("*"));
+    return;
   }
+  if (is(n, "alias_declaration") || is(n, "namespace_alias_definition")) {
+    TSNode nm = ts_node_child_by_field_name(n, "name", 4);
+    if (!ts_node_is_null(nm)) vec_push(names, text_of(c, nm));
+    return;
+  }
+  if (is(n, "function_definition")) { /* GNU C nested function */
+    TSNode d = ts_node_child_by_field_name(n, "declarator", 10);
+    declarator_names(c, d, names);
+    return;
+  }
+  tag_names(c, n, names);
+  if (!is(n, "declaration") && !is(n, "type_definition")) return;
+  TSTreeCursor cur = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&cur)) {
+    do {
+      const char *f = ts_tree_cursor_current_field_name(&cur);
+      if (!f) continue;
+      TSNode k = ts_tree_cursor_current_node(&cur);
+      if (!strcmp(f, "declarator")) declarator_names(c, k, names);
+      else if (!strcmp(f, "type")) tag_names(c, k, names);
+    } while (ts_tree_cursor_goto_next_sibling(&cur));
+  }
+  ts_tree_cursor_delete(&cur);
+}
+
+static bool text_is(C *c, TSNode n, const char *name) {
+  size_t l = ts_node_end_byte(n) - ts_node_start_byte(n);
+  return l == strlen(name) && !memcmp(c->src + ts_node_start_byte(n), name, l);
+}
+
+static bool uses_name(C *c, TSNode n, const char *name) {
+  if (is(n, "identifier") || is(n, "type_identifier") || is(n, "namespace_identifier"))
+    return text_is(c, n, name);
   bool found = false;
   TSTreeCursor cur = ts_tree_cursor_new(n);
   if (ts_tree_cursor_goto_first_child(&cur)) {
@@ -264,31 +354,92 @@ static char *hides_declaration(C *c, CNodes *kids, int i0, int i1) {
   char *bad = NULL;
   for (size_t k = 0; k < names.n && !bad; k++)
     for (size_t j = (size_t)i1 + 1; j < kids->n && !bad; j++)
-      if (uses_name(c, kids->v[j], names.v[k])) bad = xstrdup(names.v[k]);
+      if (!strcmp(names.v[k], "*") ? is_stmt(kids->v[j]) : uses_name(c, kids->v[j], names.v[k]))
+        bad = xstrdup(!strcmp(names.v[k], "*") ? "using" : names.v[k]);
   for (size_t k = 0; k < names.n; k++) free(names.v[k]);
   vec_free(&names);
   return bad;
 }
 
+/* Labels defined in n (not inside lambdas: their labels are their own). */
+static void labels_in(C *c, TSNode n, CStrs *out) {
+  if (is(n, "lambda_expression")) return;
+  if (is(n, "labeled_statement")) {
+    TSNode l = ts_node_child_by_field_name(n, "label", 5);
+    if (!ts_node_is_null(l)) vec_push(out, text_of(c, l));
+  }
+  for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) labels_in(c, ts_node_named_child(n, i), out);
+}
+
+/* A goto to `label` in n outside the bytes [b0, b1). */
+static bool goto_from_outside(C *c, TSNode n, const char *label, size_t b0, size_t b1) {
+  if (ts_node_start_byte(n) >= b0 && ts_node_end_byte(n) <= b1) return false;
+  if (is(n, "goto_statement")) {
+    TSNode l = ts_node_child_by_field_name(n, "label", 5);
+    return !ts_node_is_null(l) && text_is(c, l, label);
+  }
+  for (uint32_t i = 0; i < ts_node_named_child_count(n); i++)
+    if (goto_from_outside(c, ts_node_named_child(n, i), label, b0, b1)) return true;
+  return false;
+}
+
+/* A label inside the new block (which opens at `open`, the first
+ * statement or the statement after its leading labels) that a goto outside
+ * it jumps to: the jump would enter the scope of the range variable (an
+ * error in C++ and for cleanup variables in C). Returns the label or NULL. */
+static char *entered_by_goto(C *c, TSNode open, CNodes *kids, int i0, int i1) {
+  size_t b0 = ts_node_start_byte(open), b1 = ts_node_end_byte(kids->v[i1]);
+  CStrs labels = {0};
+  labels_in(c, open, &labels);
+  for (int i = i0 + 1; i <= i1; i++) labels_in(c, kids->v[i], &labels);
+  char *bad = NULL;
+  for (size_t k = 0; k < labels.n && !bad; k++)
+    if (!ts_node_is_null(c->fbody) && goto_from_outside(c, c->fbody, labels.v[k], b0, b1))
+      bad = xstrdup(labels.v[k]);
+  for (size_t k = 0; k < labels.n; k++) free(labels.v[k]);
+  vec_free(&labels);
+  return bad;
+}
+
 static bool add_stmt_wrap(C *c, CNodes *kids, int i0, int i1, Rule *r, const char *name, const char *kind) {
+  RuleDoc *doc = (RuleDoc *)&c->job->rules->doc;
+  TSNode first = kids->v[i0], last = stmt_last(kids->v[i1]);
   for (int i = i0; i <= i1; i++)
     if (!is_stmt(kids->v[i])) {
-      ruledoc_diag((RuleDoc *)&c->job->rules->doc, &c->job->diags, DIAG_ERROR, r->at,
+      ruledoc_diag(doc, &c->job->diags, DIAG_ERROR, r->at,
                    "lines %d-%d of %s include a preprocessor directive; a range must hold whole statements",
-                   row0(kids->v[i0]) + 1, row1(kids->v[i1]) + 1, c->job->rel);
+                   row0(first) + 1, row1(last) + 1, c->job->rel);
       return false;
     }
   char *bad = hides_declaration(c, kids, i0, i1);
   if (bad) {
-    ruledoc_diag((RuleDoc *)&c->job->rules->doc, &c->job->diags, DIAG_ERROR, r->at,
-                 "range '%s' (lines %d-%d of %s) would put the declaration of '%s' in a new block, but later code "
-                 "uses it; end the range after that use or start it after the declaration",
-                 name, row0(kids->v[i0]) + 1, row1(kids->v[i1]) + 1, c->job->rel, bad);
+    if (!strcmp(bad, "using"))
+      ruledoc_diag(doc, &c->job->diags, DIAG_ERROR, r->at,
+                   "range '%s' (lines %d-%d of %s) would put a using-declaration in a new block, but later code "
+                   "may rely on it; end the range before it or after the last statement of its block",
+                   name, row0(first) + 1, row1(last) + 1, c->job->rel);
+    else
+      ruledoc_diag(doc, &c->job->diags, DIAG_ERROR, r->at,
+                   "range '%s' (lines %d-%d of %s) would put the declaration of '%s' in a new block, but later "
+                   "code uses it; end the range after that use or start it after the declaration",
+                   name, row0(first) + 1, row1(last) + 1, c->job->rel, bad);
     free(bad);
     return false;
   }
-  CWrap w = {ts_node_start_byte(kids->v[i0]), ts_node_end_byte(kids->v[i1]), row0(kids->v[i0]),
-             row1(kids->v[i1]), r, xstrdup(name), kind};
+  /* leading labels stay outside the block: `L: { NCRT_RANGE(...); ...` */
+  TSNode open = first;
+  while (is(open, "labeled_statement") && ts_node_named_child_count(open) > 1)
+    open = ts_node_named_child(open, ts_node_named_child_count(open) - 1);
+  bad = entered_by_goto(c, open, kids, i0, i1);
+  if (bad) {
+    ruledoc_diag(doc, &c->job->diags, DIAG_ERROR, r->at,
+                 "range '%s' (lines %d-%d of %s) would put label '%s' in a new block, but a goto outside the range "
+                 "jumps to it (into the range's scope); start the range after the label",
+                 name, row0(first) + 1, row1(last) + 1, c->job->rel, bad);
+    free(bad);
+    return false;
+  }
+  CWrap w = {ts_node_start_byte(open), ts_node_end_byte(last), row0(first), row1(last), r, xstrdup(name), kind};
   vec_push(&c->wraps, w);
   return true;
 }
@@ -300,17 +451,23 @@ static const char *range_name(const Rule *r, const char *dflt) {
   return dflt;
 }
 
-static void wrap_function(C *c, CFunc *f, Rule *r, const char *name) {
+/* Returns false if f cannot be instrumented; a function already wrapped
+ * by an earlier rule keeps that one range. */
+static bool wrap_function(C *c, CFunc *f, Rule *r, const char *name) {
   if (f->skip) {
     job_explain(c->job, row0(f->def) + 1, "skipped %s: %s", f->qual, f->skip);
-    return;
+    return false;
   }
-  if (f->wrapped) return;
+  if (f->wrapped) {
+    if (r) job_explain(c->job, row0(f->def) + 1, "%s: already has a function range; no second one", f->qual);
+    return true;
+  }
   f->wrapped = true;
   CWrap w = {ts_node_start_byte(f->body), ts_node_start_byte(f->body) + 1, row0(f->body), row0(f->body), r,
              xstrdup(name), r ? "function" : "full-trace"};
   vec_push(&c->wraps, w);
   job_explain(c->job, row0(f->def) + 1, "%s: %s range '%s'", f->qual, w.kind, name);
+  return true;
 }
 
 static bool call_matches(C *c, TSNode call, const char *pat) {
@@ -439,10 +596,9 @@ static void plan_rule(C *c, Rule *r) {
         continue;
       }
       if (r->kind == RULE_FUNC) {
-        size_t before = c->wraps.n;
-        wrap_function(c, f, r, range_name(r, f->qual));
-        hits += c->wraps.n > before;
+        hits += wrap_function(c, f, r, range_name(r, f->qual));
       } else {
+        c->fbody = f->body;
         hits += calls_in(c, f->body, r, f->qual);
       }
     }
@@ -481,6 +637,7 @@ static void plan_rule(C *c, Rule *r) {
     return;
   }
   char *dflt = s == e ? xasprintf("%s:L%d", fn->qual, s + 1) : xasprintf("%s:L%d-%d", fn->qual, s + 1, e + 1);
+  c->fbody = fn->body;
   if (snap(c, fn->body, s, e, r, range_name(r, dflt))) rule_hit(r);
   else if (c->job->diags.errors == errs)
     rule_miss(r, xasprintf("no statement on lines %d-%d of %s", s + 1, e + 1, c->job->rel));
@@ -508,9 +665,22 @@ static unsigned long parse_color(const char *s) {
   return v;
 }
 
-static char *macro(C *c, const char *name) {
+/* The NVTX attributes of a range: those of the target its rule belongs to;
+ * for full-trace ranges, of the first target naming the file that sets
+ * them. */
+static const Target *nvtx_target(C *c, const Rule *r) {
+  const Target *any = NULL;
+  for (size_t i = 0; i < c->job->ntargets; i++) {
+    const Target *t = c->job->targets[i];
+    if (r && r >= t->rules.v && r < t->rules.v + t->rules.n) return t;
+    if (!any && (t->domain || t->category || t->color)) any = t;
+  }
+  return r ? NULL : any;
+}
+
+static char *macro(C *c, const Rule *r, const char *name) {
   Buf b = {0};
-  const Target *t = c->nvtx;
+  const Target *t = nvtx_target(c, r);
   if (t && (t->domain || t->category || t->color)) {
     buf_puts(&b, "NCRT_RANGE_EX(");
     c_literal(&b, t->domain ? t->domain : "ncrt");
@@ -560,7 +730,7 @@ static void emit(C *c) {
   int order = 0;
   for (size_t i = 0; i < n; i++) {
     CWrap *w = &c->wraps.v[i];
-    char *m = macro(c, w->name);
+    char *m = macro(c, w->rule, w->name);
     if (!strcmp(w->kind, "function") || !strcmp(w->kind, "full-trace")) {
       /* right after the body's '{' */
       edits_addf(&job->edits, c->bom + w->b1, c->bom + w->b1, order++, " %s;", m);
@@ -592,15 +762,13 @@ int c_rewrite(FileJob *job) {
   c.bom = job->len >= 3 && !memcmp(job->src, "\xef\xbb\xbf", 3) ? 3 : 0;
   c.src = job->src + c.bom;
   c.len = job->len - c.bom;
-  if (memmem(c.src, c.len, NC_C_MARK, strlen(NC_C_MARK))) {
+  if (already_instrumented(c.src, c.len)) {
     job->already = true;
     diag_at(&job->diags, DIAG_NOTE, job->rel, NULL, 0, 0, 0, "already instrumented by ncrewrite; copied unchanged");
     return -1;
   }
   const char *nlp = memchr(c.src, '\n', c.len);
   c.nl = nlp && nlp > c.src && nlp[-1] == '\r' ? "\r\n" : "\n";
-  for (size_t t = 0; t < job->ntargets; t++)
-    if (job->targets[t]->domain || job->targets[t]->category || job->targets[t]->color) c.nvtx = job->targets[t];
   if (job->parser && *job->parser) c.parser = *job->parser;
   else c.parser = ts_parser_new();
   ts_parser_set_language(c.parser, job->lang == LANG_C ? tree_sitter_c()

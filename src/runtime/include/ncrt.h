@@ -10,24 +10,40 @@
  * Ranges are NVTX v3 push/pop ranges in one project domain ("ncrt" unless a
  * rule names another) with registered message strings, so Nsight Systems'
  * --capture-range=nvtx and Nsight Compute's --nvtx-include see them. Domain
- * and string handles are created once per call site. NVTX v3 is header-only:
- * without a tool attached each call is a pointer load and a test; a
- * collector (libncrt, nsys) attaches through NVTX_INJECTION64_PATH.
+ * and string handles are created once per call site and cached in static
+ * variables there. NVTX v3 is header-only: without a tool attached each
+ * call is a pointer load and a test; a collector (libncrt, nsys) attaches
+ * through NVTX_INJECTION64_PATH. (Very old glibc may need -ldl.)
  *
  *   NCRT_RANGE("name");                               default domain
  *   NCRT_RANGE_EX("domain", "name", category, argb);  category 0 / argb 0: none
  *
- * Define NCRT_DISABLE before including to make the macros vanish.
+ * In C both are declarations, so they may precede other declarations
+ * under -Wdeclaration-after-statement. Define NCRT_DISABLE before including
+ * to make them vanish (an unused enumerator in C, ((void)0) in C++).
  * Never use them in __device__ or __global__ code: NVTX is host-only. */
 #ifndef NCRT_H
 #define NCRT_H
 
 #define NCRT_DEFAULT_DOMAIN "ncrt"
 
+#define NCRT__CAT2(a, b) a##b
+#define NCRT__CAT(a, b) NCRT__CAT2(a, b)
+
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#define NCRT__INLINE inline
+#else
+#define NCRT__INLINE __inline__ /* C90 with GCC or Clang */
+#endif
+
 #if defined(NCRT_DISABLE)
 
-#define NCRT_RANGE(name) ((void)0)
+#ifdef __cplusplus
 #define NCRT_RANGE_EX(domain, name, category, argb) ((void)0)
+#else /* an enumerator nobody uses: a declaration that warns nowhere */
+#define NCRT_RANGE_EX(domain, name, category, argb) enum { NCRT__CAT(ncrt__off_, __COUNTER__) }
+#endif
+#define NCRT_RANGE(name) NCRT_RANGE_EX(NCRT_DEFAULT_DOMAIN, name, 0, 0)
 
 #else
 
@@ -35,50 +51,47 @@
 #include <string.h>
 #include <nvtx3/nvToolsExt.h>
 
-#define NCRT__CAT2(a, b) a##b
-#define NCRT__CAT(a, b) NCRT__CAT2(a, b)
-
 /* Fill the event attributes for a registered message; create the domain
  * and register the string on first use at this call site. A race between
  * two threads on the first call creates the same handle twice: NVTX returns
- * the same domain for the same name, and re-registering a string is
- * harmless. */
-static inline nvtxDomainHandle_t ncrt__prepare(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str,
-                                               const char *domain, const char *name, uint32_t category,
-                                               uint32_t argb, nvtxEventAttributes_t *a) {
+ * the same domain for the same name, and registering a string twice gives
+ * an equal handle. */
+static NCRT__INLINE nvtxDomainHandle_t ncrt__prepare(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str,
+                                                     const char *domain, const char *name, uint32_t category,
+                                                     uint32_t argb, nvtxEventAttributes_t *a) {
   nvtxDomainHandle_t d = __atomic_load_n(dom, __ATOMIC_ACQUIRE);
+  nvtxStringHandle_t s;
   if (!d) {
     d = nvtxDomainCreateA(domain);
     __atomic_store_n(dom, d, __ATOMIC_RELEASE);
   }
-  nvtxStringHandle_t s = __atomic_load_n(str, __ATOMIC_ACQUIRE);
+  s = __atomic_load_n(str, __ATOMIC_ACQUIRE);
   if (!s) {
     s = nvtxDomainRegisterStringA(d, name);
     __atomic_store_n(str, s, __ATOMIC_RELEASE);
   }
-  nvtxEventAttributes_t e;
-  memset(&e, 0, sizeof e);
-  e.version = NVTX_VERSION;
-  e.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  e.category = category;
+  memset(a, 0, sizeof *a);
+  a->version = NVTX_VERSION;
+  a->size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a->category = category;
   if (argb) {
-    e.colorType = NVTX_COLOR_ARGB;
-    e.color = argb;
+    a->colorType = NVTX_COLOR_ARGB;
+    a->color = argb;
   }
   if (s) {
-    e.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-    e.message.registered = s;
+    a->messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a->message.registered = s;
   } else {
     /* no tool attached: registration returns NULL; keep the text */
-    e.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    e.message.ascii = name;
+    a->messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a->message.ascii = name;
   }
-  *a = e;
   return d;
 }
 
 #ifdef __cplusplus
 
+extern "C++" { /* so that the header may be included inside extern "C" */
 namespace ncrt {
 /* RAII: the range is popped when the object goes out of scope, however the
  * scope is left (including by an exception). */
@@ -97,7 +110,8 @@ class ScopedRange {
  private:
   nvtxDomainHandle_t d_;
 };
-}  // namespace ncrt
+} /* namespace ncrt */
+} /* extern "C++" */
 
 #define NCRT__RANGE(id, domain, name, category, argb)                                           \
   static nvtxDomainHandle_t NCRT__CAT(ncrt__dom_, id);                                          \
@@ -111,8 +125,8 @@ typedef struct {
   nvtxDomainHandle_t dom;
 } ncrt__scope;
 
-static inline ncrt__scope ncrt__push(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str, const char *domain,
-                                     const char *name, uint32_t category, uint32_t argb) {
+static NCRT__INLINE ncrt__scope ncrt__push(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str, const char *domain,
+                                           const char *name, uint32_t category, uint32_t argb) {
   nvtxEventAttributes_t a;
   ncrt__scope s;
   s.dom = ncrt__prepare(dom, str, domain, name, category, argb, &a);
@@ -120,12 +134,12 @@ static inline ncrt__scope ncrt__push(nvtxDomainHandle_t *dom, nvtxStringHandle_t
   return s;
 }
 
-static inline void ncrt__pop(ncrt__scope *s) { nvtxDomainRangePop(s->dom); }
+static NCRT__INLINE void ncrt__pop(ncrt__scope *s) { nvtxDomainRangePop(s->dom); }
 
 #define NCRT__RANGE(id, domain, name, category, argb)                                          \
   static nvtxDomainHandle_t NCRT__CAT(ncrt__dom_, id);                                         \
   static nvtxStringHandle_t NCRT__CAT(ncrt__str_, id);                                         \
-  __attribute__((cleanup(ncrt__pop))) ncrt__scope NCRT__CAT(ncrt__range_, id) =                \
+  __attribute__((cleanup(ncrt__pop), unused)) ncrt__scope NCRT__CAT(ncrt__range_, id) =        \
       ncrt__push(&NCRT__CAT(ncrt__dom_, id), &NCRT__CAT(ncrt__str_, id), domain, name, category, argb)
 
 #endif /* __cplusplus */
