@@ -2,7 +2,7 @@
 """Runtime tests: programs run under ncrun, their traces checked against
 what the programs did (names, counts, nesting, threads, layout).
 
-    test_runtime.py CASE NCRUN_DIR
+    test_runtime.py CASE NCRUN_DIR [NCREWRITE]
 
 NCRUN_DIR holds ncrun, libncrt.so and python/ (the ncrt module). One CASE
 per ctest test; exit 0 passed, 1 failed, 77 skipped (the reason printed).
@@ -38,7 +38,8 @@ def check(cond, msg):
 
 
 class Ctx:
-    def __init__(self, ncrun_dir, tmp):
+    def __init__(self, ncrun_dir, tmp, ncrewrite=None):
+        self.ncrewrite = ncrewrite
         self.ncrun = os.path.join(ncrun_dir, "ncrun")
         self.lib = os.path.join(ncrun_dir, "libncrt.so")
         self.tmp = tmp
@@ -370,6 +371,32 @@ print("ok")
     check(q.stdout == "ok\n", "without a collector: %s %s" % (q.stdout, q.stderr))
 
 
+def case_python_instrumented(c):
+    """progs/pyapp instrumented by ncrewrite with its rules.yaml, run under
+    ncrun: the trace holds exactly the ranges the rules asked for."""
+    if not c.ncrewrite:
+        print("SKIPPED: no ncrewrite given (built with NCREWRITE_BUILD_REWRITER=OFF)")
+        return SKIP
+    src = os.path.join(PROGS, "pyapp")
+    out = os.path.join(c.tmp, "shadow")
+    r = subprocess.run([c.ncrewrite, "-q", "--config", os.path.join(src, "rules.yaml"), src, out],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "ncrewrite failed: %s" % r.stderr)
+    plain = subprocess.run([PY, os.path.join(src, "app.py")], capture_output=True, text=True)
+    p, d = c.run([PY, os.path.join(out, "app.py")], opts=["--rules", os.path.join(src, "rules.yaml")])
+    check(p.stdout == plain.stdout == "total 35\n", "output %r vs %r" % (p.stdout, plain.stdout))
+    t = one_trace(d, "app-rank0.trace.json.gz")
+    check_nesting(t)
+    want = {"main": 1, "train_step": 4, "Model.forward": 4, "Model.loss": 4}
+    check(counts(t) == want, "ranges %s, expected %s" % (counts(t), want))
+    b, _ = spans(t)
+    n = collections.Counter(x["name"] for x in b)
+    check(n == {"batches": 1, "fetch": 2}, "spans %s" % n)
+    check(os.path.exists(os.path.join(d, "rules.yaml")), "rules not copied into the run directory")
+    line = [e for e in xs(t) if e["name"] == "train_step"][0]["args"]
+    check(line.get("file") == os.path.join(out, "app.py") and line.get("line") == 24, "source location %s" % line)
+
+
 def case_torch_bridge(c):
     r = subprocess.run([PY, "-c", "import torch"], capture_output=True)
     if r.returncode:
@@ -508,12 +535,12 @@ CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items() if nam
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in CASES:
-        print("usage: test_runtime.py CASE NCRUN_DIR\ncases: " + " ".join(sorted(CASES)))
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in CASES:
+        print("usage: test_runtime.py CASE NCRUN_DIR [NCREWRITE]\ncases: " + " ".join(sorted(CASES)))
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            rc = CASES[sys.argv[1]](Ctx(sys.argv[2], tmp))
+            rc = CASES[sys.argv[1]](Ctx(sys.argv[2], tmp, sys.argv[3] if len(sys.argv) > 3 else None))
         except Fail as e:
             print("FAILED: %s" % e)
             return 1
