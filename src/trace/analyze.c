@@ -186,21 +186,33 @@ static void analyze_trace(Ctx *c, size_t ti) {
   rr.cpu_last = rr.gpu_last = INT64_MIN;
 
   /* correlation -> GPU time, -> first GPU op; -> runtime call */
-  I64Map corr_gpu = {0}, corr_op = {0}, corr_rt = {0};
+  CorrMap corr_gpu, corr_op, corr_rt;
+  int64_t clo = INT64_MAX, chi = INT64_MIN;
+  size_t ncorr = 0;
+  for (size_t i = 0; i < t->ev.n; i++) {
+    int64_t k = ev[i].corr;
+    if (k < 0) continue;
+    ncorr++;
+    if (k < clo) clo = k;
+    if (k > chi) chi = k;
+  }
+  corrmap_init(&corr_gpu, clo, chi, ncorr);
+  corrmap_init(&corr_op, clo, chi, ncorr);
+  corrmap_init(&corr_rt, clo, chi, ncorr);
   VEC(uint32_t) ranges = {0}, gpu = {0};
   for (size_t i = 0; i < t->ev.n; i++) {
     const Ev *e = &ev[i];
     if (kind_is_cpu_range(e->kind)) {
       vec_push(&ranges, (uint32_t)i);
       if (e->kind == K_CUDA_RUNTIME || e->kind == K_CUDA_DRIVER) {
-        if (e->corr >= 0) i64map_put(&corr_rt, e->corr, (int64_t)i);
+        if (e->corr >= 0) corrmap_put(&corr_rt, e->corr, (int64_t)i);
       }
     } else if (kind_is_gpu_op(e->kind)) {
       vec_push(&gpu, (uint32_t)i);
       if (e->corr >= 0) {
-        i64map_add(&corr_gpu, e->corr, e->dur);
+        corrmap_add(&corr_gpu, e->corr, e->dur);
         int64_t prev;
-        if (!i64map_get(&corr_op, e->corr, &prev) || ev[prev].ts > e->ts) i64map_put(&corr_op, e->corr, (int64_t)i);
+        if (!corrmap_get(&corr_op, e->corr, &prev) || ev[prev].ts > e->ts) corrmap_put(&corr_op, e->corr, (int64_t)i);
       }
     } else if (e->kind == K_GPU_USER_ANNOTATION) {
       RangeRow *r = &c->annots[e->name];
@@ -216,7 +228,7 @@ static void analyze_trace(Ctx *c, size_t ti) {
   /* GPU ops never reached by a runtime call of this trace */
   for (size_t i = 0; i < gpu.n; i++) {
     int64_t x;
-    if (ev[gpu.v[i]].corr < 0 || !i64map_get(&corr_rt, ev[gpu.v[i]].corr, &x)) s->unattributed_gpu++;
+    if (ev[gpu.v[i]].corr < 0 || !corrmap_get(&corr_rt, ev[gpu.v[i]].corr, &x)) s->unattributed_gpu++;
   }
 
   /* CPU nesting walk */
@@ -266,7 +278,7 @@ static void analyze_trace(Ctx *c, size_t ti) {
     }
     if ((e->kind == K_CUDA_RUNTIME || e->kind == K_CUDA_DRIVER) && e->corr >= 0) {
       int64_t g;
-      if (i64map_get(&corr_gpu, e->corr, &g)) f.gpu = g;
+      if (corrmap_get(&corr_gpu, e->corr, &g)) f.gpu = g;
     }
     c->depth[e->name]++;
     vec_push(&st, f);
@@ -288,7 +300,7 @@ static void analyze_trace(Ctx *c, size_t ti) {
     }
     if (!c->is_launch[e->name]) continue;
     int64_t oi;
-    if (e->corr < 0 || !i64map_get(&corr_op, e->corr, &oi)) {
+    if (e->corr < 0 || !corrmap_get(&corr_op, e->corr, &oi)) {
       ls->unmatched++;
       continue;
     }
@@ -323,7 +335,9 @@ static void analyze_trace(Ctx *c, size_t ti) {
 
   /* GPU: kernels, copies, unions */
   g_ev = ev;
-  qsort(gpu.v, gpu.n, sizeof *gpu.v, cmp_start);
+  bool in_order = true;
+  for (size_t k = 1; k < gpu.n && in_order; k++) in_order = cmp_start(&gpu.v[k - 1], &gpu.v[k]) < 0;
+  if (!in_order) qsort(gpu.v, gpu.n, sizeof *gpu.v, cmp_start);
   Ivs all = {0}, comp = {0}, comm = {0};
   for (size_t k = 0; k < gpu.n; k++) {
     const Ev *e = &ev[gpu.v[k]];
@@ -355,7 +369,7 @@ static void analyze_trace(Ctx *c, size_t ti) {
       if (e->dur < TINY_KERNEL_NS) {
         s->tiny_kernels++;
         int64_t ri;
-        if (e->corr >= 0 && i64map_get(&corr_rt, e->corr, &ri)) s->tiny_launch_cpu += ev[ri].dur;
+        if (e->corr >= 0 && corrmap_get(&corr_rt, e->corr, &ri)) s->tiny_launch_cpu += ev[ri].dur;
       }
     } else {
       CopyRow *cr = &s->copies[copy_kind(nm, e->kind)];
@@ -401,7 +415,7 @@ static void analyze_trace(Ctx *c, size_t ti) {
       if (gap > 0) {
         int64_t ri;
         busy += e->dur;
-        if (e->corr >= 0 && i64map_get(&corr_rt, e->corr, &ri) && ev[ri].ts >= prev_end) sr.host_wait += gap;
+        if (e->corr >= 0 && corrmap_get(&corr_rt, e->corr, &ri) && ev[ri].ts >= prev_end) sr.host_wait += gap;
         else if (gap <= KERNEL_WAIT_NS) sr.kernel_wait += gap;
         else sr.other += gap;
       } else {
@@ -425,9 +439,9 @@ static void analyze_trace(Ctx *c, size_t ti) {
   vec_free(&durs);
   vec_push(&s->ranks, rr);
 
-  i64map_free(&corr_gpu);
-  i64map_free(&corr_op);
-  i64map_free(&corr_rt);
+  corrmap_free(&corr_gpu);
+  corrmap_free(&corr_op);
+  corrmap_free(&corr_rt);
   vec_free(&ranges);
   vec_free(&gpu);
 }

@@ -19,21 +19,45 @@ static const char *const KIND_NAMES[K_COUNT] = {
 const char *kind_name(int k) { return k >= 0 && k < K_COUNT ? KIND_NAMES[k] : "?"; }
 
 static int kind_of_cat(Span c) {
+  /* most events are one of a few categories: compare by length first */
+  switch (c.n) {
+  case 6:
+    if (!memcmp(c.s, "kernel", 6)) return K_KERNEL;
+    if (!memcmp(c.s, "cpu_op", 6)) return K_CPU_OP;
+    if (!memcmp(c.s, "Kernel", 6)) return K_KERNEL;
+    if (!memcmp(c.s, "Memcpy", 6)) return K_GPU_MEMCPY;
+    if (!memcmp(c.s, "Memset", 6)) return K_GPU_MEMSET;
+    break;
+  case 12:
+    if (!memcmp(c.s, "cuda_runtime", 12)) return K_CUDA_RUNTIME;
+    break;
+  case 15:
+    if (!memcmp(c.s, "user_annotation", 15)) return K_USER_ANNOTATION;
+    if (!memcmp(c.s, "python_function", 15)) return K_PYTHON_FUNCTION;
+    break;
+  }
   for (int k = K_CPU_OP; k < K_COUNT; k++)
     if (k != K_UNKNOWN && span_eq(c, KIND_NAMES[k])) return k;
-  /* spellings seen in other Kineto versions */
-  if (span_eq(c, "Kernel")) return K_KERNEL;
-  if (span_eq(c, "Memcpy")) return K_GPU_MEMCPY;
-  if (span_eq(c, "Memset")) return K_GPU_MEMSET;
   if (span_eq(c, "Runtime")) return K_CUDA_RUNTIME;
   if (span_eq(c, "Operator")) return K_CPU_OP;
   return K_UNKNOWN;
 }
 
+enum { TCACHE = 8 };
+
+typedef struct {
+  char p[40], t[40];
+  size_t pn, tn;
+  uint32_t thread;
+  bool used;
+} ThreadCacheEntry;
+
 typedef struct {
   Model *m;
   Trace *t;
   Buf tmp, tmp2;
+  ThreadCacheEntry cache[TCACHE];
+  unsigned next;
 } Loader;
 
 static uint32_t thread_index(Loader *L, uint32_t pid, uint32_t tid) {
@@ -46,6 +70,29 @@ static uint32_t thread_index(Loader *L, uint32_t pid, uint32_t tid) {
   vec_push(&L->t->threads, th);
   i64map_put(&L->t->thread_of, key, (int64_t)L->t->threads.n - 1);
   return (uint32_t)L->t->threads.n - 1;
+}
+
+/* The thread of an event by the raw text of its pid and tid, through a
+ * small cache of recent pairs (events alternate between a few threads). */
+static uint32_t thread_of_event(Loader *L, Span pid, Span tid) {
+  if (!pid.s) pid = (Span){"0", 1};
+  if (!tid.s) tid = (Span){"0", 1};
+  for (int i = 0; i < TCACHE; i++) {
+    ThreadCacheEntry *c = &L->cache[i];
+    if (c->used && c->pn == pid.n && c->tn == tid.n && !memcmp(c->p, pid.s, pid.n) && !memcmp(c->t, tid.s, tid.n))
+      return c->thread;
+  }
+  uint32_t th = thread_index(L, intern(&L->m->ids, pid.s, pid.n), intern(&L->m->ids, tid.s, tid.n));
+  if (pid.n <= sizeof L->cache[0].p && tid.n <= sizeof L->cache[0].t) {
+    ThreadCacheEntry *c = &L->cache[L->next++ % TCACHE];
+    memcpy(c->p, pid.s, pid.n);
+    memcpy(c->t, tid.s, tid.n);
+    c->pn = pid.n;
+    c->tn = tid.n;
+    c->thread = th;
+    c->used = true;
+  }
+  return th;
 }
 
 static void note_first(char **slot, Walker *w, const char *at, const char *what) {
@@ -115,11 +162,10 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
     if (!name.s || !span_string(name, &L->tmp, &nm) || !args.s) return 0;
     bool proc = span_eq(nm, "process_name"), thr = span_eq(nm, "thread_name");
     if (!proc && !thr) return 0;
-    ObjIter it;
-    Member mb;
-    if (!obj_iter_init(&it, args)) return 0;
-    while (obj_iter_next(&it, &mb)) {
-      if (!span_eq(mb.key, "name") || !span_string(mb.val, &L->tmp2, &an)) continue;
+    size_t na;
+    const Member *am = walk_args(w, &na);
+    for (size_t k = 0; k < na; k++) {
+      if (!span_eq(am[k].key, "name") || !span_string(am[k].val, &L->tmp2, &an)) continue;
       uint32_t label = intern(&L->m->names, an.s, an.n);
       uint32_t pidid = intern(&L->m->ids, pid.s ? pid.s : "0", pid.s ? pid.n : 1);
       if (proc) {
@@ -142,9 +188,7 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
   if (!ts.s || !span_us_to_ns(ts, &e.ts))
     return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed,
                       ts.s ? "\"ts\" is not a number" : "event without \"ts\"");
-  uint32_t pidid = intern(&L->m->ids, pid.s ? pid.s : "0", pid.s ? pid.n : 1);
-  uint32_t tidid = intern(&L->m->ids, tid.s ? tid.s : "0", tid.s ? tid.n : 1);
-  e.thread = thread_index(L, pidid, tidid);
+  e.thread = thread_of_event(L, pid, tid);
   Thread *th = &t->threads.v[e.thread];
   if (p == 'E') {
     if (!th->open.n) {
@@ -192,13 +236,12 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
   if (e.kind == K_CUDA_SYNC) nt->cuda_sync++;
   if (kind_is_gpu_op(e.kind) || e.kind == K_GPU_USER_ANNOTATION || e.kind == K_CUDA_SYNC) th->gpu = true;
   if (args.s && (kind_is_gpu_op(e.kind) || e.kind == K_CUDA_RUNTIME || e.kind == K_CUDA_DRIVER)) {
-    ObjIter it;
-    Member mb;
-    if (obj_iter_init(&it, args)) {
-      while (obj_iter_next(&it, &mb)) {
-        if (span_eq(mb.key, "correlation")) span_int(mb.val, &e.corr);
-        else if (span_eq(mb.key, "bytes")) span_int(mb.val, &e.bytes);
-      }
+    size_t na;
+    const Member *am = walk_args(w, &na);
+    for (size_t k = 0; k < na; k++) {
+      Span key = am[k].key;
+      if (key.n == 11 && !memcmp(key.s, "correlation", 11)) span_int(am[k].val, &e.corr);
+      else if (key.n == 5 && !memcmp(key.s, "bytes", 5)) span_int(am[k].val, &e.bytes);
     }
   }
   if (t->ev.n >= UINT32_MAX) return walk_error(w, raw.s, "more than 4 billion events");

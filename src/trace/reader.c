@@ -19,14 +19,14 @@ struct Walker {
   size_t cap;
   const char *p, *end; /* unread window [p, end) inside buf */
   bool eof;
-  uint64_t lines_before; /* newlines in bytes dropped from the window */
-  uint64_t col_before;   /* bytes since the last dropped newline */
+  uint64_t dropped;      /* bytes dropped from the window so far */
   uint64_t ordinal;
   /* scan status */
   int st;
   const char *err_at;
   const char *err_msg;
-  VEC(Member) members;
+  MemberVec members;
+  MemberVec args; /* members of the current event's "args" object */
   Buf keybuf;
 };
 
@@ -42,18 +42,30 @@ static const char *more(Walker *w) {
   return NULL;
 }
 
+/* Line and column of a byte offset: counted only when an error is
+ * reported, by reading the file again (counting newlines while scanning
+ * would cost more than the scan itself). */
 static void position(Walker *w, const char *at, uint64_t *line, uint64_t *col) {
-  uint64_t l = w->lines_before, c = w->col_before;
-  for (const char *q = w->buf; q < at; q++) {
-    if (*q == '\n') {
-      l++;
-      c = 0;
-    } else {
-      c++;
+  uint64_t off = w->dropped + (uint64_t)(at - w->buf), l = 1, c = 1, done = 0;
+  gzFile g = gzopen(w->path, "rb");
+  char chunk[1 << 16];
+  while (g && done < off) {
+    uint64_t want = off - done < sizeof chunk ? off - done : sizeof chunk;
+    int got = gzread(g, chunk, (unsigned)want);
+    if (got <= 0) break;
+    for (int i = 0; i < got; i++) {
+      if (chunk[i] == '\n') {
+        l++;
+        c = 1;
+      } else {
+        c++;
+      }
     }
+    done += (uint64_t)got;
   }
-  *line = l + 1;
-  *col = c + 1;
+  if (g) gzclose(g);
+  *line = l;
+  *col = c;
 }
 
 const char *walk_where(Walker *w, const char *at) {
@@ -77,16 +89,14 @@ int walk_error(Walker *w, const char *at, const char *fmt, ...) {
 
 uint64_t walk_ordinal(const Walker *w) { return w->ordinal; }
 
+const Member *walk_args(const Walker *w, size_t *n) {
+  *n = w->args.n;
+  return w->args.v;
+}
+
 /* Keep [p, end), drop the rest, read more. 0, or -1 on a read error. */
 static int refill(Walker *w) {
-  for (const char *q = w->buf; q < w->p; q++) {
-    if (*q == '\n') {
-      w->lines_before++;
-      w->col_before = 0;
-    } else {
-      w->col_before++;
-    }
-  }
+  w->dropped += (uint64_t)(w->p - w->buf);
   size_t keep = (size_t)(w->end - w->p);
   if (keep && w->p != w->buf) memmove(w->buf, w->p, keep);
   if (keep == w->cap) {
@@ -108,8 +118,8 @@ static int refill(Walker *w) {
   }
   if (got == 0) {
     if (zerr == Z_BUF_ERROR)
-      return error("%s: truncated gzip stream (unexpected end of file after %llu lines)", w->path,
-                   (unsigned long long)w->lines_before);
+      return error("%s: truncated gzip stream (unexpected end of file after %llu bytes)", w->path,
+                   (unsigned long long)(w->dropped + (uint64_t)(w->end - w->buf)));
     w->eof = true;
   }
   w->end += got;
@@ -121,15 +131,26 @@ static inline const char *skip_ws(const char *p, const char *end) {
   return p;
 }
 
+/* Bytes that end the fast part of a string: '"', '\\' and controls. */
+static unsigned char STR_STOP[256];
+static void init_tables(void) {
+  for (int c = 0; c < 0x20; c++) STR_STOP[c] = 1;
+  STR_STOP['"'] = STR_STOP['\\'] = 1;
+}
+
 /* p at '"'; returns the byte after the closing quote. */
 static const char *scan_string(Walker *w, const char *p, const char *end) {
   const char *start = p++;
   for (;;) {
-    while (p < end) {
-      unsigned char c = (unsigned char)*p;
-      if (c == '"' || c == '\\' || c < 0x20) break;
-      p++;
+    while (end - p >= 4) {
+      if (STR_STOP[(unsigned char)p[0]]) goto stop;
+      if (STR_STOP[(unsigned char)p[1]]) { p += 1; goto stop; }
+      if (STR_STOP[(unsigned char)p[2]]) { p += 2; goto stop; }
+      if (STR_STOP[(unsigned char)p[3]]) { p += 3; goto stop; }
+      p += 4;
     }
+    while (p < end && !STR_STOP[(unsigned char)*p]) p++;
+  stop:
     if (p >= end) return w->eof ? fail(w, start, "unterminated string") : more(w);
     if (*p == '"') return p + 1;
     if ((unsigned char)*p < 0x20) return fail(w, p, "control character inside a string");
@@ -144,7 +165,7 @@ static const char *scan_string(Walker *w, const char *p, const char *end) {
           return fail(w, p, "bad \\u escape");
       }
       p += 6;
-    } else if (strchr("\"\\/bfnrt", e) && e) {
+    } else if (e && strchr("\"\\/bfnrt", e)) {
       p += 2;
     } else {
       return fail(w, p, "bad escape in string");
@@ -194,8 +215,10 @@ static const char *eoi(Walker *w, const char *at) {
   return w->eof ? fail(w, at, "unexpected end of input (is the file truncated?)") : more(w);
 }
 
-/* p at '{' or '['. Members go to out when it is non-NULL (objects only). */
-static const char *scan_container(Walker *w, const char *p, const char *end, int depth, Walker *out) {
+/* p at '{' or '['. Members go to out when it is non-NULL (objects only);
+ * those of an "args" object member go to args_out in the same pass. */
+static const char *scan_container(Walker *w, const char *p, const char *end, int depth, MemberVec *out,
+                                  MemberVec *args_out) {
   if (depth > MAX_DEPTH) return fail(w, p, "nesting too deep");
   char close = *p == '{' ? '}' : ']';
   bool obj = *p == '{';
@@ -219,12 +242,15 @@ static const char *scan_container(Walker *w, const char *p, const char *end, int
       if (p >= end) return eoi(w, open);
     }
     const char *v = p;
-    p = scan_value(w, p, end, depth + 1);
+    if (args_out && *p == '{' && m.key.n == 4 && !memcmp(m.key.s, "args", 4))
+      p = scan_container(w, p, end, depth + 1, args_out, NULL);
+    else
+      p = scan_value(w, p, end, depth + 1);
     if (!p) return NULL;
     if (out) {
       m.val.s = v;
       m.val.n = (size_t)(p - v);
-      vec_push(&out->members, m);
+      vec_push(out, m);
     }
     p = skip_ws(p, end);
     if (p >= end) return eoi(w, open);
@@ -240,7 +266,7 @@ static const char *scan_value(Walker *w, const char *p, const char *end, int dep
   switch (*p) {
   case '"': return scan_string(w, p, end);
   case '{':
-  case '[': return scan_container(w, p, end, depth, NULL);
+  case '[': return scan_container(w, p, end, depth, NULL, NULL);
   case 't': return scan_literal(w, p, end, "true");
   case 'f': return scan_literal(w, p, end, "false");
   case 'n': return scan_literal(w, p, end, "null");
@@ -294,8 +320,9 @@ static const char *unit_value(Walker *w, const char *p, const char *end, void *a
 static const char *unit_event(Walker *w, const char *p, const char *end, void *arg) {
   (void)arg;
   w->members.n = 0;
+  w->args.n = 0;
   if (*p != '{') return fail(w, p, "a trace event must be an object");
-  return scan_container(w, p, end, 0, w);
+  return scan_container(w, p, end, 0, &w->members, &w->args);
 }
 
 /* A top-level key, the colon, and the first byte of the value. */
@@ -406,6 +433,7 @@ int trace_walk(const char *path, const Visitor *v, bool *legacy) {
   Walker w = {0};
   w.path = path;
   *legacy = false;
+  if (!STR_STOP[0]) init_tables();
   w.gz = gzopen(path, "rb");
   if (!w.gz) return error("%s: cannot open: %s", path, strerror(errno ? errno : ENOMEM));
   gzbuffer(w.gz, 1 << 20);
@@ -416,6 +444,7 @@ int trace_walk(const char *path, const Visitor *v, bool *legacy) {
   gzclose(w.gz);
   free(w.buf);
   vec_free(&w.members);
+  vec_free(&w.args);
   buf_free(&w.keybuf);
   return rc;
 }

@@ -33,6 +33,7 @@ typedef struct {
   Span val;
 } Member;
 
+typedef VEC(Member) MemberVec;
 typedef struct Walker Walker;
 
 typedef struct {
@@ -51,6 +52,9 @@ int trace_walk(const char *path, const Visitor *v, bool *legacy);
 int walk_error(Walker *w, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The same position as text "path:line:col" (in a static buffer). */
 const char *walk_where(Walker *w, const char *at);
+/* Members of the current event's "args" object (n = 0 if none), found in
+ * the same pass as the event's own members. */
+const Member *walk_args(const Walker *w, size_t *n);
 /* Index of the current event in traceEvents. */
 uint64_t walk_ordinal(const Walker *w);
 

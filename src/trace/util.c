@@ -148,11 +148,24 @@ static void put_fixed(Buf *b, int64_t ns, int64_t div) {
 void buf_ms(Buf *b, int64_t ns) { put_fixed(b, ns, 1000000); }
 void buf_us(Buf *b, int64_t ns) { put_fixed(b, ns, 1000); }
 
+/* Word-at-a-time multiply-mix hash: names are long (C++ kernel names run
+ * to hundreds of bytes), so a byte loop would show in profiles. */
 uint64_t hash_bytes(const void *p, size_t n) {
   const unsigned char *s = p;
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ULL;
-  return h ^ (h >> 29);
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xC2B2AE3D27D4EB4FULL);
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, s, 8);
+    h = (h ^ (w * 0x87C37B91114253D5ULL)) * 0x4CF5AD432745937FULL;
+    h ^= h >> 31;
+    s += 8;
+    n -= 8;
+  }
+  uint64_t w = 0;
+  memcpy(&w, s, n);
+  h = (h ^ (w * 0x87C37B91114253D5ULL)) * 0x4CF5AD432745937FULL;
+  h ^= h >> 29;
+  return h;
 }
 
 static void intern_rehash(Intern *t) {
@@ -267,4 +280,46 @@ void i64map_free(I64Map *m) {
   free(m->keys);
   free(m->vals);
   memset(m, 0, sizeof *m);
+}
+
+void corrmap_init(CorrMap *c, int64_t lo, int64_t hi, size_t count) {
+  memset(c, 0, sizeof *c);
+  if (hi >= lo && (uint64_t)(hi - lo) < 4 * (uint64_t)count + 4096) {
+    c->dense = true;
+    c->lo = lo;
+    c->n = (size_t)(hi - lo) + 1;
+    c->v = xmalloc(c->n * sizeof *c->v);
+    for (size_t i = 0; i < c->n; i++) c->v[i] = EMPTY;
+  }
+}
+
+static int64_t *corr_slot(CorrMap *c, int64_t key) {
+  if (!c->dense) return NULL;
+  if (key < c->lo || (uint64_t)(key - c->lo) >= c->n) BUG("correlation id %lld outside the map", (long long)key);
+  return &c->v[key - c->lo];
+}
+
+void corrmap_put(CorrMap *c, int64_t key, int64_t val) {
+  int64_t *s = corr_slot(c, key);
+  if (s) *s = val;
+  else i64map_put(&c->map, key, val);
+}
+
+void corrmap_add(CorrMap *c, int64_t key, int64_t val) {
+  int64_t *s = corr_slot(c, key);
+  if (s) *s = *s == EMPTY ? val : *s + val;
+  else i64map_add(&c->map, key, val);
+}
+
+bool corrmap_get(const CorrMap *c, int64_t key, int64_t *val) {
+  if (!c->dense) return i64map_get(&c->map, key, val);
+  if (key < c->lo || (uint64_t)(key - c->lo) >= c->n || c->v[key - c->lo] == EMPTY) return false;
+  *val = c->v[key - c->lo];
+  return true;
+}
+
+void corrmap_free(CorrMap *c) {
+  free(c->v);
+  i64map_free(&c->map);
+  memset(c, 0, sizeof *c);
 }

@@ -96,4 +96,23 @@ void i64map_add(I64Map *m, int64_t key, int64_t val);
 bool i64map_get(const I64Map *m, int64_t key, int64_t *val);
 void i64map_free(I64Map *m);
 
+/* Correlation id -> value. Kineto's correlation ids are dense (1..N), so a
+ * plain array indexed by id - min is used when the ids are dense enough
+ * (cache-friendly; a hash map costs a cache miss per lookup at millions of
+ * launches); otherwise it falls back to an I64Map. Build with corrmap_init
+ * over the ids that will be stored. Values must not be INT64_MIN. */
+typedef struct {
+  bool dense;
+  int64_t lo;
+  size_t n;
+  int64_t *v;
+  I64Map map;
+} CorrMap;
+
+void corrmap_init(CorrMap *c, int64_t lo, int64_t hi, size_t count);
+void corrmap_put(CorrMap *c, int64_t key, int64_t val);
+void corrmap_add(CorrMap *c, int64_t key, int64_t val);
+bool corrmap_get(const CorrMap *c, int64_t key, int64_t *val);
+void corrmap_free(CorrMap *c);
+
 #endif
