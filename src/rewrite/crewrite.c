@@ -38,8 +38,16 @@ typedef struct {
   TSNode def, body;
   char *name, *qual;  /* qual: ns::Class::name for C++ */
   const char *skip;   /* why it is never instrumented, or NULL */
-  bool wrapped;
+  bool proto;         /* a declaration without a body (body is null) */
+  bool wrapped, explained;
 } CFunc;
+
+/* Code that macros produce: a macro called at file or class scope
+ * (`MAKE_GETTER(get_seven, 7)`) or a #define whose body holds a block. */
+typedef struct {
+  TSNode node;
+  char *macro;
+} CMacro;
 
 typedef struct {
   size_t b0, b1;      /* bytes: start of first, end of last statement */
@@ -59,6 +67,7 @@ typedef struct {
   const char *nl;
   VEC(CFunc) funcs;
   VEC(CWrap) wraps;
+  VEC(CMacro) macros;
   TSNode fbody;        /* body of the function being matched */
 } C;
 
@@ -119,6 +128,38 @@ static TSNode decl_name(TSNode d) {
   return d;
 }
 
+/* Is the declarator that of a function (not a pointer to one)? */
+static bool declares_function(TSNode d) {
+  while (!ts_node_is_null(d)) {
+    if (is(d, "function_declarator")) {
+      TSNode in = ts_node_child_by_field_name(d, "declarator", 10);
+      return !ts_node_is_null(in) && !is(in, "parenthesized_declarator");
+    }
+    if (!is(d, "pointer_declarator") && !is(d, "reference_declarator") && !is(d, "attributed_declarator"))
+      return false;
+    d = ts_node_child_by_field_name(d, "declarator", 10);
+  }
+  return false;
+}
+
+/* Prototypes and in-class member declarations: never instrumented, but
+ * known, so that a rule naming one says why it matched nothing. */
+static void add_protos(C *c, TSNode decl, const char *scope) {
+  for (uint32_t i = 0; i < ts_node_child_count(decl); i++) {
+    const char *f = ts_node_field_name_for_child(decl, i);
+    TSNode d = ts_node_child(decl, i);
+    if (!f || strcmp(f, "declarator") || !declares_function(d)) continue;
+    CFunc fn = {0};
+    fn.def = decl;
+    fn.proto = true;
+    fn.skip = "a declaration without a body";
+    TSNode nm = decl_name(d);
+    fn.name = ts_node_is_null(nm) ? xstrdup("?") : text_of(c, nm);
+    fn.qual = *scope ? xasprintf("%s::%s", scope, fn.name) : xstrdup(fn.name);
+    vec_push(&c->funcs, fn);
+  }
+}
+
 static void collect(C *c, TSNode n, const char *scope) {
   TSTreeCursor cur = ts_tree_cursor_new(n);
   if (ts_tree_cursor_goto_first_child(&cur)) {
@@ -165,7 +206,26 @@ static void collect(C *c, TSNode n, const char *scope) {
         free(sc), free(name);
         continue;
       }
-      if (is(k, "compound_statement") || is(k, "preproc_def") || is(k, "preproc_function_def")) continue;
+      if (is(k, "declaration") || is(k, "field_declaration")) {
+        add_protos(c, k, scope);
+        /* a declaration may still hold a class body: fall through */
+      } else if (is(k, "expression_statement") && ts_node_named_child_count(k) &&
+                 is(ts_node_named_child(k, 0), "call_expression")) {
+        /* an expression at file or class scope is a macro call */
+        TSNode fn = ts_node_child_by_field_name(ts_node_named_child(k, 0), "function", 8);
+        CMacro m = {k, ts_node_is_null(fn) ? xstrdup("?") : text_of(c, fn)};
+        vec_push(&c->macros, m);
+        continue;
+      } else if (is(k, "preproc_def") || is(k, "preproc_function_def")) {
+        TSNode v = ts_node_child_by_field_name(k, "value", 5), nm = ts_node_child_by_field_name(k, "name", 4);
+        if (!ts_node_is_null(v) && !ts_node_is_null(nm) &&
+            memchr(c->src + ts_node_start_byte(v), '{', ts_node_end_byte(v) - ts_node_start_byte(v))) {
+          CMacro m = {k, text_of(c, nm)};
+          vec_push(&c->macros, m);
+        }
+        continue;
+      }
+      if (is(k, "compound_statement")) continue;
       /* declaration lists, templates, extern "C", #if blocks, declarations
        * holding a class body */
       collect(c, k, scope);
@@ -451,11 +511,36 @@ static const char *range_name(const Rule *r, const char *dflt) {
   return dflt;
 }
 
+/* Explain a skipped function once. A prototype is worth a line only when
+ * the file has no definition of the same name. */
+static void explain_skip(C *c, CFunc *f) {
+  if (f->explained) return;
+  f->explained = true;
+  if (f->proto)
+    for (size_t i = 0; i < c->funcs.n; i++)
+      if (!c->funcs.v[i].proto && !strcmp(c->funcs.v[i].qual, f->qual)) return;
+  job_explain(c->job, row0(f->def) + 1, "skipped %s: %s", f->qual, f->skip);
+}
+
+/* The macro that produces `name`, if a macro call's arguments or a #define
+ * body name it. */
+static const char *macro_making(C *c, const char *name) {
+  if (has_glob_chars(name)) return NULL;
+  const char *last = name;
+  for (const char *p = name; (p = strstr(p, "::")); p += 2) last = p + 2;
+  for (size_t i = 0; i < c->macros.n; i++) {
+    TSNode n = c->macros.v[i].node;
+    if (word_in(c->src + ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n), last))
+      return c->macros.v[i].macro;
+  }
+  return NULL;
+}
+
 /* Returns false if f cannot be instrumented; a function already wrapped
  * by an earlier rule keeps that one range. */
 static bool wrap_function(C *c, CFunc *f, Rule *r, const char *name) {
   if (f->skip) {
-    job_explain(c->job, row0(f->def) + 1, "skipped %s: %s", f->qual, f->skip);
+    explain_skip(c, f);
     return false;
   }
   if (f->wrapped) {
@@ -583,7 +668,7 @@ static bool snap(C *c, TSNode block, int s, int e, Rule *r, const char *name) {
 static void plan_rule(C *c, Rule *r) {
   int errs = c->job->diags.errors;
   if (r->kind == RULE_FUNC || r->kind == RULE_CALLS) {
-    int fns = 0, hits = 0;
+    int fns = 0, hits = 0, protos = 0;
     for (size_t i = 0; i < c->funcs.n; i++) {
       CFunc *f = &c->funcs.v[i];
       char *pat = r->cls ? xasprintf("%s::%s", r->cls, r->func ? r->func : "*") : xstrdup(r->func ? r->func : "*");
@@ -591,8 +676,9 @@ static void plan_rule(C *c, Rule *r) {
       free(pat);
       if (!m) continue;
       fns++;
+      protos += f->proto;
       if (f->skip) {
-        if (r->func) job_explain(c->job, row0(f->def) + 1, "skipped %s: %s", f->qual, f->skip);
+        if (r->func) explain_skip(c, f);
         continue;
       }
       if (r->kind == RULE_FUNC) {
@@ -604,8 +690,13 @@ static void plan_rule(C *c, Rule *r) {
     }
     if (hits) rule_hit(r);
     else if (c->job->diags.errors > errs) {
-    } else if (!fns)
+    } else if ((!fns || fns == protos) && r->func && macro_making(c, r->func))
+      rule_miss(r, xasprintf("'%s' in %s is produced by the macro %s; code produced by macros is never "
+                             "instrumented", r->func, c->job->rel, macro_making(c, r->func)));
+    else if (!fns)
       rule_miss(r, xasprintf("no function '%s' in %s", r->func ? r->func : "*", c->job->rel));
+    else if (fns == protos)
+      rule_miss(r, xasprintf("'%s' is only declared in %s (no body)", r->func ? r->func : "*", c->job->rel));
     else if (r->kind == RULE_CALLS)
       rule_miss(r, xasprintf("no statement calling '%s' in %s", r->call, c->job->rel));
     else
@@ -742,7 +833,7 @@ static void emit(C *c) {
     RangeRec rec = {xstrdup(w->name), w->kind, w->r0 + 1, w->r1 + 1, w->rule};
     if (!strcmp(w->kind, "function") || !strcmp(w->kind, "full-trace")) {
       for (size_t k = 0; k < c->funcs.n; k++)
-        if (ts_node_start_byte(c->funcs.v[k].body) == w->b0) rec.line1 = row1(c->funcs.v[k].body) + 1;
+        if (!c->funcs.v[k].proto && ts_node_start_byte(c->funcs.v[k].body) == w->b0) rec.line1 = row1(c->funcs.v[k].body) + 1;
     }
     vec_push(&job->ranges, rec);
   }
@@ -787,21 +878,31 @@ int c_rewrite(FileJob *job) {
   }
   for (size_t t = 0; t < job->ntargets; t++)
     for (size_t i = 0; i < job->targets[t]->rules.n; i++) plan_rule(&c, &job->targets[t]->rules.v[i]);
-  if (job->full_trace)
+  if (job->full_trace) {
+    for (size_t i = 0; i < c.macros.n; i++) {
+      TSNode n = c.macros.v[i].node;
+      job_explain(job, row0(n) + 1, is(n, "expression_statement")
+                  ? "skipped %s(...): code produced by macros is never instrumented"
+                  : "skipped #define %s: code inside macro definitions is never instrumented", c.macros.v[i].macro);
+    }
     for (size_t i = 0; i < c.funcs.n; i++) {
       CFunc *f = &c.funcs.v[i];
       bool ex = false;
+      if (f->proto) continue;
       for (size_t k = 0; k < job->rules->exclude.n; k++) ex |= func_matches(job->rules->exclude.v[k], f);
       for (size_t t = 0; t < job->ntargets; t++)
         for (size_t k = 0; k < job->targets[t]->exclude.n; k++) ex |= func_matches(job->targets[t]->exclude.v[k], f);
       if (ex) job_explain(job, row0(f->def) + 1, "skipped %s: excluded by rule", f->qual);
       else wrap_function(&c, f, NULL, f->qual);
     }
+  }
   emit(&c);
   for (size_t i = 0; i < c.wraps.n; i++) free(c.wraps.v[i].name);
   vec_free(&c.wraps);
   for (size_t i = 0; i < c.funcs.n; i++) free(c.funcs.v[i].name), free(c.funcs.v[i].qual);
   vec_free(&c.funcs);
+  for (size_t i = 0; i < c.macros.n; i++) free(c.macros.v[i].macro);
+  vec_free(&c.macros);
   ts_tree_delete(c.tree);
   if (job->parser) *job->parser = c.parser;
   else ts_parser_delete(c.parser);

@@ -1,0 +1,20 @@
+#include <ncrt.h>
+#line 1 "input/decl.c"
+/* Wrapping statements in a block must not hide what they declare from the
+ * code after them: variables, struct/enum tags, enumerators, typedefs. */
+int g(int x) {
+  struct S { int a; };
+  enum E { A, B };
+  typedef int T;
+  struct S s = {A};
+  T t = s.a + x;
+  t *= 2;
+  return t;
+}
+
+int h(int x) {
+  { NCRT_RANGE("h:L14"); struct Local { int a; }; }
+  { NCRT_RANGE("h:L15-16"); int unused = x * 3;
+  x++; }
+  return x;
+}

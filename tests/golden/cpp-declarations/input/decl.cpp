@@ -1,0 +1,20 @@
+// C++ names a block would hide: structured bindings, using-directives,
+// alias declarations, local classes.
+#include <utility>
+namespace ns { inline int f(int v) { return v + 1; } }
+
+int k(std::pair<int, int> p) {
+  auto [a, b] = p;
+  using namespace ns;
+  int z = 0;
+  z += a + b;
+  return f(z);
+}
+
+int m(int x) {
+  using T = long;
+  struct Acc { long v; };
+  T y = x;
+  Acc acc{y};
+  return (int)acc.v;
+}
