@@ -783,7 +783,8 @@ void rt_atexit(void) {
              step_index + 1 == 1 ? "" : "s", len);
   } else {
     __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
-    rt_write_trace(rt_opt.name);
+    if (rt_write_trace(rt_opt.name) == 1 && rt_opt.gate[0] && rt_name_count() > 1)
+      rt_say("nothing recorded: no range matching '%s' was opened", rt_opt.gate);
   }
   pthread_mutex_unlock(&ctl_lock);
 }

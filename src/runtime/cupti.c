@@ -30,6 +30,7 @@ uint32_t rt_cupti_version(void) { return cupti_ver; }
 #ifndef NCRT_HAVE_CUPTI
 
 void rt_cupti_flush(void) {}
+size_t rt_cupti_count(void) { return 0; }
 RtGpuRec *rt_cupti_take(size_t *n) {
   *n = 0;
   return NULL;
@@ -228,6 +229,13 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain d, CUpti_Callbac
 
 void rt_cupti_flush(void) {
   if (active) api.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+size_t rt_cupti_count(void) {
+  pthread_mutex_lock(&lock);
+  size_t n = nrecs;
+  pthread_mutex_unlock(&lock);
+  return n;
 }
 
 RtGpuRec *rt_cupti_take(size_t *n) {

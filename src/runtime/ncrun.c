@@ -431,6 +431,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (child == 0) {
+    char pid[32];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    setenv("NCRT_ROOT_PID", pid, 1);
     execvp(cmd[0], cmd);
     fprintf(stderr, "ncrun: cannot run %s: %s\n", cmd[0], strerror(errno));
     _exit(127);

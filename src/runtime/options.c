@@ -12,6 +12,7 @@
  *   NCRT_GZIP_LEVEL     zlib level (default 1)
  *   NCRT_CLOCK          tsc | monotonic (default tsc where invariant)
  *   NCRT_QUIET          1: no "ncrt:" messages
+ *   NCRT_ROOT_PID       set by ncrun: other processes (subprocesses) add -pid<PID>
  * Rank: RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK; world size:
  * WORLD_SIZE, SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE. */
 #define _GNU_SOURCE
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *env(const char *k) {
   const char *v = getenv(k);
@@ -108,6 +110,15 @@ void rt_options_load(void) {
   static const char *const rank_keys[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL};
   static const char *const size_keys[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
   rt_opt.rank = first_int(rank_keys, 0);
+  /* Under ncrun, a process that is neither the command ncrun started nor a
+   * launcher's rank (a subprocess) names its trace by pid as well. */
+  const char *root = env("NCRT_ROOT_PID");
+  int ranked = 0;
+  for (const char *const *k = rank_keys; *k; k++) ranked |= env(*k) != NULL;
+  if (root && atoi(root) != (int)getpid() && !ranked) {
+    size_t l = strlen(rt_opt.name);
+    snprintf(rt_opt.name + l, sizeof rt_opt.name - l, "-pid%d", (int)getpid());
+  }
   rt_opt.world_size = first_int(size_keys, 1);
 
   const char *act = env("NCRT_ACTIVITIES");

@@ -124,7 +124,7 @@ const char *rt_domain_name(uint16_t id);
 /* ---- writer (writer.c) ---- */
 /* Write every record collected so far (and GPU activity) to
  * <dir>/<name>-rank<R>.trace.json.gz atomically; consumes the records.
- * Returns 0 or -1. */
+ * Returns 0, -1 on failure (said once), 1 when there was nothing to write. */
 int rt_write_trace(const char *name);
 
 /* ---- GPU (cupti.c) ---- */
@@ -145,6 +145,7 @@ void rt_cupti_flush(void);
 /* Hand the writer all GPU records so far (caller frees with free()). */
 RtGpuRec *rt_cupti_take(size_t *n);
 const char *rt_cupti_status(void);
+size_t rt_cupti_count(void);    /* GPU records waiting for the writer */
 uint32_t rt_cupti_version(void);
 
 uint32_t rt_intern(const char *s, size_t len);

@@ -16,7 +16,10 @@
  * kernel names the innermost range open on the launching thread when it was
  * launched (args.range), summed up as gpu_user_annotation spans.
  *
- * The writer consumes what it writes: chunks it has read are freed. */
+ * The writer consumes what it writes: chunks it has read are freed. A
+ * process that recorded nothing writes no file; one whose file name is
+ * already taken by another process (a subprocess with the same rank)
+ * writes <name>-pid<PID>-rank<R>.trace.json.gz instead. */
 #define _GNU_SOURCE
 #include "rt.h"
 
@@ -665,12 +668,47 @@ static void write_body(Gz *g, const char *trace_name) {
 
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Anything to write? Processes that recorded nothing (a launcher, a shell)
+ * leave no file. */
+static int have_records(void) {
+  if (rt_cupti_count()) return 1;
+  uint32_t nopen = 0, tid = 0;
+  const RtFrame *open = rt_open_frames(&nopen, &tid);
+  for (uint32_t i = 0; i < nopen; i++)
+    if (open[i].recorded) return 1;
+  int any = 0;
+  for (RtThread *t = rt_threads(); t && !any; t = t->next) {
+    pthread_mutex_lock(&t->lock);
+    for (RtChunk *c = t->head; c && !any; c = c->next) any = __atomic_load_n(&c->n, __ATOMIC_ACQUIRE) > c->read;
+    pthread_mutex_unlock(&t->lock);
+  }
+  return any;
+}
+
+/* Paths this process wrote: another process's file of the same name (a
+ * subprocess with the same rank) is never replaced. */
+static char *written[32];
+static int nwritten;
+
+static int wrote(const char *path) {
+  for (int i = 0; i < nwritten; i++)
+    if (!strcmp(written[i], path)) return 1;
+  return 0;
+}
+
 int rt_write_trace(const char *name) {
   pthread_mutex_lock(&write_lock);
   rt_cupti_flush();
+  if (!have_records()) {
+    pthread_mutex_unlock(&write_lock);
+    return 1;
+  }
   rt_clock_calibrate();
   char path[2048], tmp[2100];
   snprintf(path, sizeof path, "%s/%s-rank%d.trace.json.gz", rt_opt.out_dir, name, rt_opt.rank);
+  if (access(path, F_OK) == 0 && !wrote(path))
+    snprintf(path, sizeof path, "%s/%s-pid%d-rank%d.trace.json.gz", rt_opt.out_dir, name, (int)getpid(),
+             rt_opt.rank);
   snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
   Gz *g = calloc(1, sizeof *g);
   int rc = -1;
@@ -695,6 +733,7 @@ int rt_write_trace(const char *name) {
     goto out;
   }
   rc = 0;
+  if (nwritten < 32 && !wrote(path)) written[nwritten++] = strdup(path);
   if (getenv("NCRT_VERBOSE")) rt_say("trace written to %s", path);
 out:
   free(g);

@@ -262,6 +262,9 @@ def case_gating(c):
     check(iters(t) == [3, 4], "gated recording holds %s" % iters(t))
     check(counts(t) == {"capture": 1, "train_step": 2, "iter 3": 1, "iter 4": 1}, "gated %s" % counts(t))
     check_nesting(t)
+    p, d = c.run([exe, "10"], opts=["--capture-range", "no-such-range"])
+    check(traces(d) == [] and "ncrt: nothing recorded: no range matching 'no-such-range'" in p.stderr,
+          "a gate that never opens: %s %r" % (traces(d), p.stderr))
 
 
 def case_rank_naming(c):
@@ -287,6 +290,14 @@ def case_fork(c):
     check(len(kids) == 1, "child traces %s" % traces(d))
     k = load(kids[0])
     check(counts(k) == {"child": 4}, "child %s" % counts(k))
+
+
+def case_subprocess(c):
+    p, d = c.run([PY, os.path.join(PROGS, "subproc.py")])
+    t = one_trace(d, "subproc-rank0.trace.json.gz")
+    check(counts(t) == {"parent.work": 1}, "parent %s" % counts(t))
+    kids = [x for x in traces(d) if "-pid" in x]
+    check(len(kids) == 1 and counts(load(kids[0])) == {"child.work": 2}, "child traces %s" % traces(d))
 
 
 def case_multilib(c):
