@@ -218,7 +218,10 @@ static inline uint16_t dom_id(nvtxDomainHandle_t d) { return (uint16_t)(uintptr_
 
 static RtThread *volatile thread_list;
 static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread RtThread *tls_thread __attribute__((tls_model("initial-exec")));
+/* TLS descriptors (-mtls-dialect=gnu2) keep this cheap without the
+ * initial-exec model, which can fail to dlopen in programs that already use
+ * up the static TLS surplus (large Python extension stacks). */
+static __thread RtThread *tls_thread;
 static volatile int collecting = 1; /* 0 after a fatal problem */
 
 RtThread *rt_threads(void) { return __atomic_load_n(&thread_list, __ATOMIC_ACQUIRE); }

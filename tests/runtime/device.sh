@@ -22,7 +22,7 @@ head -1 /etc/os-release
 ls /usr/local/cuda/lib64/libcupti.so* /usr/local/cuda/extras/CUPTI/lib64/libcupti.so* 2>/dev/null | head -3
 
 echo "== build"
-gcc -O2 -g -fPIC -shared -fvisibility=hidden -std=gnu11 -DNCRT_HAVE_CUPTI -I"$CUDA_INC" \
+gcc -O2 -g -fPIC -shared -fvisibility=hidden -mtls-dialect=gnu2 -std=gnu11 -DNCRT_HAVE_CUPTI -I"$CUDA_INC" \
   -I"$ROOT/src/runtime/include" "$ROOT"/src/runtime/collector.c "$ROOT"/src/runtime/options.c \
   "$ROOT"/src/runtime/writer.c "$ROOT"/src/runtime/cupti.c -o "$B/libncrt.so" -lz -ldl -lpthread \
   -Wl,-z,nodelete && echo "libncrt.so built"
