@@ -569,9 +569,15 @@ static bool call_matches(C *c, TSNode call, const char *pat) {
   bool want_launch = pl >= 6 && !strcmp(pat + pl - 6, "<<<>>>");
   if (want_launch && !launch) return false;
   char *p = xstrndup(pat, want_launch ? pl - 6 : pl);
+  /* the callee without blanks and template arguments: `ns::kern<float>`
+   * is matched as `ns::kern` */
   char *t = text_of(c, fn), *w = t;
-  for (char *q = t; *q; q++)
-    if (*q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') *w++ = *q;
+  int depth = 0;
+  for (char *q = t; *q; q++) {
+    if (*q == '<') depth++;
+    else if (*q == '>' && depth) depth--;
+    else if (!depth && *q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') *w++ = *q;
+  }
   *w = 0;
   bool ok;
   if (!*p) ok = true; /* "<<<>>>": every launch */

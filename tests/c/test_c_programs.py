@@ -7,7 +7,8 @@ A small NVTX injection library (nvtx_counter.c, tests only) counts pushes per
 range name and unmatched pops; the counts below are worked out by hand from
 the programs in prog/. calc.c prints __FILE__ and __LINE__, which must not
 change (the #line directive keeps them), and is also built with -DNCRT_DISABLE,
-where no range may be recorded. The CUDA program is built with nvcc; with no GPU it
+where no range may be recorded, and with clang -Wall -Wextra -Werror (clang rejects a
+goto into the scope of a cleanup variable, which the rewriter must never produce). The CUDA program is built with nvcc; with no GPU it
 takes its error path the same way before and after instrumentation.
 """
 import os
@@ -26,6 +27,9 @@ EXPECTED = {
         "loop": 1,
         "loop.body": 12,      # i = 0..11: 0, 3, 6, 9 continue; 11 breaks (total 48 > 40)
         "search": 2,          # one found via goto, one not
+        "scan": 2,            # the loop; one run leaves it by goto
+        "found": 1,           # opens after the label the goto jumps to
+        "call.classify": 5,   # a loop body without braces gets its block
         "main": 1,
     },
     "shapes.cpp": {
@@ -96,6 +100,15 @@ def main():
                 counts = dict(counts, **{"mem": 3, "launch": 1})  # the full path runs on a GPU
             if seen != counts:
                 failures.append("%s: ranges %s, expected %s" % (name, seen, counts))
+            if ext == "c" and shutil.which("clang"):
+                # clang too, warnings as errors: it rejects a goto into the scope of a cleanup
+                # variable, which the rewriter must never produce
+                exe = os.path.join(tmp, "clang-" + name.replace(".", "_"))
+                r = sh(["clang", "-std=gnu11", "-Wall", "-Wextra", "-Wshadow", "-Werror"] + INC +
+                       [os.path.join(out, name), "-o", exe])
+                got = sh([exe]) if not r.returncode else None
+                if r.returncode or (got.returncode, got.stdout) != (want.returncode, want.stdout):
+                    failures.append("%s: clang build or run differs:\n%s" % (name, r.stderr[-2000:]))
             if ext == "c":
                 # -DNCRT_DISABLE: the macros vanish, the program is unchanged
                 exe = os.path.join(tmp, "disabled-" + name.replace(".", "_"))
