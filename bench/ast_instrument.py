@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """The import-hook approach, done ahead of time, as a baseline: for each .py
 file, ast.parse, wrap every function body (after its docstring) in
-`with _ncrt_range("<module>.<qualname>"):`, add the import, ast.unparse, and
-write the result. This is what nCompass-style rewriting costs per file.
+`with __ncrt__.range("<module>.<qualname>"):` (`__ncrt__.span` for async
+functions and generators, as ncrewrite does), add the module header after the
+docstring and `from __future__` imports, ast.unparse, and write the result.
+One file at a time, as an import hook works. This is the same instrumentation
+ncrewrite --full-trace does; only comments and layout are lost.
 
     ast_instrument.py SRC OUT     prints: files bytes seconds
 """
@@ -11,7 +14,27 @@ import os
 import sys
 import time
 
-PRELUDE = ast.parse('_ncrt_range = getattr(__import__("sys").modules.get("ncrt"), "range", None)').body
+# the module global ncrewrite defines (shorter: its cost is one assignment)
+HEADER = ast.parse('__ncrt__ = __import__("sys").modules.get("ncrt") or __import__("ncrt")').body
+
+
+def is_docstring(stmt):
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+class Yields(ast.NodeVisitor):
+    """Does a function body yield (not counting nested functions, classes, lambdas)?"""
+    found = False
+
+    def visit_Yield(self, node):
+        self.found = True
+
+    visit_YieldFrom = visit_Yield
+
+    def visit_FunctionDef(self, node):
+        pass
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
 
 
 class Wrap(ast.NodeTransformer):
@@ -32,11 +55,15 @@ class Wrap(ast.NodeTransformer):
         self.stack[-2:] = []
         body = node.body
         doc = []
-        if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        if body and is_docstring(body[0]):
             doc, body = body[:1], body[1:]
         if body:
-            call = ast.Call(ast.Name("_ncrt_range", ast.Load()), [ast.Constant(self.module + "." + qual)], [])
+            y = Yields()
+            for s in body:
+                y.visit(s)
+            kind = "span" if isinstance(node, ast.AsyncFunctionDef) or y.found else "range"
+            call = ast.Call(ast.Attribute(ast.Name("__ncrt__", ast.Load()), kind, ast.Load()),
+                            [ast.Constant(self.module + "." + qual)], [])
             node.body = doc + [ast.With([ast.withitem(call)], body)]
         return node
 
@@ -44,9 +71,21 @@ class Wrap(ast.NodeTransformer):
     visit_AsyncFunctionDef = _func
 
 
+def instrument(data, path, module):
+    tree = ast.parse(data, path)
+    tree = Wrap(module).visit(tree)
+    body = tree.body
+    i = 1 if body and is_docstring(body[0]) else 0
+    while i < len(body) and isinstance(body[i], ast.ImportFrom) and body[i].module == "__future__":
+        i += 1
+    body[i:i] = HEADER
+    ast.fix_missing_locations(tree)
+    return ast.unparse(tree)
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
-    files = nbytes = 0
+    files = nbytes = skipped = 0
     t0 = time.perf_counter()
     for base, dirs, names in os.walk(src):
         dirs.sort()
@@ -56,22 +95,24 @@ def main():
                 continue
             path = os.path.join(base, name)
             rel = os.path.relpath(path, src)
-            data = open(path, "rb").read()
+            with open(path, "rb") as f:
+                data = f.read()
+            module = rel[:-3].replace(os.sep, ".")
+            if module.endswith(".__init__"):
+                module = module[:-len(".__init__")]
             try:
-                tree = ast.parse(data, path)
+                text = instrument(data, path, module)
             except (SyntaxError, ValueError):
+                skipped += 1
                 continue
-            mod = rel[:-3].replace(os.sep, ".")
-            tree = Wrap(mod).visit(tree)
-            tree.body[:0] = PRELUDE
-            ast.fix_missing_locations(tree)
-            text = ast.unparse(tree)
             dst = os.path.join(out, rel)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
-            with open(dst, "w") as f:
+            with open(dst, "w", encoding="utf-8") as f:
                 f.write(text)
             files += 1
             nbytes += len(data)
+    if skipped:
+        print("ast_instrument: %d files not valid Python 3.11, skipped" % skipped, file=sys.stderr)
     print(files, nbytes, "%.6f" % (time.perf_counter() - t0))
 
 
