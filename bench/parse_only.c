@@ -42,9 +42,9 @@ static void one(const char *path, const char *rel) {
   struct stat st;
   fstat(fd, &st);
   char *buf = malloc((size_t)st.st_size + 1);
-  ssize_t n = read(fd, buf, (size_t)st.st_size);
+  size_t n = 0;
+  for (ssize_t r; n < (size_t)st.st_size && (r = read(fd, buf + n, (size_t)st.st_size - n)) > 0;) n += (size_t)r;
   close(fd);
-  if (n < 0) n = 0;
   TSTree *t = ts_parser_parse_string(parser, NULL, buf, (uint32_t)n);
   ts_tree_delete(t);
   if (out_root) {
@@ -53,12 +53,12 @@ static void one(const char *path, const char *rel) {
     mkdirs(dst);
     int o = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (o >= 0) {
-      if (write(o, buf, (size_t)n) < 0) perror(dst);
+      if (write(o, buf, n) != (ssize_t)n) perror(dst);
       close(o);
     }
   }
   files++;
-  bytes += n;
+  bytes += (long)n;
   free(buf);
 }
 
