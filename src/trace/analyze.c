@@ -58,7 +58,7 @@ void trace_sort_by_thread(const Trace *t, uint32_t *idx, size_t n) {
   size_t *pos = xmalloc((nt + 1) * sizeof *pos);
   memcpy(pos, start, (nt + 1) * sizeof *pos);
   for (size_t i = 0; i < n; i++) out[pos[t->ev.v[idx[i]].thread]++] = idx[i];
-  memcpy(idx, out, n * sizeof *idx);
+  if (n) memcpy(idx, out, n * sizeof *idx);
   g_ev = t->ev.v;
   for (size_t th = 0; th < nt; th++) {
     size_t a = start[th], b = start[th + 1];
