@@ -304,9 +304,52 @@ static long cycles_done;
 static int cycle_open;
 static long cycle_first_step;
 
+/* Capture windows: the CLOCK_MONOTONIC intervals during which capture was
+ * on (schedule, gate, start/stop). CUPTI records everything; the writer keeps
+ * the GPU work launched inside a window. Changed and read under ctl_lock. */
+typedef struct {
+  uint64_t a, b; /* b = UINT64_MAX while open */
+} Window;
+static Window *windows;
+static size_t nwin, capwin;
+static int capture_on;
+
 static void recompute(void) {
-  int on = collecting && rt_opt.cpu && user_on && sched_on && (!rt_opt.gate[0] || gate_open > 0);
-  __atomic_store_n(&recording, on, __ATOMIC_RELEASE);
+  int cap = collecting && user_on && sched_on && (!rt_opt.gate[0] || gate_open > 0);
+  if (cap != capture_on) {
+    uint64_t now = rt_mono_ns();
+    if (cap) {
+      if (nwin == capwin) {
+        size_t n = capwin ? capwin * 2 : 16;
+        Window *w = realloc(windows, n * sizeof *w);
+        if (w) {
+          windows = w;
+          capwin = n;
+        }
+      }
+      if (nwin < capwin) windows[nwin++] = (Window){now, UINT64_MAX};
+    } else if (nwin) {
+      windows[nwin - 1].b = now;
+    }
+    capture_on = cap;
+  }
+  __atomic_store_n(&recording, cap && rt_opt.cpu, __ATOMIC_RELEASE);
+}
+
+int rt_in_window(uint64_t ns) {
+  for (size_t i = nwin; i-- > 0;)
+    if (windows[i].a <= ns && ns <= windows[i].b) return 1;
+  return 0;
+}
+
+/* After a write: closed windows are done with. */
+void rt_windows_consumed(void) {
+  if (nwin && windows[nwin - 1].b == UINT64_MAX) {
+    windows[0] = windows[nwin - 1];
+    nwin = 1;
+  } else {
+    nwin = 0;
+  }
 }
 
 static void write_cycle_locked(void) {

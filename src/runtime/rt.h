@@ -158,5 +158,9 @@ const RtFrame *rt_open_frames(uint32_t *n, uint32_t *tid);
 uint64_t rt_now_ticks(void);
 uint64_t rt_clock_origin_ns(void);   /* CLOCK_MONOTONIC ns when we started */
 void rt_atexit(void);
+/* Capture windows (call with the collector's control lock held, as the
+ * writer is): was capture on at CLOCK_MONOTONIC time ns? */
+int rt_in_window(uint64_t ns);
+void rt_windows_consumed(void);
 
 #endif

@@ -328,6 +328,8 @@ static int write_gpu(Gz *g, int pid, RtGpuRec *v, size_t n) {
       }
       if (api) sp = innermost(api->tid, api->start);
     }
+    /* GPU work counts where it was launched: inside a capture window */
+    if (!rt_in_window(api ? api->start : r->start)) continue;
     PUTS(g, ",\n{\"ph\":\"X\",\"cat\":");
     switch (r->kind) {
     case GPU_KERNEL: PUTS(g, "\"kernel\""); break;
@@ -636,6 +638,7 @@ static void write_body(Gz *g, const char *trace_name) {
   tid_spans = NULL;
   tid_spans_n = 0;
   free(gpu);
+  rt_windows_consumed();
 
   PUTS(g, "\n],\n\"ncrt\": {\"throttle\": {\"calls\": ");
   put_i64(g, rt_opt.throttle_calls);
