@@ -452,11 +452,11 @@ def gpu_reason():
     return None
 
 
-def gpu_trace(c):
+def gpu_trace(c, opts=()):
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     exe = os.path.join(c.tmp, "gpu")
     subprocess.run([nvcc, "-O2", "-std=c++17"] + INC + [os.path.join(PROGS, "gpu.cu"), "-o", exe], check=True)
-    p, d = c.run([exe], opts=["--activities", "cpu,gpu,mem"])
+    p, d = c.run([exe], opts=["--activities", "cpu,gpu,mem"] + list(opts))
     check(p.stdout == "h[0]=0\n", "output %r" % p.stdout)
     t = one_trace(d, "gpu-rank0.trace.json.gz")
     check(t["ncrt"]["cupti"].startswith("recording"), "CUPTI: %s" % t["ncrt"]["cupti"])
@@ -515,6 +515,19 @@ def case_gpu_clock(c):
         inside = [r for r in ranges if r["name"] == owner and r["ts"] - slack <= w["ts"]
                   and w["ts"] + w["dur"] <= r["ts"] + r["dur"] + slack]
         check(inside, "%s at %.3f..%.3f lies in no %s range" % (w["name"], w["ts"], w["ts"] + w["dur"], owner))
+
+
+def case_gpu_gated(c):
+    """With a capture range, GPU work counts only when launched inside it."""
+    r = gpu_reason()
+    if r:
+        print("SKIPPED: " + r)
+        return SKIP
+    t = gpu_trace(c, ["--capture-range", "step.compute"])
+    check(counts(t) == {"step.compute": 3, "nested.inner": 3}, "ranges %s" % counts(t))
+    check(len(xs(t, "kernel")) == 9 and not xs(t, "gpu_memcpy") and not xs(t, "gpu_memset"),
+          "GPU work outside the gate: %d kernels, %d memcpy, %d memset" % (
+              len(xs(t, "kernel")), len(xs(t, "gpu_memcpy")), len(xs(t, "gpu_memset"))))
 
 
 def case_gpu_cupti_busy(c):
