@@ -33,7 +33,7 @@ fi
 PY=/usr/bin/python3
 if PYINC=$($PY -c 'import sysconfig;print(sysconfig.get_paths()["include"])') && [ -f "$PYINC/Python.h" ]; then
   SUF=$($PY -c 'import sysconfig;print(sysconfig.get_config_var("EXT_SUFFIX"))')
-  gcc -O2 -fPIC -shared -I"$CUDA_INC" -I"$PYINC" "$ROOT/src/runtime/python/ncrtmodule.c" \
+  gcc -O2 -fPIC -shared -mtls-dialect=gnu2 -I"$CUDA_INC" -I"$PYINC" "$ROOT/src/runtime/python/ncrtmodule.c" \
     -o "$B/python/ncrt$SUF" && echo "python module built"
 elif [ -n "$PRE" ]; then
   cp "$PRE"/python/* "$B/python/" && echo "python module: prebuilt copy"

@@ -334,7 +334,7 @@ def case_python(c):
     check([x["name"] for x in b] == ["handoff"] and e[0]["args"]["end thread"] in tids,
           "span across threads %s %s" % (b, e))
     tn = {e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
-    check("py-worker" in tn or any("worker" in n for n in tn) or len(tn) == 2, "thread names %s" % tn)
+    check(tn == {"MainThread", "py-worker"}, "thread names %s" % tn)
 
 
 def case_python_async(c):

@@ -25,6 +25,9 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <nvtx3/nvToolsExt.h>
 
 static nvtxDomainHandle_t domain, control;
@@ -88,6 +91,24 @@ static void tell_location(PyObject *name) {
   Py_XDECREF(code);
 }
 
+/* The first range on each thread names the OS thread after the Python
+ * thread (threading.current_thread().name), so traces show "py-worker"
+ * rather than "python3". One thread-local test per call after that. */
+static __thread int thread_named;
+
+static void name_thread(void) {
+  thread_named = 1;
+  PyObject *th = PyImport_ImportModule("threading");
+  PyObject *cur = th ? PyObject_CallMethod(th, "current_thread", NULL) : NULL;
+  PyObject *name = cur ? PyObject_GetAttrString(cur, "name") : NULL;
+  const char *n = name ? PyUnicode_AsUTF8(name) : NULL;
+  if (n) nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), n);
+  Py_XDECREF(name);
+  Py_XDECREF(cur);
+  Py_XDECREF(th);
+  PyErr_Clear();
+}
+
 static PyObject *as_name(PyObject *arg) {
   if (PyUnicode_CheckExact(arg)) {
     Py_INCREF(arg);
@@ -112,6 +133,7 @@ static PyObject *range_exit(RangeObject *self, PyObject *const *args, Py_ssize_t
 }
 
 static RangeObject *range_get(PyObject *arg) {
+  if (__builtin_expect(!thread_named, 0)) name_thread();
   PyObject *key = as_name(arg);
   if (!key) return NULL;
   RangeObject *r = (RangeObject *)PyDict_GetItemWithError(cache, key);
