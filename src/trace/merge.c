@@ -73,10 +73,7 @@ static int merge_event(void *ctx, Walker *w, const Member *mem, size_t n, Span r
       buf_add(b, mem[i].val.s, mem[i].val.n);
     }
   }
-  if (th < 0 && n) {
-    /* an event without pid/tid (none seen in practice): goes to thread 0 */
-    (void)raw;
-  }
+  (void)raw;
   buf_putc(b, '}');
   if ((*c->written)++) out_puts(c->o, ",\n");
   out_write(c->o, b->s, b->len);
