@@ -40,6 +40,7 @@ typedef struct {
   const char *skip;   /* why it is never instrumented, or NULL */
   bool proto;         /* a declaration without a body (body is null) */
   bool wrapped, explained;
+  char *why;          /* owned text behind skip, if built */
 } CFunc;
 
 /* Code that macros produce: a macro called at file or class scope
@@ -68,7 +69,9 @@ typedef struct {
   VEC(CFunc) funcs;
   VEC(CWrap) wraps;
   VEC(CMacro) macros;
+  CStrs risky;         /* object-like macros defined to constexpr/device words */
   TSNode fbody;        /* body of the function being matched */
+  Lang lang;           /* the grammar used: a .h may turn out to be C++ */
 } C;
 
 static bool is(TSNode n, const char *t) { return !strcmp(ts_node_type(n), t); }
@@ -137,7 +140,8 @@ static bool declares_function(TSNode d) {
     }
     if (!is(d, "pointer_declarator") && !is(d, "reference_declarator") && !is(d, "attributed_declarator"))
       return false;
-    d = ts_node_child_by_field_name(d, "declarator", 10);
+    TSNode in = ts_node_child_by_field_name(d, "declarator", 10);
+    d = ts_node_is_null(in) ? ts_node_named_child(d, ts_node_named_child_count(d) - 1) : in;
   }
   return false;
 }
@@ -160,6 +164,104 @@ static void add_protos(C *c, TSNode decl, const char *scope) {
   }
 }
 
+static bool ident_char(char ch) {
+  return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+}
+
+/* A macro in a function's header (before its parameters) that may make it
+ * constexpr or GPU code, which tree-sitter cannot expand: one defined in
+ * this file to such words, or one whose upper-case name says so
+ * (NVTX3_CONSTEXPR_IF_CPP14, CUTLASS_HOST_DEVICE, C10_DEVICE, ...).
+ * Returns the macro name (malloc'ed) or NULL. */
+static char *risky_macro(C *c, const char *h, size_t n) {
+  for (size_t i = 0; i < n;) {
+    if (!ident_char(h[i]) || (h[i] >= '0' && h[i] <= '9')) {
+      i++;
+      continue;
+    }
+    size_t j = i;
+    bool upper = true;
+    while (j < n && ident_char(h[j])) upper &= !(h[j] >= 'a' && h[j] <= 'z'), j++;
+    char *tok = xstrndup(h + i, j - i);
+    bool bad = false;
+    for (size_t k = 0; k < c->risky.n && !bad; k++) bad = !strcmp(c->risky.v[k], tok);
+    if (!bad && upper)
+      bad = strstr(tok, "DEVICE") || strstr(tok, "CONSTEXPR") || strstr(tok, "CONSTEVAL") || strstr(tok, "GLOBAL");
+    if (bad) return tok;
+    free(tok);
+    i = j;
+  }
+  return NULL;
+}
+
+/* Lines [l0, e) that hold no code for the compiler's view of a header:
+ * blank, a preprocessor directive, or (heuristically) a comment line. */
+static bool not_code(const char *s, size_t l0, size_t e) {
+  while (l0 < e && (s[l0] == ' ' || s[l0] == '\t' || s[l0] == '\r')) l0++;
+  return l0 == e || s[l0] == '#' || s[l0] == '*' || (s[l0] == '/' && l0 + 1 < e && (s[l0 + 1] == '/' || s[l0 + 1] == '*'));
+}
+
+/* The end of a line's code, before a // comment and trailing blanks. */
+static size_t code_end(const char *s, size_t l0, size_t e) {
+  for (size_t j = l0; j + 1 < e; j++)
+    if (s[j] == '/' && s[j + 1] == '/') {
+      e = j;
+      break;
+    }
+  while (e > l0 && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) e--;
+  return e;
+}
+
+/* A function's header as the compiler sees it: the code lines just before
+ * the definition that end no other declaration (an unknown macro there,
+ * `_GLIBCXX20_CONSTEXPR` or `CUTLASS_DEVICE`, leaves tree-sitter starting
+ * the definition after it, even across #if/#else lines), without comments
+ * and preprocessor lines, then the header itself [a, b). Malloc'ed. */
+static char *header_text(C *c, size_t a, size_t b) {
+  const char *s = c->src;
+  size_t ls = a, start;
+  while (ls > 0 && s[ls - 1] != '\n') ls--;
+  bool more = true; /* the lead-in may go on above this line */
+  for (size_t i = ls; i < a; i++)
+    if (s[i] == ';' || s[i] == '}' || s[i] == '{') ls = i + 1, more = false;
+  start = ls;
+  for (int lines = 0; more && start > 0 && lines < 24; lines++) {
+    size_t e = start - 1, l0 = e; /* s[e] == '\n' */
+    while (l0 > 0 && s[l0 - 1] != '\n') l0--;
+    if (!not_code(s, l0, e)) {
+      size_t end = code_end(s, l0, e);
+      char last = end > l0 ? s[end - 1] : 0;
+      if (last == ';' || last == '}' || last == '{' || last == ':' || last == '/') break;
+    }
+    start = l0;
+  }
+  Buf out = {0};
+  for (size_t p = start; p < ls;) {
+    size_t q = p;
+    while (q < ls && s[q] != '\n') q++;
+    if (!not_code(s, p, q)) {
+      buf_add(&out, s + p, code_end(s, p, q) - p);
+      buf_putc(&out, ' ');
+    }
+    p = q + 1;
+  }
+  buf_add(&out, s + ls, b - ls);
+  return buf_steal(&out);
+}
+
+/* Where a function's parameter list starts (its header ends there). */
+static size_t params_start(TSNode d, size_t dflt) {
+  while (!ts_node_is_null(d)) {
+    if (is(d, "function_declarator")) {
+      TSNode p = ts_node_child_by_field_name(d, "parameters", 10);
+      return ts_node_is_null(p) ? dflt : ts_node_start_byte(p);
+    }
+    TSNode in = ts_node_child_by_field_name(d, "declarator", 10);
+    d = ts_node_is_null(in) ? ts_node_named_child(d, 0) : in;
+  }
+  return dflt;
+}
+
 static void collect(C *c, TSNode n, const char *scope) {
   TSTreeCursor cur = ts_tree_cursor_new(n);
   if (ts_tree_cursor_goto_first_child(&cur)) {
@@ -174,13 +276,17 @@ static void collect(C *c, TSNode n, const char *scope) {
         f.name = ts_node_is_null(nm) ? xstrdup("?") : text_of(c, nm);
         for (char *p = f.name; *p; p++)
           if (*p == ' ' || *p == '\n' || *p == '\t') *p = ' ';
-        const char *last = strstr(f.name, "::") ? f.name + strlen(f.name) : NULL;
-        (void)last;
         f.qual = *scope ? xasprintf("%s::%s", scope, f.name) : xstrdup(f.name);
         /* the header: everything before the body */
         size_t a = ts_node_start_byte(k), b = ts_node_is_null(f.body) ? ts_node_end_byte(k) : ts_node_start_byte(f.body);
-        const char *h = c->src + a;
-        if (ts_node_is_null(f.body) || !is(f.body, "compound_statement"))
+        char *hdr = header_text(c, a, b), *h = hdr;
+        size_t pe = params_start(ts_node_child_by_field_name(k, "declarator", 10), b);
+        size_t lead = strlen(hdr) - (b - a);
+        b = strlen(hdr), a = 0;
+        if (!declares_function(ts_node_child_by_field_name(k, "declarator", 10)) &&
+            !is(ts_node_child_by_field_name(k, "declarator", 10), "operator_cast"))
+          f.skip = "not a function (a macro tree-sitter cannot expand makes it look like one)";
+        else if (ts_node_is_null(f.body) || !is(f.body, "compound_statement"))
           f.skip = "no body to instrument (defaulted, deleted or a function-try-block)";
         else if (word_in(h, b - a, "__global__"))
           f.skip = "a __global__ kernel runs on the GPU (NVTX is host-only)";
@@ -188,10 +294,19 @@ static void collect(C *c, TSNode n, const char *scope) {
           f.skip = "a __device__ function runs on the GPU (NVTX is host-only)";
         else if (word_in(h, b - a, "constexpr") || word_in(h, b - a, "consteval"))
           f.skip = "constexpr/consteval: a range cannot run at compile time";
-        else if (c->job->lang == LANG_C && !word_in(h, b - a, "static") &&
+        else if (c->lang == LANG_C && !word_in(h, b - a, "static") &&
                  (word_in(h, b - a, "inline") || word_in(h, b - a, "__inline") || word_in(h, b - a, "__inline__")))
           f.skip = "a C inline function with external linkage may not hold the range's static variables (C11 "
                    "6.7.4p3); make it static inline to instrument it";
+        else {
+          char *m = risky_macro(c, h, lead + (pe - ts_node_start_byte(k)));
+          if (m) {
+            f.skip = f.why = xasprintf("its header uses %s, a macro that may expand to constexpr, __device__ or "
+                                       "__global__", m);
+            free(m);
+          }
+        }
+        free(hdr);
         vec_push(&c->funcs, f);
         continue;
       }
@@ -218,6 +333,13 @@ static void collect(C *c, TSNode n, const char *scope) {
         continue;
       } else if (is(k, "preproc_def") || is(k, "preproc_function_def")) {
         TSNode v = ts_node_child_by_field_name(k, "value", 5), nm = ts_node_child_by_field_name(k, "name", 4);
+        if (is(k, "preproc_def") && !ts_node_is_null(v) && !ts_node_is_null(nm)) {
+          const char *vs = c->src + ts_node_start_byte(v);
+          size_t vn = ts_node_end_byte(v) - ts_node_start_byte(v);
+          if (word_in(vs, vn, "constexpr") || word_in(vs, vn, "consteval") || word_in(vs, vn, "__device__") ||
+              word_in(vs, vn, "__global__"))
+            vec_push(&c->risky, text_of(c, nm));
+        }
         if (!ts_node_is_null(v) && !ts_node_is_null(nm) &&
             memchr(c->src + ts_node_start_byte(v), '{', ts_node_end_byte(v) - ts_node_start_byte(v))) {
           CMacro m = {k, text_of(c, nm)};
@@ -853,6 +975,39 @@ static void emit(C *c) {
   buf_free(&inc);
 }
 
+/* A .h file is C unless it says otherwise: C++-only syntax outside
+ * comments (`namespace x`, `template <`, `virtual f`, access specifiers,
+ * `std::`) makes it C++. Returns the marker found, or NULL. */
+static const char *cpp_marker(const char *s, size_t n) {
+  static const struct {
+    const char *word, *then; /* then: what must follow after blanks */
+  } marks[] = {{"namespace", "a{"}, {"template", "<"}, {"virtual", "a"}, {"public:", ""},
+               {"private:", ""},    {"protected:", ""}, {"std::", ""}};
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
+      while (i < n && s[i] != '\n') i++;
+      continue;
+    }
+    if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
+      const char *e = memmem(s + i + 2, n - i - 2, "*/", 2);
+      i = e ? (size_t)(e - s) + 1 : n;
+      continue;
+    }
+    if (i && ident_char(s[i - 1])) continue;
+    for (size_t m = 0; m < sizeof marks / sizeof *marks; m++) {
+      size_t l = strlen(marks[m].word), j = i + l;
+      if (j > n || memcmp(s + i, marks[m].word, l)) continue;
+      if (!*marks[m].then) return marks[m].word;
+      if (j < n && ident_char(s[j])) continue;
+      while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r')) j++;
+      if (j < n && ((strchr(marks[m].then, 'a') && ident_char(s[j]) && !(s[j] >= '0' && s[j] <= '9')) ||
+                    (s[j] != 'a' && strchr(marks[m].then, s[j]))))
+        return marks[m].word;
+    }
+  }
+  return NULL;
+}
+
 int c_rewrite(FileJob *job) {
   C c = {0};
   c.job = job;
@@ -868,9 +1023,18 @@ int c_rewrite(FileJob *job) {
   c.nl = nlp && nlp > c.src && nlp[-1] == '\r' ? "\r\n" : "\n";
   if (job->parser && *job->parser) c.parser = *job->parser;
   else c.parser = ts_parser_new();
-  ts_parser_set_language(c.parser, job->lang == LANG_C ? tree_sitter_c()
-                                   : job->lang == LANG_CUDA ? tree_sitter_cuda()
-                                                            : tree_sitter_cpp());
+  c.lang = job->lang;
+  size_t rl = strlen(job->rel);
+  if (c.lang == LANG_C && rl > 2 && !strcmp(job->rel + rl - 2, ".h")) {
+    const char *m = cpp_marker(c.src, c.len);
+    if (m) {
+      c.lang = LANG_CPP;
+      job_explain(job, 1, "read as C++: a .h file that uses '%s'", m);
+    }
+  }
+  ts_parser_set_language(c.parser, c.lang == LANG_C ? tree_sitter_c()
+                                   : c.lang == LANG_CUDA ? tree_sitter_cuda()
+                                                         : tree_sitter_cpp());
   c.tree = ts_parser_parse_string(c.parser, NULL, c.src, (uint32_t)c.len);
   c.root = ts_tree_root_node(c.tree);
   int rc = 0;
@@ -905,7 +1069,9 @@ int c_rewrite(FileJob *job) {
   emit(&c);
   for (size_t i = 0; i < c.wraps.n; i++) free(c.wraps.v[i].name);
   vec_free(&c.wraps);
-  for (size_t i = 0; i < c.funcs.n; i++) free(c.funcs.v[i].name), free(c.funcs.v[i].qual);
+  for (size_t i = 0; i < c.funcs.n; i++) free(c.funcs.v[i].name), free(c.funcs.v[i].qual), free(c.funcs.v[i].why);
+  for (size_t i = 0; i < c.risky.n; i++) free(c.risky.v[i]);
+  vec_free(&c.risky);
   vec_free(&c.funcs);
   for (size_t i = 0; i < c.macros.n; i++) free(c.macros.v[i].macro);
   vec_free(&c.macros);
