@@ -249,6 +249,10 @@ static char *header_text(C *c, size_t a, size_t b) {
   return buf_steal(&out);
 }
 
+static bool has_word(C *c, TSNode n, const char *w) {
+  return word_in(c->src + ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n), w);
+}
+
 /* Where a function's parameter list starts (its header ends there). */
 static size_t params_start(TSNode d, size_t dflt) {
   while (!ts_node_is_null(d)) {
@@ -294,6 +298,10 @@ static void collect(C *c, TSNode n, const char *scope) {
           f.skip = "a __device__ function runs on the GPU (NVTX is host-only)";
         else if (word_in(h, b - a, "constexpr") || word_in(h, b - a, "consteval"))
           f.skip = "constexpr/consteval: a range cannot run at compile time";
+        else if (c->lang != LANG_C && (has_word(c, f.body, "co_await") || has_word(c, f.body, "co_yield") ||
+                                       has_word(c, f.body, "co_return")))
+          f.skip = "a coroutine may resume on another thread, and a push/pop range must end on the thread "
+                   "that opened it";
         else if (c->lang == LANG_C && !word_in(h, b - a, "static") &&
                  (word_in(h, b - a, "inline") || word_in(h, b - a, "__inline") || word_in(h, b - a, "__inline__")))
           f.skip = "a C inline function with external linkage may not hold the range's static variables (C11 "
@@ -356,11 +364,37 @@ static void collect(C *c, TSNode n, const char *scope) {
   ts_tree_cursor_delete(&cur);
 }
 
+/* A name without template arguments: `f<int>` -> `f`, `A<T>::g` -> `A::g`
+ * (operator< and friends keep theirs). Malloc'ed. */
+static char *no_targs(const char *s) {
+  char *out = xstrdup(s), *w = out;
+  int depth = 0;
+  for (const char *p = s; *p; p++) {
+    if (!strncmp(p, "operator", 8)) {
+      strcpy(w, p);
+      return out;
+    }
+    if (*p == '<') depth++;
+    else if (*p == '>' && depth) depth--;
+    else if (!depth) *w++ = *p;
+  }
+  *w = 0;
+  return out;
+}
+
 static bool func_matches(const char *pat, const CFunc *f) {
-  if (strstr(pat, "::")) return name_match(pat, f->qual) || name_match(pat, f->name);
-  const char *last = f->qual;
-  for (const char *p = f->qual; (p = strstr(p, "::")); p += 2) last = p + 2;
-  return name_match(pat, last) || name_match(pat, f->name);
+  char *qual = no_targs(f->qual), *name = no_targs(f->name);
+  bool m;
+  if (strstr(pat, "::")) {
+    m = name_match(pat, f->qual) || name_match(pat, f->name) || name_match(pat, qual) || name_match(pat, name);
+  } else {
+    const char *last = f->qual, *last2 = qual;
+    for (const char *p = f->qual; (p = strstr(p, "::")); p += 2) last = p + 2;
+    for (const char *p = qual; (p = strstr(p, "::")); p += 2) last2 = p + 2;
+    m = name_match(pat, last) || name_match(pat, f->name) || name_match(pat, last2) || name_match(pat, name);
+  }
+  free(qual), free(name);
+  return m;
 }
 
 /* ---- statements ------------------------------------------------------ */
@@ -638,9 +672,18 @@ static const char *range_name(const Rule *r, const char *dflt) {
 static void explain_skip(C *c, CFunc *f) {
   if (f->explained) return;
   f->explained = true;
-  if (f->proto)
-    for (size_t i = 0; i < c->funcs.n; i++)
-      if (!c->funcs.v[i].proto && !strcmp(c->funcs.v[i].qual, f->qual)) return;
+  if (f->proto) {
+    char *q = no_targs(f->qual);
+    bool defined = false;
+    for (size_t i = 0; i < c->funcs.n && !defined; i++)
+      if (!c->funcs.v[i].proto) {
+        char *q2 = no_targs(c->funcs.v[i].qual);
+        defined = !strcmp(q, q2);
+        free(q2);
+      }
+    free(q);
+    if (defined) return;
+  }
   job_explain(c->job, row0(f->def) + 1, "skipped %s: %s", f->qual, f->skip);
 }
 
