@@ -182,13 +182,14 @@ static char *risky_macro(C *c, const char *h, size_t n) {
     size_t j = i;
     bool upper = true;
     while (j < n && ident_char(h[j])) upper &= !(h[j] >= 'a' && h[j] <= 'z'), j++;
-    char *tok = xstrndup(h + i, j - i);
+    const char *tok = h + i;
+    size_t tl = j - i;
     bool bad = false;
-    for (size_t k = 0; k < c->risky.n && !bad; k++) bad = !strcmp(c->risky.v[k], tok);
-    if (!bad && upper)
-      bad = strstr(tok, "DEVICE") || strstr(tok, "CONSTEXPR") || strstr(tok, "CONSTEVAL") || strstr(tok, "GLOBAL");
-    if (bad) return tok;
-    free(tok);
+    for (size_t k = 0; k < c->risky.n && !bad; k++) bad = strlen(c->risky.v[k]) == tl && !memcmp(c->risky.v[k], tok, tl);
+    if (!bad && upper && tl >= 6)
+      bad = memmem(tok, tl, "DEVICE", 6) || memmem(tok, tl, "CONSTEXPR", 9) || memmem(tok, tl, "CONSTEVAL", 9) ||
+            memmem(tok, tl, "GLOBAL", 6);
+    if (bad) return xstrndup(tok, tl);
     i = j;
   }
   return NULL;
