@@ -49,13 +49,21 @@ static bool is_bare_body(TSNode n) {
  * which is a list of one: wrapping it in `{ ... }` keeps it one statement,
  * and a label stays outside the new block. */
 void c_stmts_sub_blocks(TSNode s, CNodes *out) {
+  if (is(s, "compound_statement")) { /* a bare block is its own list */
+    vec_push(out, s);
+    return;
+  }
   TSTreeCursor cur = ts_tree_cursor_new(s);
   if (ts_tree_cursor_goto_first_child(&cur)) {
     do {
       TSNode k = ts_tree_cursor_current_node(&cur);
       if (is(k, "compound_statement")) {
-        if (is(s, "switch_statement")) c_stmts_sub_blocks(k, out); /* its case_statements */
-        else vec_push(out, k);
+        if (is(s, "switch_statement")) { /* its cases */
+          for (uint32_t i = 0; i < ts_node_named_child_count(k); i++)
+            if (is(ts_node_named_child(k, i), "case_statement")) vec_push(out, ts_node_named_child(k, i));
+        } else {
+          vec_push(out, k);
+        }
       } else if (is(k, "else_clause") || is(k, "catch_clause")) {
         c_stmts_sub_blocks(k, out);
       } else if (is(k, "case_statement") || is_bare_body(k)) {
