@@ -84,7 +84,7 @@ static bool ident_char(char ch) {
   return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
 }
 
-/* A macro in a function's header (before its parameters) that may make it
+/* A macro in a function's header (before its name) that may make it
  * constexpr or GPU code, which tree-sitter cannot expand: one defined in
  * this file to such words, or one whose upper-case name says so
  * (NVTX3_CONSTEXPR_IF_CPP14, CUTLASS_HOST_DEVICE, C10_DEVICE, ...).
@@ -170,17 +170,17 @@ static bool has_word(CFile *c, TSNode n, const char *w) {
   return c_word_in(c->src + ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n), w);
 }
 
-/* Where a function's parameter list starts (its header ends there). */
-static size_t params_start(TSNode d, size_t dflt) {
-  while (!ts_node_is_null(d)) {
-    if (is(d, "function_declarator")) {
-      TSNode p = ts_node_child_by_field_name(d, "parameters", 10);
-      return ts_node_is_null(p) ? dflt : ts_node_start_byte(p);
-    }
-    TSNode in = ts_node_child_by_field_name(d, "declarator", 10);
-    d = ts_node_is_null(in) ? ts_node_named_child(d, 0) : in;
-  }
-  return dflt;
+/* Where a function's name starts (its header's macros come before it; a
+ * name such as RESET_DEVICE is no macro). A "name" with blanks in it is a
+ * misparse around a macro: then the macros may be in it. */
+static size_t name_start(CFile *c, TSNode declarator, size_t dflt) {
+  TSNode nm = decl_name(declarator);
+  if (ts_node_is_null(nm)) return dflt;
+  size_t a = ts_node_start_byte(nm), b = ts_node_end_byte(nm);
+  if (strncmp(c->src + a, "operator", 8))
+    for (size_t i = a; i < b; i++)
+      if (c->src[i] == ' ' || c->src[i] == '\t' || c->src[i] == '\n') return b;
+  return a;
 }
 
 void c_funcs_collect(CFile *c, TSNode n, const char *scope) {
@@ -201,7 +201,7 @@ void c_funcs_collect(CFile *c, TSNode n, const char *scope) {
         /* the header: everything before the body */
         size_t a = ts_node_start_byte(k), b = ts_node_is_null(f.body) ? ts_node_end_byte(k) : ts_node_start_byte(f.body);
         char *hdr = header_text(c, a, b), *h = hdr;
-        size_t pe = params_start(ts_node_child_by_field_name(k, "declarator", 10), b);
+        size_t pe = name_start(c, ts_node_child_by_field_name(k, "declarator", 10), b);
         size_t lead = strlen(hdr) - (b - a);
         b = strlen(hdr), a = 0;
         if (!declares_function(ts_node_child_by_field_name(k, "declarator", 10)) &&

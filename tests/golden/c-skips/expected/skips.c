@@ -21,6 +21,9 @@ static inline int thrice(int x) { NCRT_RANGE("thrice"); return 3 * x; }
 extern int counter;
 int counter = 0;
 
+/* an upper-case name is not a macro */
+static int RESET_DEVICE(int x) { NCRT_RANGE("RESET_DEVICE"); return x; }
+
 static int loop(int n) { NCRT_RANGE("loop");
   int s = 0;
   for (int i = 0; i < n; i++) s += thrice(i);
@@ -29,6 +32,6 @@ static int loop(int n) { NCRT_RANGE("loop");
 
 int main(void) { NCRT_RANGE("main");
   ncrt_step();
-  printf("%d %d\n", loop(4), get_seven());
+  printf("%d %d %d\n", loop(4), get_seven(), RESET_DEVICE(1));
   return 0;
 }

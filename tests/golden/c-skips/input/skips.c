@@ -19,6 +19,9 @@ static inline int thrice(int x) { return 3 * x; }
 extern int counter;
 int counter = 0;
 
+/* an upper-case name is not a macro */
+static int RESET_DEVICE(int x) { return x; }
+
 static int loop(int n) {
   int s = 0;
   for (int i = 0; i < n; i++) s += thrice(i);
@@ -27,6 +30,6 @@ static int loop(int n) {
 
 int main(void) {
   ncrt_step();
-  printf("%d %d\n", loop(4), get_seven());
+  printf("%d %d %d\n", loop(4), get_seven(), RESET_DEVICE(1));
   return 0;
 }
