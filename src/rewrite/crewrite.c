@@ -194,23 +194,40 @@ static bool has_call(CFile *c, TSNode n, const char *pat) {
   return found;
 }
 
-/* Every expression statement, declaration or return in `block` (nested
- * blocks included) that calls the pattern. */
+/* Does the head of a compound statement (the condition of if, while, do
+ * and switch; the three clauses of for; the range of a range-for) call the
+ * pattern? Then the whole statement is the call site. */
+static bool head_calls(CFile *c, TSNode s, const char *pat) {
+  static const char *const fields[] = {"condition", "initializer", "update", "right", NULL};
+  if (!is(s, "if_statement") && !is(s, "while_statement") && !is(s, "do_statement") && !is(s, "switch_statement") &&
+      !is(s, "for_statement") && !is(s, "for_range_loop"))
+    return false;
+  for (int i = 0; fields[i]; i++) {
+    TSNode h = ts_node_child_by_field_name(s, fields[i], (uint32_t)strlen(fields[i]));
+    if (!ts_node_is_null(h) && has_call(c, h, pat)) return true;
+  }
+  return false;
+}
+
+/* Every statement in `block` (nested blocks included) that calls the
+ * pattern: expression statements, declarations, returns, and compound
+ * statements whose head calls it. */
 static int calls_in(CFile *c, TSNode block, Rule *r, const char *fname) {
   CNodes kids = {0};
   c_stmts_list(block, &kids);
   int hits = 0;
   for (size_t i = 0; i < kids.n; i++) {
     TSNode s = kids.v[i];
-    if (is(s, "expression_statement") || is(s, "declaration") || is(s, "return_statement")) {
-      if (!has_call(c, s, r->call)) continue;
+    bool simple = is(s, "expression_statement") || is(s, "declaration") || is(s, "return_statement");
+    if (simple ? has_call(c, s, r->call) : head_calls(c, s, r->call)) {
       char *dflt = xasprintf("%s:%s", fname, r->call);
       if (c_stmts_wrap(c, &kids, (int)i, (int)i, r, range_name(r, dflt), "calls")) {
         hits++;
         job_explain(c->job, row0(s) + 1, "call to '%s' in %s: range '%s'", r->call, fname, range_name(r, dflt));
       }
       free(dflt);
-    } else {
+    }
+    if (!simple) {
       CNodes subs = {0};
       c_stmts_sub_blocks(s, &subs);
       for (size_t k = 0; k < subs.n; k++) hits += calls_in(c, subs.v[k], r, fname);

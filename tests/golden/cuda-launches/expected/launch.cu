@@ -35,5 +35,7 @@ int run(float *d, int n, cudaStream_t st) { NCRT_RANGE_EX("kernels", "run", 0, 0
     { NCRT_RANGE_EX("kernels", "twice launch", 0, 0xff00aa00u); ops::twice<<<blocks(n), 256, 0, st>>>(d, n); }
   { NCRT_RANGE_EX("kernels", "run:cudaMemsetAsync", 0, 0xff00aa00u); CHECK(cudaMemsetAsync(d, 0, n * sizeof(float), st)); }
   { NCRT_RANGE_EX("kernels", "run:cudaStream*", 0, 0xff00aa00u); CHECK(cudaStreamSynchronize(st)); }
+  { NCRT_RANGE_EX("kernels", "run:cudaStream*", 0, 0xff00aa00u); if (cudaStreamQuery(st) != cudaSuccess)
+    return -1; }
   return (int)clampf((float)n);
 }

@@ -33,5 +33,7 @@ int run(float *d, int n, cudaStream_t st) {
     ops::twice<<<blocks(n), 256, 0, st>>>(d, n);
   CHECK(cudaMemsetAsync(d, 0, n * sizeof(float), st));
   CHECK(cudaStreamSynchronize(st));
+  if (cudaStreamQuery(st) != cudaSuccess)
+    return -1;
   return (int)clampf((float)n);
 }
