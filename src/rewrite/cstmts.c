@@ -39,8 +39,9 @@ static TSNode stmt_last(TSNode n) {
 static bool is_bare_body(TSNode n) {
   const char *t = ts_node_type(n);
   size_t l = strlen(t);
-  return ts_node_is_named(n) && l > 10 && !strcmp(t + l - 10, "_statement") && strcmp(t, "compound_statement") &&
-         strcmp(t, "case_statement");
+  return ts_node_is_named(n) && ((l > 10 && !strcmp(t + l - 10, "_statement") && strcmp(t, "compound_statement") &&
+                                  strcmp(t, "case_statement")) ||
+                                 !strcmp(t, "for_range_loop"));
 }
 
 /* Statement lists directly under a statement: compound bodies of if/else,
