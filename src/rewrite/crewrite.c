@@ -138,7 +138,7 @@ static bool wrap_function(CFile *c, CFunc *f, Rule *r, const char *name) {
   }
   f->wrapped = true;
   CWrap w = {ts_node_start_byte(f->body), ts_node_start_byte(f->body) + 1, row0(f->body), row0(f->body), r,
-             xstrdup(name), r ? "function" : "full-trace"};
+             xstrdup(name), r ? "function" : "full-trace", false};
   vec_push(&c->wraps, w);
   job_explain(c->job, row0(f->def) + 1, "%s: %s range '%s'", f->qual, w.kind, name);
   return true;
@@ -209,6 +209,45 @@ static bool head_calls(CFile *c, TSNode s, const char *pat) {
   return false;
 }
 
+static bool has_word(CFile *c, TSNode n, const char *w) {
+  return c_word_in(c->src + ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n), w);
+}
+
+/* A declaration that calls the pattern, whose names later code uses, so
+ * that a block around it is refused: put the range around each initializer
+ * that calls it instead, as a GNU statement expression
+ * `x = __extension__ ({ NCRT_RANGE("n"); f(); })` (GCC, Clang, nvcc; C and
+ * C++), which closes the range once the value is computed. Only where
+ * that keeps the meaning: a plain `=` initializer (not a brace or
+ * parenthesized list) of a variable or pointer (not a reference, whose
+ * binding would change, nor decltype(auto)). Returns false if not so. */
+static bool wrap_initializers(CFile *c, TSNode decl, Rule *r, const char *name) {
+  TSNode type = ts_node_child_by_field_name(decl, "type", 4);
+  if (!ts_node_is_null(type) && has_word(c, type, "decltype")) return false;
+  CWrap w[16];
+  int n = 0;
+  for (uint32_t i = 0; i < ts_node_child_count(decl); i++) {
+    const char *f = ts_node_field_name_for_child(decl, i);
+    TSNode d = ts_node_child(decl, i);
+    if (!f || strcmp(f, "declarator")) continue;
+    if (!is(d, "init_declarator")) {
+      if (has_call(c, d, r->call)) return false;
+      continue;
+    }
+    TSNode v = ts_node_child_by_field_name(d, "value", 5), x = ts_node_child_by_field_name(d, "declarator", 10);
+    if (ts_node_is_null(v) || !has_call(c, v, r->call)) continue;
+    if (is(v, "initializer_list") || is(v, "argument_list") || n == 16) return false;
+    while (!ts_node_is_null(x) && is(x, "pointer_declarator")) x = ts_node_child_by_field_name(x, "declarator", 10);
+    if (ts_node_is_null(x) || !is(x, "identifier")) return false;
+    w[n++] = (CWrap){ts_node_start_byte(v), ts_node_end_byte(v), row0(v), row1(v), r, NULL, "calls", true};
+  }
+  for (int i = 0; i < n; i++) {
+    w[i].name = xstrdup(name);
+    vec_push(&c->wraps, w[i]);
+  }
+  return n > 0;
+}
+
 /* Every statement in `block` (nested blocks included) that calls the
  * pattern: expression statements, declarations, returns, and compound
  * statements whose head calls it. */
@@ -221,11 +260,17 @@ static int calls_in(CFile *c, TSNode block, Rule *r, const char *fname) {
     bool simple = is(s, "expression_statement") || is(s, "declaration") || is(s, "return_statement");
     if (simple ? has_call(c, s, r->call) : head_calls(c, s, r->call)) {
       char *dflt = xasprintf("%s:%s", fname, r->call);
-      if (c_stmts_wrap(c, &kids, (int)i, (int)i, r, range_name(r, dflt), "calls")) {
+      char *hidden = is(s, "declaration") ? c_stmts_hidden(c, &kids, (int)i, (int)i) : NULL;
+      if (hidden && wrap_initializers(c, s, r, range_name(r, dflt))) {
+        hits++;
+        job_explain(c->job, row0(s) + 1, "call to '%s' in %s: range '%s' around the initializer (later code uses '%s')",
+                    r->call, fname, range_name(r, dflt), hidden);
+      } else if (c_stmts_wrap(c, &kids, (int)i, (int)i, r, range_name(r, dflt), "calls")) {
         hits++;
         job_explain(c->job, row0(s) + 1, "call to '%s' in %s: range '%s'", r->call, fname, range_name(r, dflt));
       }
       free(dflt);
+      free(hidden);
     }
     if (!simple) {
       CNodes subs = {0};
@@ -437,6 +482,9 @@ static void emit(CFile *c) {
     if (!strcmp(w->kind, "function") || !strcmp(w->kind, "full-trace")) {
       /* right after the body's '{' */
       edits_addf(&job->edits, c->bom + w->b1, c->bom + w->b1, order++, " %s;", m);
+    } else if (w->expr) {
+      edits_addf(&job->edits, c->bom + w->b0, c->bom + w->b0, order++, "__extension__ ({ %s; ", m);
+      edits_add(&job->edits, c->bom + w->b1, c->bom + w->b1, "; })", -order);
     } else {
       edits_addf(&job->edits, c->bom + w->b0, c->bom + w->b0, order++, "{ %s; ", m);
       edits_add(&job->edits, c->bom + w->b1, c->bom + w->b1, " }", -order);

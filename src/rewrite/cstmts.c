@@ -184,7 +184,7 @@ static bool uses_name(CFile *c, TSNode n, const char *name) {
 }
 
 /* Returns the first declared name used later, or NULL. */
-static char *hides_declaration(CFile *c, CNodes *kids, int i0, int i1) {
+char *c_stmts_hidden(CFile *c, CNodes *kids, int i0, int i1) {
   CStrs names = {0};
   for (int i = i0; i <= i1; i++) declared_names(c, kids->v[i], &names);
   char *bad = NULL;
@@ -247,7 +247,7 @@ bool c_stmts_wrap(CFile *c, CNodes *kids, int i0, int i1, Rule *r, const char *n
                    row0(first) + 1, row1(last) + 1, c->job->rel);
       return false;
     }
-  char *bad = hides_declaration(c, kids, i0, i1);
+  char *bad = c_stmts_hidden(c, kids, i0, i1);
   if (bad) {
     if (!strcmp(bad, "using"))
       ruledoc_diag(doc, &c->job->diags, DIAG_ERROR, r->at,
@@ -275,7 +275,7 @@ bool c_stmts_wrap(CFile *c, CNodes *kids, int i0, int i1, Rule *r, const char *n
     free(bad);
     return false;
   }
-  CWrap w = {ts_node_start_byte(open), ts_node_end_byte(last), row0(first), row1(last), r, xstrdup(name), kind};
+  CWrap w = {ts_node_start_byte(open), ts_node_end_byte(last), row0(first), row1(last), r, xstrdup(name), kind, false};
   vec_push(&c->wraps, w);
   return true;
 }

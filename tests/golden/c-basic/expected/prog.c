@@ -26,7 +26,7 @@ found:
 }
 
 int main(void) {
-  int *buf = malloc(4 * sizeof *buf);
+  int *buf = __extension__ ({ NCRT_RANGE("main:malloc"); malloc(4 * sizeof *buf); });
   buf[0] = 1; buf[1] = 2;
   { NCRT_RANGE("main:printf"); printf("%d\n", sum_to(20)); }
   { NCRT_RANGE("main:printf"); printf("%d\n", find(buf, 2, 2)); }

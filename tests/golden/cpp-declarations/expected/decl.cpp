@@ -13,10 +13,19 @@ int k(std::pair<int, int> p) {
   return f(z); }
 }
 
+int &slot(int i);
+
+int n(int i) {
+  int &r = slot(i);
+  r++;
+  int v = __extension__ ({ NCRT_RANGE("n:slot"); slot(i + 1) * 2; });
+  return r + v;
+}
+
 int m(int x) {
   using T = long;
   struct Acc { long v; };
-  { NCRT_RANGE("m:L17-19"); T y = x;
+  { NCRT_RANGE("m:L26-28"); T y = x;
   Acc acc{y};
   return (int)acc.v; }
 }

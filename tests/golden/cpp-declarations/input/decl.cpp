@@ -11,6 +11,15 @@ int k(std::pair<int, int> p) {
   return f(z);
 }
 
+int &slot(int i);
+
+int n(int i) {
+  int &r = slot(i);
+  r++;
+  int v = slot(i + 1) * 2;
+  return r + v;
+}
+
 int m(int x) {
   using T = long;
   struct Acc { long v; };

@@ -37,5 +37,8 @@ int run(float *d, int n, cudaStream_t st) { NCRT_RANGE_EX("kernels", "run", 0, 0
   { NCRT_RANGE_EX("kernels", "run:cudaStream*", 0, 0xff00aa00u); CHECK(cudaStreamSynchronize(st)); }
   { NCRT_RANGE_EX("kernels", "run:cudaStream*", 0, 0xff00aa00u); if (cudaStreamQuery(st) != cudaSuccess)
     return -1; }
+  cudaError_t err = __extension__ ({ NCRT_RANGE_EX("kernels", "run:cuda*LastError", 0, 0xff00aa00u); cudaGetLastError(); }), again = __extension__ ({ NCRT_RANGE_EX("kernels", "run:cuda*LastError", 0, 0xff00aa00u); cudaPeekAtLastError(); });
+  if (err != cudaSuccess || again != cudaSuccess)
+    return -2;
   return (int)clampf((float)n);
 }

@@ -35,5 +35,8 @@ int run(float *d, int n, cudaStream_t st) {
   CHECK(cudaStreamSynchronize(st));
   if (cudaStreamQuery(st) != cudaSuccess)
     return -1;
+  cudaError_t err = cudaGetLastError(), again = cudaPeekAtLastError();
+  if (err != cudaSuccess || again != cudaSuccess)
+    return -2;
   return (int)clampf((float)n);
 }
