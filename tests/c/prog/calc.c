@@ -37,7 +37,8 @@ int main(void) {
   for (int i = -2; i < 3; i++)
     acc += classify(i);
   printf("classify %d\n", acc);
-  printf("loop %d\n", loop(20));
+  int l = loop(20); /* a call site in a declaration used later */
+  printf("loop %d\n", l);
   printf("search %d %d\n", search(v, 6, 23), search(v, 6, 5));
   printf("at %s:%d\n", __FILE__, __LINE__); /* #line keeps both */
   return 7;
