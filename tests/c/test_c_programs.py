@@ -6,10 +6,11 @@ close on every path out (early return, break/continue, goto, exceptions).
 A small NVTX injection library (nvtx_counter.c, tests only) counts pushes per
 range name and unmatched pops; the counts below are worked out by hand from
 the programs in prog/. calc.c prints __FILE__ and __LINE__, which must not
-change (the #line directive keeps them), and is also built with -DNCRT_DISABLE,
-where no range may be recorded, and with clang -Wall -Wextra -Werror (clang rejects a
-goto into the scope of a cleanup variable, which the rewriter must never produce). The CUDA program is built with nvcc; with no GPU it
-takes its error path the same way before and after instrumentation.
+change (the #line directive keeps them); it is also built with -DNCRT_DISABLE,
+where no range may be recorded, and with clang -Wall -Wextra -Werror (clang
+rejects a goto into the scope of a cleanup variable, which the rewriter must
+never produce). The CUDA program is built with nvcc; with no GPU it takes its
+error path the same way before and after instrumentation.
 """
 import os
 import shutil
