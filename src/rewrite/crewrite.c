@@ -220,10 +220,13 @@ static bool has_word(CFile *c, TSNode n, const char *w) {
  * C++), which closes the range once the value is computed. Only where
  * that keeps the meaning: a plain `=` initializer (not a brace or
  * parenthesized list) of a variable or pointer (not a reference, whose
- * binding would change, nor decltype(auto)). Returns false if not so. */
+ * binding would change, nor decltype(auto)), not constexpr or constinit.
+ * Returns false if not so. */
 static bool wrap_initializers(CFile *c, TSNode decl, Rule *r, const char *name) {
   TSNode type = ts_node_child_by_field_name(decl, "type", 4);
-  if (!ts_node_is_null(type) && has_word(c, type, "decltype")) return false;
+  if ((!ts_node_is_null(type) && has_word(c, type, "decltype")) || has_word(c, decl, "constexpr") ||
+      has_word(c, decl, "constinit"))
+    return false; /* a constant initializer cannot be a statement expression */
   CWrap w[16];
   int n = 0;
   for (uint32_t i = 0; i < ts_node_child_count(decl); i++) {
