@@ -196,7 +196,11 @@ void c_funcs_collect(CFile *c, TSNode n, const char *scope) {
         TSNode nm = decl_name(ts_node_child_by_field_name(k, "declarator", 10));
         f.name = ts_node_is_null(nm) ? xstrdup("?") : c_text(c, nm);
         for (char *p = f.name; *p; p++)
-          if (*p == ' ' || *p == '\n' || *p == '\t') *p = ' ';
+          if (*p == '\n' || *p == '\t' || *p == '\r') *p = ' ';
+        /* a "name" with blanks is a misparse around a macro
+         * (`MACRO type name`): its last word is the name */
+        char *sp = strncmp(f.name, "operator", 8) ? strrchr(f.name, ' ') : NULL;
+        if (sp && sp[1]) memmove(f.name, sp + 1, strlen(sp + 1) + 1);
         f.qual = *scope ? xasprintf("%s::%s", scope, f.name) : xstrdup(f.name);
         /* the header: everything before the body */
         size_t a = ts_node_start_byte(k), b = ts_node_is_null(f.body) ? ts_node_end_byte(k) : ts_node_start_byte(f.body);
