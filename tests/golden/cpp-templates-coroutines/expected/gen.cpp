@@ -40,6 +40,8 @@ struct Task {
 Task worker() {
   co_return;
 }
+
+consteval int answer() { return 42; }
 #endif
 
 int main() {

@@ -38,6 +38,8 @@ struct Task {
 Task worker() {
   co_return;
 }
+
+consteval int answer() { return 42; }
 #endif
 
 int main() {

@@ -30,9 +30,9 @@ __host__ __device__ inline float clampf(float v) { return v < 0 ? 0 : v; }
 __host__ int blocks(int n) { NCRT_RANGE_EX("kernels", "blocks", 0, 0xff00aa00u); return (n + 255) / 256; }
 
 int run(float *d, int n, cudaStream_t st) { NCRT_RANGE_EX("kernels", "run", 0, 0xff00aa00u);
-  { NCRT_RANGE_EX("kernels", "run:fill<<<>>>", 0, 0xff00aa00u); fill<float><<<blocks(n), 256, 0, st>>>(d, 1.0f, n); }
+  { NCRT_RANGE_EX("kernels", "launches", 0, 0xff00aa00u); { NCRT_RANGE_EX("kernels", "run:fill<<<>>>", 0, 0xff00aa00u); fill<float><<<blocks(n), 256, 0, st>>>(d, 1.0f, n); }
   if (n > 1024)
-    { NCRT_RANGE_EX("kernels", "twice launch", 0, 0xff00aa00u); ops::twice<<<blocks(n), 256, 0, st>>>(d, n); }
+    { NCRT_RANGE_EX("kernels", "twice launch", 0, 0xff00aa00u); ops::twice<<<blocks(n), 256, 0, st>>>(d, n); } }
   { NCRT_RANGE_EX("kernels", "run:cudaMemsetAsync", 0, 0xff00aa00u); CHECK(cudaMemsetAsync(d, 0, n * sizeof(float), st)); }
   { NCRT_RANGE_EX("kernels", "run:cudaStream*", 0, 0xff00aa00u); CHECK(cudaStreamSynchronize(st)); }
   { NCRT_RANGE_EX("kernels", "run:cudaStream*", 0, 0xff00aa00u); if (cudaStreamQuery(st) != cudaSuccess)
