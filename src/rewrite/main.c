@@ -495,7 +495,7 @@ static void process(Run *run, size_t i, void **parser) {
   } else if (!run->opt.diff) {
     bool same = c && c->out_hash == r->out_hash && out_stat_matches(run, e->rel, c);
     if (!same && emit_file(run->out, e->rel, data, dlen, e->mode, &job.diags) == 0) r->changed = true;
-    if (!same || true) record_out_stat(run, r);
+    record_out_stat(run, r);
   }
   diags_append(&r->diags, &job.diags);
   if (run->opt.explain && job.explain_text.len) buf_add(&run->explain_text[i], job.explain_text.s, job.explain_text.len);

@@ -963,9 +963,7 @@ static bool decorated_with(Py *py, Func *f, const char *suffix) {
       if (!is(n, "decorator")) continue;
       char *t = text_of(py, n);
       size_t tl = strlen(t), sl = strlen(suffix);
-      hit |= tl >= sl && !strcmp(t + tl - sl, suffix);
-      hit |= strstr(t, suffix) != NULL && strchr(suffix, '(') == NULL && strstr(t, "(") == NULL &&
-             !strcmp(t + tl - sl, suffix);
+      hit = tl >= sl && !strcmp(t + tl - sl, suffix);
       free(t);
     } while (ts_tree_cursor_goto_next_sibling(&c) && !hit);
   }

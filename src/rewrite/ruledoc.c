@@ -50,8 +50,6 @@ static int load_yaml(RuleDoc *doc, Diags *d) {
   VEC(RNode *) stack = {0};
   VEC(Anchor) anchors = {0};
   int rc = 0, docs = 0;
-  RNode *pending_key_owner = NULL;
-  (void)pending_key_owner;
   for (bool done = false; !done;) {
     if (!yaml_parser_parse(&p, &ev)) {
       int line = (int)p.problem_mark.line + 1, col = (int)p.problem_mark.column + 1;
@@ -218,12 +216,9 @@ static int load_json(RuleDoc *doc, Diags *d) {
   return 0;
 }
 
-static bool looks_json(const char *path, const char *s, size_t n) {
+static bool looks_json(const char *path) {
   size_t pl = strlen(path);
-  if (pl >= 5 && !strcmp(path + pl - 5, ".json")) return true;
-  (void)s;
-  (void)n;
-  return false;
+  return pl >= 5 && !strcmp(path + pl - 5, ".json");
 }
 
 int ruledoc_parse(RuleDoc *doc, const char *path, const char *text, size_t len, Diags *d) {
@@ -235,7 +230,7 @@ int ruledoc_parse(RuleDoc *doc, const char *path, const char *text, size_t len, 
     diag_at(d, DIAG_ERROR, path, NULL, 0, 0, 0, "rule file contains a NUL byte; is it binary?");
     return -1;
   }
-  return looks_json(path, text, len) ? load_json(doc, d) : load_yaml(doc, d);
+  return looks_json(path) ? load_json(doc, d) : load_yaml(doc, d);
 }
 
 int ruledoc_load(RuleDoc *doc, const char *path, Diags *d) {
