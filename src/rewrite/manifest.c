@@ -3,7 +3,9 @@
 #include "manifest.h"
 
 #include <cjson/cJSON.h>
+#include <elf.h>
 #include <inttypes.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,44 @@ void result_free(FileResult *r) {
 }
 
 static void hex(char out[17], uint64_t v) { snprintf(out, 17, "%016" PRIx64, v); }
+
+/* The build of this ncrewrite, so that a rebuilt binary (whose rewriting may
+ * differ) never reuses output cached by another build. The linker's GNU
+ * build-id note is a digest of the linked code: reading it costs nothing.
+ * Without one, the executable's own bytes are hashed. */
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  if (info->dlpi_name && info->dlpi_name[0]) return 0; /* the main program comes first, unnamed */
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE) continue;
+    const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+      const char *desc = p + sizeof *nh + ((nh->n_namesz + 3) & ~3u);
+      if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(p + sizeof *nh, "GNU", 4)) {
+        *(uint64_t *)data = hash64(desc, nh->n_descsz, 0x6275696c64ULL);
+        return 1;
+      }
+      p = desc + ((nh->n_descsz + 3) & ~3u);
+    }
+  }
+  return 1;
+}
+
+static const char *build_id(void) {
+  static char id[17];
+  if (id[0]) return id;
+  uint64_t h = 0;
+  dl_iterate_phdr(find_build_id, &h);
+  if (!h) {
+    char *text;
+    size_t len;
+    if (read_file("/proc/self/exe", &text, &len) == 0) h = hash64(text, len, 0x657865ULL), free(text);
+  }
+  hex(id, h);
+  return id;
+}
 
 /* JSON is printed straight into a buffer: building a cJSON tree for every
  * range of a big tree cost more than the rewriting it records. cJSON is kept
@@ -84,7 +124,8 @@ int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_
   buf_printf(&m, ",\n  \"rules_digest\": \"%s\",\n  \"options\": ", h);
   jstring(&m, options);
   buf_puts(&m, ",\n  \"files\": [");
-  buf_printf(&c, "{\"version\": \"" NC_VERSION "\", \"rules_digest\": \"%s\", \"options\": ", h);
+  buf_printf(&c, "{\"version\": \"" NC_VERSION "\", \"build\": \"%s\", \"rules_digest\": \"%s\", \"options\": ",
+             build_id(), h);
   jstring(&c, options);
   buf_puts(&c, ", \"files\": [");
   for (size_t i = 0; i < n; i++) {
@@ -138,9 +179,10 @@ size_t cache_load(const char *out_root, uint64_t rules_digest, const char *optio
   size_t n = 0;
   if (!c) return 0;
   const char *v = jstr(c, "version"), *dg = jstr(c, "rules_digest"), *op = jstr(c, "options");
+  const char *bd = jstr(c, "build");
   const cJSON *files = cJSON_GetObjectItemCaseSensitive(c, "files");
   if (!cJSON_IsArray(files) ||
-      (!any && (!v || strcmp(v, NC_VERSION) || unhex(dg) != rules_digest || !op || strcmp(op, options)))) {
+      (!any && (!v || strcmp(v, NC_VERSION) || !bd || strcmp(bd, build_id()) || unhex(dg) != rules_digest || !op || strcmp(op, options)))) {
     cJSON_Delete(c);
     return 0;
   }

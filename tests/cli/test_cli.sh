@@ -67,9 +67,15 @@ expect_rc 0 "rerun" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
 grep -q "edited by hand" "$T/out/pkg/b.py" && bad "a run must restore a hand-edited OUT file" || ok
 expect_rc 0 "second rerun" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
 diff -q "$T/first.stderr" "$T/stderr" >/dev/null && ok || { bad "cached run reports differently"; diff "$T/first.stderr" "$T/stderr"; }
-m1=$(stat -c %Y.%N "$T/out/pkg/a.py")
+# files are replaced by rename, so a rewritten file has a new inode
+m1=$(stat -c %i "$T/out/pkg/a.py")
 expect_rc 0 "third run" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
-[ "$m1" = "$(stat -c %Y.%N "$T/out/pkg/a.py")" ] && ok || bad "unchanged file was rewritten"
+[ "$m1" = "$(stat -c %i "$T/out/pkg/a.py")" ] && ok || bad "unchanged file was rewritten"
+# output cached by another build of ncrewrite is not reused
+grep -q '"build": "[0-9a-f]\{16\}"' "$T/out/.ncrewrite/cache.json" && ok || bad "cache.json records no build"
+sed -i 's/"build": "[0-9a-f]*"/"build": "0123456789abcdef"/' "$T/out/.ncrewrite/cache.json"
+expect_rc 0 "run after a rebuild" "$NC" --config "$T/rules.yaml" "$T/src" "$T/out"
+[ "$m1" != "$(stat -c %i "$T/out/pkg/a.py")" ] && ok || bad "a rebuilt ncrewrite reused another build's output"
 
 # a changed source: --check says so, a run rewrites it
 printf 'def f(x):\n    return x + 2\n' > "$T/src/pkg/a.py"
