@@ -6,6 +6,7 @@
  * method forms (whole body {context_class, context_values}; {wrap_calls}). */
 #include "rules.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +200,32 @@ static void parse_func_entry(Ck *ck, Target *t, const char *cls, const char *nam
   }
 }
 
+/* NVTX attributes end up as C literals in the instrumented code: a value
+ * that is not a category number or a color would become a compile error
+ * there (or a silently wrong color), so it is refused here, at its place. */
+static bool all_hex(const char *s, size_t n) {
+  if (strlen(s) != n) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!isxdigit((unsigned char)s[i])) return false;
+  return true;
+}
+
+static void check_nvtx(Ck *ck, const RNode *nv, const Target *t) {
+  if (t->domain && !t->domain[0]) err(ck, get(nv, "domain"), "nvtx domain is empty");
+  if (t->category) {
+    const char *s = t->category;
+    size_t n = strspn(s, "0123456789");
+    if (!n || s[n] || n > 10 || strtoull(s, NULL, 10) > 0xffffffffull)
+      err(ck, get(nv, "category"), "nvtx category '%s' is not a number from 0 to 4294967295", s);
+  }
+  if (t->color) {
+    const char *s = t->color;
+    bool ok = (s[0] == '#' && all_hex(s + 1, 6)) ||
+              (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && (all_hex(s + 2, 6) || all_hex(s + 2, 8)));
+    if (!ok) err(ck, get(nv, "color"), "nvtx color '%s' is not #RRGGBB, 0xRRGGBB or 0xAARRGGBB", s);
+  }
+}
+
 static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
   static const char *const keys[] = {
       "filePath", "class_func_context_wrappings", "func_context_wrappings",
@@ -226,6 +253,7 @@ static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
     t->domain = str_of(ck, get(nv, "domain"), "domain");
     t->category = str_of(ck, get(nv, "category"), "category");
     t->color = str_of(ck, get(nv, "color"), "color");
+    check_nvtx(ck, nv, t);
   }
 
   const RNode *cf = get(m, "class_func_context_wrappings");
