@@ -168,11 +168,11 @@ static inline void ncrt_source_location(const char *name, const char *file, int 
 static inline void ncrt__control(const char *what) {
   static nvtxDomainHandle_t dom;
   nvtxDomainHandle_t d = __atomic_load_n(&dom, __ATOMIC_ACQUIRE);
+  nvtxEventAttributes_t a;
   if (!d) {
     d = nvtxDomainCreateA("ncrt.control");
     __atomic_store_n(&dom, d, __ATOMIC_RELEASE);
   }
-  nvtxEventAttributes_t a;
   memset(&a, 0, sizeof a);
   a.version = NVTX_VERSION;
   a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
@@ -192,8 +192,9 @@ static inline void ncrt_source_location(const char *name, const char *file, int 
   char buf[512], num[16];
   size_t n = 0, k = 0;
   unsigned u = line < 0 ? 0u : (unsigned)line;
+  const char *parts[3];
+  parts[0] = "loc\t", parts[1] = name, parts[2] = "\t";
   do num[k++] = (char)('0' + u % 10); while ((u /= 10) && k < sizeof num);
-  const char *parts[3] = {"loc\t", name, "\t"};
   for (int p = 0; p < 3; p++)
     for (const char *c = parts[p]; *c && n < sizeof buf - 20; c++) buf[n++] = *c;
   for (const char *c = file; *c && n < sizeof buf - 20; c++) buf[n++] = *c;
