@@ -14,13 +14,10 @@ error path the same way before and after instrumentation.
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-INC = ["-I", os.path.join(ROOT, "src/runtime/include"), "-I", "/usr/local/cuda/include"]
+from nccheck import HERE, INC, Failed, counter_lib, read_counts, sh
 
 EXPECTED = {
     "calc.c": {
@@ -48,19 +45,15 @@ EXPECTED = {
 }
 
 
-def sh(cmd, env=None):
-    return subprocess.run(cmd, capture_output=True, text=True, env=env)
-
-
 def main():
     ncrewrite = sys.argv[1]
     failures = []
     skipped = []
     with tempfile.TemporaryDirectory() as tmp:
-        lib = os.path.join(tmp, "libnvtx_counter.so")
-        r = sh(["gcc", "-shared", "-fPIC", "-O1"] + INC + [os.path.join(HERE, "nvtx_counter.c"), "-o", lib, "-lpthread"])
-        if r.returncode:
-            print(r.stderr)
+        try:
+            lib = counter_lib(tmp)
+        except Failed as e:
+            print("FAILED: %s" % e)
             return 1
         out = os.path.join(tmp, "out")
         r = sh([ncrewrite, "-q", "--config", os.path.join(HERE, "prog/rules.yaml"), os.path.join(HERE, "prog"), out])
@@ -87,15 +80,12 @@ def main():
             want = sh([exes[0]])
             log = os.path.join(tmp, name + ".log")
             env = dict(os.environ, NVTX_INJECTION64_PATH=lib, NVTX_COUNTER_LOG=log)
-            got = sh([exes[1]], env)
+            got = sh([exes[1]], env=env)
             if (got.returncode, got.stdout) != (want.returncode, want.stdout):
                 failures.append("%s: instrumented run differs: %r vs %r" % (name, (got.returncode, got.stdout),
                                                                              (want.returncode, want.stdout)))
                 continue
-            seen = {}
-            for line in open(log):
-                k, v = line.rsplit(" ", 1)
-                seen[k] = int(v)
+            seen = read_counts(log)
             if seen.pop("unbalanced", None) != 0:
                 failures.append("%s: a range was left open or popped twice" % name)
             if ext == "cu" and gpu:
@@ -116,7 +106,7 @@ def main():
                 exe = os.path.join(tmp, "disabled-" + name.replace(".", "_"))
                 r = sh(cc + INC + ["-DNCRT_DISABLE", os.path.join(out, name), "-o", exe])
                 log2 = os.path.join(tmp, name + ".disabled.log")
-                got = sh([exe], dict(env, NVTX_COUNTER_LOG=log2)) if not r.returncode else None
+                got = sh([exe], env=dict(env, NVTX_COUNTER_LOG=log2)) if not r.returncode else None
                 if r.returncode or (got.returncode, got.stdout) != (want.returncode, want.stdout):
                     failures.append("%s: build or run with -DNCRT_DISABLE differs" % name)
                 elif os.path.exists(log2) and open(log2).read() != "unbalanced 0\n":

@@ -18,13 +18,10 @@ docs/rules-c.md).
 import glob
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-INC = ["-I", os.path.join(ROOT, "src/runtime/include"), "-I", "/usr/local/cuda/include"]
+from nccheck import INC, Failed, counter_lib, full_trace, run_pair, sh
 
 PROGRAM = r"""
 #include <algorithm>
@@ -63,70 +60,49 @@ int main() {
 """
 
 
-def sh(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
-
-
-def main():
-    ncrewrite = sys.argv[1]
-    if not shutil.which("g++"):
-        print("skipped: no g++")
-        return 77
+def check(ncrewrite, tmp):
     major = sh(["g++", "-dumpversion"]).stdout.strip().split(".")[0]
     multiarch = sh(["g++", "-print-multiarch"]).stdout.strip()
     std_dir = "/usr/include/c++/" + major
     arch_dir = "/usr/include/%s/c++/%s" % (multiarch, major)
     if not os.path.isdir(std_dir) or not os.path.isdir(arch_dir):
-        print("skipped: no libstdc++ headers at %s" % std_dir)
+        return None, "no libstdc++ headers at %s" % std_dir
+    inst = os.path.join(tmp, "inst")
+    full_trace(ncrewrite, std_dir, inst)
+    shutil.copy(os.path.join(std_dir, "bits/std_abs.h"), os.path.join(inst, "bits/std_abs.h"))
+    nranges = sum(open(p, errors="replace").read().count("NCRT_RANGE(")
+                  for p in glob.glob(os.path.join(inst, "**/*.h"), recursive=True))
+    prog = os.path.join(tmp, "prog.cpp")
+    open(prog, "w").write(PROGRAM)
+    lib = counter_lib(tmp)
+    for std in ("c++11", "c++17", "c++20"):
+        exes = []
+        for tag, d in (("orig", std_dir), ("inst", inst)):
+            exe = os.path.join(tmp, "%s-%s" % (tag, std))
+            r = sh(["g++", "-std=" + std, "-nostdinc++", "-I", d, "-I", arch_dir] + INC + [prog, "-o", exe])
+            if r.returncode:
+                raise Failed("%s %s does not build:\n%s" % (tag, std, r.stderr[-3000:]))
+            exes.append(exe)
+        _, counts = run_pair(exes[0], exes[1], lib, os.path.join(tmp, std + ".log"), (),
+                             "%s: the instrumented library" % std)
+        if len(counts) < 20:
+            raise Failed("%s: only %d functions recorded ranges" % (std, len(counts)))
+    return True, ("libstdc++ %s instrumented (%d ranges in its headers) builds in C++11/17/20 and behaves the "
+                  "same; %d functions ran, every range closed" % (major, nranges, len(counts)))
+
+
+def main():
+    if not shutil.which("g++"):
+        print("skipped: no g++")
         return 77
     with tempfile.TemporaryDirectory() as tmp:
-        rules = os.path.join(tmp, "rules.yaml")
-        open(rules, "w").write("full_trace_mode: true\n")
-        inst = os.path.join(tmp, "inst")
-        r = sh([ncrewrite, "-q", "--config", rules, std_dir, inst])
-        if r.returncode:
-            print(r.stderr)
+        try:
+            ok, msg = check(sys.argv[1], tmp)
+        except Failed as e:
+            print("FAILED: %s" % e)
             return 1
-        shutil.copy(os.path.join(std_dir, "bits/std_abs.h"), os.path.join(inst, "bits/std_abs.h"))
-        nranges = sum(open(p, errors="replace").read().count("NCRT_RANGE(")
-                      for p in glob.glob(os.path.join(inst, "**/*.h"), recursive=True))
-        prog = os.path.join(tmp, "prog.cpp")
-        open(prog, "w").write(PROGRAM)
-        lib = os.path.join(tmp, "libnvtx_counter.so")
-        r = sh(["gcc", "-shared", "-fPIC"] + INC + [os.path.join(HERE, "nvtx_counter.c"), "-o", lib, "-lpthread"])
-        if r.returncode:
-            print(r.stderr)
-            return 1
-        failures = []
-        for std in ("c++11", "c++17", "c++20"):
-            exes = []
-            for tag, d in (("orig", std_dir), ("inst", inst)):
-                exe = os.path.join(tmp, "%s-%s" % (tag, std))
-                r = sh(["g++", "-std=" + std, "-nostdinc++", "-I", d, "-I", arch_dir] + INC + [prog, "-o", exe])
-                if r.returncode:
-                    failures.append("%s %s does not build:\n%s" % (tag, std, r.stderr[-3000:]))
-                exes.append(exe)
-            if len(failures):
-                continue
-            want = sh([exes[0]])
-            log = os.path.join(tmp, std + ".log")
-            got = sh([exes[1]], env=dict(os.environ, NVTX_INJECTION64_PATH=lib, NVTX_COUNTER_LOG=log))
-            if (got.returncode, got.stdout) != (want.returncode, want.stdout) or not want.stdout:
-                failures.append("%s: the instrumented library behaves differently: %r vs %r" %
-                                (std, (got.returncode, got.stdout), (want.returncode, want.stdout)))
-                continue
-            counts = dict(line.rsplit(" ", 1) for line in open(log).read().splitlines())
-            if counts.pop("unbalanced") != "0":
-                failures.append("%s: unbalanced ranges" % std)
-            elif len(counts) < 20:
-                failures.append("%s: only %d functions recorded ranges" % (std, len(counts)))
-        if failures:
-            print("\n".join(failures))
-            print("FAILED")
-            return 1
-    print("ok: libstdc++ %s instrumented (%d ranges in its headers) builds in C++11/17/20 and behaves the same; "
-          "%d functions ran, every range closed" % (major, nranges, len(counts)))
-    return 0
+    print(("ok: " if ok else "skipped: ") + msg)
+    return 0 if ok else 77
 
 
 if __name__ == "__main__":

@@ -15,14 +15,12 @@ or constexpr must be skipped, or nvcc rejects the range in device code.
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+from nccheck import INC, Failed, counter_lib, full_trace, run_pair, sh
+
 CUDA = "/usr/local/cuda"
-INC = ["-I", os.path.join(ROOT, "src/runtime/include"), "-I", CUDA + "/include"]
 
 PROGRAM = r"""
 #include <thrust/device_vector.h>
@@ -53,60 +51,40 @@ int main() {
 """
 
 
-def sh(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+def check(ncrewrite, cccl, tmp):
+    inst = os.path.join(tmp, "cccl")
+    full_trace(ncrewrite, cccl, inst)
+    prog = os.path.join(tmp, "prog.cu")
+    open(prog, "w").write(PROGRAM)
+    exes = []
+    for tag, extra in (("orig", []), ("inst", ["-I", inst])):
+        exe = os.path.join(tmp, tag)
+        r = sh(["nvcc", "-std=c++17"] + extra + INC + [prog, "-o", exe])
+        if r.returncode:
+            raise Failed("%s does not build:\n%s" % (tag, r.stderr[-3000:]))
+        exes.append(exe)
+    pre = sh(["nvcc", "-std=c++17", "-E", "-I", inst] + INC + [prog])
+    used = pre.stdout.count("ncrt::ScopedRange ncrt__range")
+    if used < 10:
+        raise Failed("only %d instrumented functions reached the program" % used)
+    # no log: no range ran (without a GPU the host path may reach none of the instrumented
+    # functions; most of CCCL is __host__ __device__)
+    want, counts = run_pair(exes[0], exes[1], counter_lib(tmp), os.path.join(tmp, "counts.log"))
+    return ("CCCL instrumented builds with nvcc (%d instrumented functions in the program) and behaves the same "
+            "(%s); %d functions ran, every range closed" % (used, want.stdout.strip().splitlines()[-1], len(counts)))
 
 
 def main():
-    ncrewrite = sys.argv[1]
     cccl = os.path.join(CUDA, "include/cccl")
     if not shutil.which("nvcc") or not os.path.isdir(os.path.join(cccl, "thrust")):
         print("skipped: no nvcc or no CCCL headers at %s" % cccl)
         return 77
     with tempfile.TemporaryDirectory() as tmp:
-        rules = os.path.join(tmp, "rules.yaml")
-        open(rules, "w").write("full_trace_mode: true\n")
-        inst = os.path.join(tmp, "cccl")
-        r = sh([ncrewrite, "-q", "--config", rules, cccl, inst])
-        if r.returncode:
-            print(r.stderr)
+        try:
+            print("ok: " + check(sys.argv[1], cccl, tmp))
+        except Failed as e:
+            print("FAILED: %s" % e)
             return 1
-        prog = os.path.join(tmp, "prog.cu")
-        open(prog, "w").write(PROGRAM)
-        lib = os.path.join(tmp, "libnvtx_counter.so")
-        r = sh(["gcc", "-shared", "-fPIC"] + INC + [os.path.join(HERE, "nvtx_counter.c"), "-o", lib, "-lpthread"])
-        if r.returncode:
-            print(r.stderr)
-            return 1
-        exes = []
-        for tag, extra in (("orig", []), ("inst", ["-I", inst])):
-            exe = os.path.join(tmp, tag)
-            r = sh(["nvcc", "-std=c++17"] + extra + INC + [prog, "-o", exe])
-            if r.returncode:
-                print("FAILED: %s does not build:\n%s" % (tag, r.stderr[-3000:]))
-                return 1
-            exes.append(exe)
-        pre = sh(["nvcc", "-std=c++17", "-E", "-I", inst] + INC + [prog])
-        used = pre.stdout.count("ncrt::ScopedRange ncrt__range")
-        if used < 10:
-            print("FAILED: only %d instrumented functions reached the program" % used)
-            return 1
-        want = sh([exes[0]])
-        log = os.path.join(tmp, "counts.log")
-        got = sh([exes[1]], env=dict(os.environ, NVTX_INJECTION64_PATH=lib, NVTX_COUNTER_LOG=log))
-        if (got.returncode, got.stdout) != (want.returncode, want.stdout) or not want.stdout:
-            print("FAILED: behaves differently: %r vs %r" % ((got.returncode, got.stdout),
-                                                           (want.returncode, want.stdout)))
-            return 1
-        # no log: no range ran (without a GPU the host path may reach none of the instrumented
-        # functions; most of CCCL is __host__ __device__)
-        counts = dict(line.rsplit(" ", 1) for line in open(log).read().splitlines()) if os.path.exists(log) else {}
-        if counts.pop("unbalanced", "0") != "0":
-            print("FAILED: unbalanced ranges")
-            return 1
-    print("ok: CCCL instrumented builds with nvcc (%d instrumented functions in the program) and behaves the "
-          "same (%s); %d functions ran, every range closed" % (used, want.stdout.strip().splitlines()[-1],
-                                                              len(counts)))
     return 0
 
 
