@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -227,18 +228,45 @@ static volatile int collecting = 1; /* 0 after a fatal problem */
 RtThread *rt_threads(void) { return __atomic_load_n(&thread_list, __ATOMIC_ACQUIRE); }
 
 /* A thread's first chunk is small (threads that record little cost little);
- * later ones double up to 64 Ki records (1.5 MiB). */
+ * later ones double up to one 2 MiB region. Full-size chunks are mmap'ed
+ * 2 MiB-aligned and marked MADV_HUGEPAGE: a busy thread then takes one page
+ * fault per 2 MiB of records instead of 512, which was a third of the cost
+ * of a recorded push/pop pair. */
 #define CHUNK_FIRST 1024
-#define CHUNK_MAX 65536
+#define HUGE_BYTES (2u << 20)
+#define CHUNK_MAX ((HUGE_BYTES - sizeof(RtChunk)) / sizeof(RtRec))
 
 static RtChunk *chunk_new(uint32_t cap) {
-  RtChunk *c = malloc(sizeof(RtChunk) + cap * sizeof(RtRec));
-  if (!c) return NULL;
+  RtChunk *c;
+  if (cap >= CHUNK_MAX) {
+    cap = CHUNK_MAX;
+    /* over-map by 2 MiB, trim to an aligned 2 MiB region */
+    char *p = mmap(NULL, 2 * HUGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    uintptr_t a = ((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1);
+    if (a > (uintptr_t)p) munmap(p, a - (uintptr_t)p);
+    munmap((char *)a + HUGE_BYTES, (uintptr_t)p + 2 * HUGE_BYTES - (a + HUGE_BYTES));
+#ifdef MADV_HUGEPAGE
+    madvise((void *)a, HUGE_BYTES, MADV_HUGEPAGE);
+#endif
+    c = (RtChunk *)a;
+    c->mapped = 1;
+  } else {
+    c = malloc(sizeof(RtChunk) + cap * sizeof(RtRec));
+    if (!c) return NULL;
+    c->mapped = 0;
+  }
   c->next = NULL;
   c->cap = cap;
   c->n = 0;
   c->read = 0;
   return c;
+}
+
+void rt_chunk_free(RtChunk *c) {
+  if (!c) return;
+  if (c->mapped) munmap(c, HUGE_BYTES);
+  else free(c);
 }
 
 static RtThread *thread_new(void) {
@@ -271,7 +299,7 @@ static inline RtThread *self(void) {
 
 static RtRec *rec_slow(RtThread *t) {
   uint32_t cap = t->cur ? t->cur->cap * 2 : CHUNK_FIRST;
-  RtChunk *c = chunk_new(cap > CHUNK_MAX ? CHUNK_MAX : cap);
+  RtChunk *c = chunk_new(cap);
   if (!c) {
     t->dropped++;
     return NULL;
@@ -858,7 +886,7 @@ static void fork_child(void) {
     RtChunk *c = me->head;
     while (c) {
       RtChunk *n = c->next;
-      free(c);
+      rt_chunk_free(c);
       c = n;
     }
     me->head = me->cur = chunk_new(CHUNK_FIRST);

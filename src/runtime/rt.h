@@ -81,8 +81,10 @@ typedef struct RtChunk {
   uint32_t cap;
   volatile uint32_t n;          /* published by the owner (release) */
   uint32_t read;                /* consumed by the writer */
+  uint32_t mapped;              /* a 2 MiB mmap'ed region, not malloc'ed */
   RtRec rec[];
 } RtChunk;
+void rt_chunk_free(RtChunk *c);
 
 typedef struct {
   uint64_t start;

@@ -543,7 +543,7 @@ static void write_body(Gz *g, const char *trace_name) {
       c->read = n;
       if (c != t->cur) {
         RtChunk *next = c->next;
-        free(c);
+        rt_chunk_free(c);
         t->head = c = next;
       } else {
         break;
