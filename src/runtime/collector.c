@@ -493,11 +493,15 @@ static inline uint32_t msg_id(RtThread *t, const nvtxEventAttributes_t *a, uint8
 
 /* ---- push / pop ---- */
 
+/* The old stack is not freed: the writer reads other threads' stacks at
+ * exit without a lock, so every stack pointer it may see stays valid. The
+ * leak is bounded by the final stack's size. */
 static int grow_stack(RtThread *t) {
   uint32_t cap = t->stack_cap * 2;
-  RtFrame *s = realloc(t->stack, cap * sizeof *s);
+  RtFrame *s = malloc(cap * sizeof *s);
   if (!s) return -1;
-  t->stack = s;
+  memcpy(s, t->stack, t->sp * sizeof *s);
+  __atomic_store_n(&t->stack, s, __ATOMIC_RELEASE);
   t->stack_cap = cap;
   return 0;
 }
@@ -834,6 +838,7 @@ static void NVTX_API h_initialize(const void *r) {}
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int exit_written;
+volatile int rt_exiting; /* the process is ending: write open ranges too */
 
 void rt_atexit(void) {
   pthread_mutex_lock(&ctl_lock);
@@ -842,6 +847,7 @@ void rt_atexit(void) {
     return;
   }
   exit_written = 1;
+  rt_exiting = 1;
   if (rt_opt.active) {
     long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
     long want = rt_opt.repeat ? rt_opt.repeat : 1;
@@ -897,6 +903,8 @@ static void fork_child(void) {
   size_t l = strlen(rt_opt.name);
   snprintf(rt_opt.name + l, sizeof rt_opt.name - l, "-pid%d", (int)getpid());
   exit_written = 0;
+  rt_exiting = 0;
+  rt_exitpaths_child();
 }
 
 static void global_init(void) {
@@ -916,6 +924,7 @@ static void global_init(void) {
   }
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   atexit(rt_atexit);
+  rt_exitpaths_init();
 }
 
 void rt_init_once(void) { pthread_once(&once, global_init); }
@@ -972,15 +981,4 @@ RT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
   return 1;
 }
 
-/* Open frames of the calling thread, for the exit-time trace. */
-const RtFrame *rt_open_frames(uint32_t *n, uint32_t *tid) {
-  RtThread *t = tls_thread;
-  if (!t) {
-    *n = 0;
-    return NULL;
-  }
-  *n = t->sp;
-  *tid = t->tid;
-  return t->stack;
-}
 uint64_t rt_now_ticks(void) { return now_ticks(); }

@@ -42,10 +42,12 @@ static const char usage[] =
     "      --rules FILE        rules used to instrument the program (copied into the run)\n"
     "      --shadow DIR        rewritten Python tree, put first on PYTHONPATH\n"
     "      --torch             ncrt.range also opens torch.profiler.record_function\n"
+    "      --no-preload        do not LD_PRELOAD libncrt (traces are then lost on _exit)\n"
     "      --gzip-level N      zlib level for traces (default 1)\n"
     "  -q, --quiet             no ncrun messages\n";
 
 static int quiet;
+static int preload = 1;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...) {
@@ -359,6 +361,9 @@ int main(int argc, char **argv) {
     } else if (OPT("--", "--torch")) {
       cJSON_AddTrueToObject(opts, "torch");
       setenv("NCRT_TORCH", "1", 1);
+    } else if (OPT("--", "--no-preload")) {
+      cJSON_AddTrueToObject(opts, "no-preload");
+      preload = 0;
     } else if (OPT("-q", "--quiet")) {
       quiet = 1;
     } else if (a[0] == '-') {
@@ -434,6 +439,9 @@ int main(int argc, char **argv) {
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     setenv("NCRT_ROOT_PID", pid, 1);
+    /* Preloaded, libncrt's _exit/_Exit run first and write the trace (the
+     * NVTX and CUDA injections then dlopen the same, already loaded, copy). */
+    if (preload && exists(lib)) prepend("LD_PRELOAD", lib);
     execvp(cmd[0], cmd);
     fprintf(stderr, "ncrun: cannot run %s: %s\n", cmd[0], strerror(errno));
     _exit(127);

@@ -156,10 +156,13 @@ uint32_t rt_intern(const char *s, size_t len);
 void rt_init_once(void);
 const char *rt_category_name(uint32_t cat);
 const char *rt_os_thread_name(uint32_t tid);
-const RtFrame *rt_open_frames(uint32_t *n, uint32_t *tid);
+extern volatile int rt_exiting;   /* set once the process is ending */
 uint64_t rt_now_ticks(void);
 uint64_t rt_clock_origin_ns(void);   /* CLOCK_MONOTONIC ns when we started */
 void rt_atexit(void);
+/* exitpaths.c: signals and _exit */
+void rt_exitpaths_init(void);
+void rt_exitpaths_child(void);
 /* Capture windows (call with the collector's control lock held, as the
  * writer is): was capture on at CLOCK_MONOTONIC time ns? */
 int rt_in_window(uint64_t ns);

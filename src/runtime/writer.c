@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include "rt.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,14 +43,18 @@ typedef struct {
 } Gz;
 
 static void gz_drain(Gz *g, int mode) {
+  if (g->err) { /* the file is lost already: stop compressing */
+    g->n = 0;
+    return;
+  }
   g->z.next_in = (unsigned char *)g->buf;
   g->z.avail_in = (uInt)g->n;
   do {
     g->z.next_out = g->out;
     g->z.avail_out = sizeof g->out;
-    if (deflate(&g->z, mode) == Z_STREAM_ERROR) g->err = 1;
+    if (deflate(&g->z, mode) == Z_STREAM_ERROR) g->err = EINVAL;
     size_t have = sizeof g->out - g->z.avail_out;
-    if (have && fwrite(g->out, 1, have, g->f) != have) g->err = 1;
+    if (have && !g->err && fwrite(g->out, 1, have, g->f) != have) g->err = errno ? errno : EIO;
   } while (g->z.avail_out == 0);
   g->n = 0;
 }
@@ -223,6 +228,33 @@ typedef struct {
 } SpanRec;
 
 static int64_t rel(uint64_t ns) { return (int64_t)(ns - rt_clock_origin_ns()); }
+
+/* Starts still open at a cycle's write, for the next write. */
+static SpanRec *span_carry;
+static size_t span_carry_n;
+
+/* One start/end range as an X event; end_tid 0: still open at exit. */
+static void put_span(Gz *g, int pid, const SpanRec *b, uint64_t end, uint32_t end_tid) {
+  PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
+  put_name(g, b->name);
+  PUTS(g, ",\"pid\":");
+  put_i64(g, pid);
+  PUTS(g, ",\"tid\":");
+  put_u64(g, b->tid);
+  PUTS(g, ",\"ts\":");
+  put_us(g, rel(b->start));
+  PUTS(g, ",\"dur\":");
+  put_us(g, (int64_t)(end - b->start));
+  PUTS(g, ",\"args\":{\"start/end\":true,\"range id\":");
+  put_u64(g, b->id);
+  if (!end_tid) {
+    PUTS(g, ",\"open at exit\":true");
+  } else if (end_tid != b->tid) {
+    PUTS(g, ",\"end thread\":");
+    put_u64(g, end_tid);
+  }
+  PUTS(g, "}}");
+}
 
 static void write_thread_names(Gz *g, int pid) {
   for (RtThread *t = rt_threads(); t; t = t->next) {
@@ -490,8 +522,10 @@ static void write_body(Gz *g, const char *trace_name) {
   PUTS(g, "\"}}");
   write_thread_names(g, pid);
 
-  SpanRec *spans = NULL;
-  size_t nspans = 0, capspans = 0;
+  SpanRec *spans = span_carry;
+  size_t nspans = span_carry_n, capspans = span_carry_n;
+  span_carry = NULL;
+  span_carry_n = 0;
   uint64_t dropped = 0;
   for (RtThread *t = rt_threads(); t; t = t->next) {
     pthread_mutex_lock(&t->lock);
@@ -552,82 +586,73 @@ static void write_body(Gz *g, const char *trace_name) {
     pthread_mutex_unlock(&t->lock);
   }
 
-  /* ranges still open on this thread (the one writing at exit) */
-  uint32_t nopen = 0, tid = 0;
-  const RtFrame *open = rt_open_frames(&nopen, &tid);
+  /* Ranges still open when the process ends, on every thread (a stack is
+   * never freed, so reading another thread's is safe; a thread that is
+   * still running may be a frame off). Cycle writes skip them: the frame
+   * is recorded when it closes, in a later cycle. */
   uint64_t now = rt_mono_ns();
-  TidSpans *keep_open = spans_for(tid);
-  for (uint32_t i = 0; i < nopen; i++) {
-    if (!open[i].recorded) continue;
-    uint64_t a = rt_ticks_to_ns(open[i].start);
-    PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
-    put_name(g, open[i].name);
-    PUTS(g, ",\"pid\":");
-    put_i64(g, pid);
-    PUTS(g, ",\"tid\":");
-    put_u64(g, tid);
-    PUTS(g, ",\"ts\":");
-    put_us(g, rel(a));
-    PUTS(g, ",\"dur\":");
-    put_us(g, (int64_t)(now - a));
-    PUTS(g, ",\"args\":{\"depth\":");
-    put_u64(g, i);
-    PUTS(g, ",\"open at write\":true}}");
-    if (keep_open) spans_add(keep_open, a, now, open[i].name, i);
+  for (RtThread *t = rt_exiting ? rt_threads() : NULL; t; t = t->next) {
+    const RtFrame *open = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
+    uint32_t nopen = __atomic_load_n(&t->sp, __ATOMIC_ACQUIRE);
+    TidSpans *keep_open = spans_for(t->tid);
+    for (uint32_t i = 0; i < nopen; i++) {
+      if (!open[i].recorded) continue;
+      uint64_t a = rt_ticks_to_ns(open[i].start);
+      PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
+      put_name(g, open[i].name);
+      PUTS(g, ",\"pid\":");
+      put_i64(g, pid);
+      PUTS(g, ",\"tid\":");
+      put_u64(g, t->tid);
+      PUTS(g, ",\"ts\":");
+      put_us(g, rel(a));
+      PUTS(g, ",\"dur\":");
+      put_us(g, (int64_t)(now - a));
+      PUTS(g, ",\"args\":{\"depth\":");
+      put_u64(g, i);
+      PUTS(g, ",\"open at exit\":true}}");
+      if (keep_open) spans_add(keep_open, a, now, open[i].name, i);
+    }
   }
 
-  /* start/end ranges: start records carry the name, end records the id */
-  for (size_t i = 0; i < nspans; i++) {
-    SpanRec *s = &spans[i];
-    if (s->end != 0) continue; /* an end record */
-    PUTS(g, ",\n{\"ph\":\"b\",\"cat\":\"user_annotation\",\"name\":");
-    put_name(g, s->name);
-    PUTS(g, ",\"id\":");
-    put_u64(g, s->id);
-    PUTS(g, ",\"pid\":");
-    put_i64(g, pid);
-    PUTS(g, ",\"tid\":");
-    put_u64(g, s->tid);
-    PUTS(g, ",\"ts\":");
-    put_us(g, rel(s->start));
-    PUTS(g, ",\"args\":{}}");
-  }
-  /* end records get their start's name: viewers pair b/e by cat, id, name */
+  /* Start/end ranges become X events on the thread that started them (the
+   * Kineto layout has no b/e pairs): start records carry the name, end
+   * records the id. A start with no end yet is written open at exit, or
+   * left for the next cycle. */
   size_t hcap = 1;
   while (hcap < nspans * 2 + 2) hcap *= 2;
   uint32_t *h = calloc(hcap, sizeof *h);
+  uint8_t *ended = calloc(nspans + 1, 1);
   for (size_t i = 0; h && i < nspans; i++)
-    if (spans[i].end == 0) {
+    if (!spans[i].end) {
       size_t j = (spans[i].id * 2654435761u) & (hcap - 1);
       while (h[j]) j = (j + 1) & (hcap - 1);
       h[j] = (uint32_t)i + 1;
     }
-  for (size_t i = 0; i < nspans; i++) {
-    SpanRec *s = &spans[i];
-    if (s->end == 0) continue;
-    const SpanRec *b = NULL;
-    for (size_t j = h ? (s->id * 2654435761u) & (hcap - 1) : 0; h && h[j]; j = (j + 1) & (hcap - 1))
-      if (spans[h[j] - 1].id == s->id) {
+  for (size_t i = 0; h && ended && i < nspans; i++) {
+    const SpanRec *e = &spans[i], *b = NULL;
+    if (!e->end) continue;
+    for (size_t j = (e->id * 2654435761u) & (hcap - 1); h[j]; j = (j + 1) & (hcap - 1))
+      if (spans[h[j] - 1].id == e->id) {
         b = &spans[h[j] - 1];
+        ended[h[j] - 1] = 1;
         break;
       }
-    if (!b) continue; /* its start was not recorded (before a cycle, or throttled) */
-    PUTS(g, ",\n{\"ph\":\"e\",\"cat\":\"user_annotation\",\"name\":");
-    put_name(g, b->name);
-    PUTS(g, ",\"id\":");
-    put_u64(g, s->id);
-    PUTS(g, ",\"pid\":");
-    put_i64(g, pid);
-    PUTS(g, ",\"tid\":");
-    put_u64(g, b->tid);
-    PUTS(g, ",\"ts\":");
-    put_us(g, rel(s->start));
-    PUTS(g, ",\"args\":{\"end thread\":");
-    put_u64(g, s->tid);
-    PUTS(g, "}}");
+    if (b) put_span(g, pid, b, e->start, e->tid);
+    /* else its start was not recorded (before a cycle, or throttled) */
   }
+  /* starts with no end: open at exit, or carried to the next cycle's write */
+  size_t nkeep = 0;
+  for (size_t i = 0; h && ended && i < nspans; i++) {
+    if (spans[i].end || ended[i]) continue;
+    if (rt_exiting) put_span(g, pid, &spans[i], now, 0);
+    else spans[nkeep++] = spans[i];
+  }
+  free(ended);
   free(h);
-  free(spans);
+  span_carry = nkeep ? spans : NULL;
+  span_carry_n = nkeep;
+  if (!nkeep) free(spans);
 
   if (ngpu) {
     for (size_t i = 0; i < tid_spans_n; i++) qsort(tid_spans[i].v, tid_spans[i].n, sizeof(Span), span_cmp);
@@ -675,12 +700,13 @@ static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
  * leave no file. */
 static int have_records(void) {
   if (rt_cupti_count()) return 1;
-  uint32_t nopen = 0, tid = 0;
-  const RtFrame *open = rt_open_frames(&nopen, &tid);
-  for (uint32_t i = 0; i < nopen; i++)
-    if (open[i].recorded) return 1;
   int any = 0;
   for (RtThread *t = rt_threads(); t && !any; t = t->next) {
+    if (rt_exiting) {
+      const RtFrame *open = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
+      uint32_t nopen = __atomic_load_n(&t->sp, __ATOMIC_ACQUIRE);
+      for (uint32_t i = 0; i < nopen && !any; i++) any = open[i].recorded;
+    }
     pthread_mutex_lock(&t->lock);
     for (RtChunk *c = t->head; c && !any; c = c->next) any = __atomic_load_n(&c->n, __ATOMIC_ACQUIRE) > c->read;
     pthread_mutex_unlock(&t->lock);
@@ -729,9 +755,11 @@ int rt_write_trace(const char *name) {
   write_body(g, name);
   gz_drain(g, Z_FINISH);
   deflateEnd(&g->z);
-  if (fclose(g->f) != 0) g->err = 1;
-  if (g->err || rename(tmp, path) != 0) {
-    rt_say("cannot write %s", path);
+  if (fclose(g->f) != 0 && !g->err) g->err = errno ? errno : EIO;
+  if (!g->err && rename(tmp, path) != 0) g->err = errno;
+  if (g->err) {
+    /* a full disk loses the trace, never the program: say why, once */
+    rt_say("cannot write %s: %s; the trace of this process is lost", path, strerror(g->err));
     unlink(tmp);
     goto out;
   }

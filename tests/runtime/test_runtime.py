@@ -100,7 +100,10 @@ def check_layout(d, what):
 
 
 def xs(d, cat="user_annotation"):
-    return [e for e in d["traceEvents"] if e["ph"] == "X" and e["cat"] == cat]
+    """Push/pop ranges (and GPU events by category); start/end ranges are
+    X events too, marked args["start/end"], and come from spans()."""
+    return [e for e in d["traceEvents"] if e["ph"] == "X" and e["cat"] == cat
+            and not e.get("args", {}).get("start/end")]
 
 
 def counts(d, cat="user_annotation"):
@@ -135,10 +138,11 @@ def one_trace(d, name):
 
 
 def spans(d):
-    b = [e for e in d["traceEvents"] if e["ph"] == "b"]
-    e = [e for e in d["traceEvents"] if e["ph"] == "e"]
-    check(sorted(x["id"] for x in b) == sorted(x["id"] for x in e), "unpaired async events")
-    return b, e
+    """Start/end ranges: X events marked args["start/end"], never b/e pairs."""
+    check(not [e for e in d["traceEvents"] if e["ph"] in "be"], "b/e events in a Kineto-layout trace")
+    s = [e for e in d["traceEvents"] if e["ph"] == "X" and e.get("args", {}).get("start/end")]
+    check(len({x["args"]["range id"] for x in s}) == len(s), "a start/end range written twice")
+    return s
 
 
 # ---------------------------------------------------------------- cases
@@ -160,8 +164,8 @@ def case_c_basic(c):
     check((leaf["args"].get("file"), leaf["args"].get("line")) == ("basic.c", 9), "source location %s" % leaf)
     marks = [e for e in t["traceEvents"] if e["ph"] == "i"]
     check([m["name"] for m in marks] == ["here"], "marks %s" % marks)
-    b, _ = spans(t)
-    check([x["name"] for x in b] == ["span"], "spans %s" % b)
+    b = spans(t)
+    check([x["name"] for x in b] == ["span"] and "end thread" not in b[0]["args"], "spans %s" % b)
     tn = [e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"]
     check(tn == ["main-thread"], "thread names %s" % tn)
     env = json.load(open(os.path.join(d, "env.json")))
@@ -292,6 +296,71 @@ def case_fork(c):
     check(counts(k) == {"child": 4}, "child %s" % counts(k))
 
 
+def plain_status(rc):
+    """subprocess's -SIG for a signal death, as ncrun reports it (128+SIG)."""
+    return 128 - rc if rc < 0 else rc
+
+
+def case_exit_paths(c):
+    """Every way out that atexit misses still leaves a readable trace with
+    the ranges open on every thread; the program's output and exit status
+    are those it has without ncrun."""
+    exe = c.cc("faults.c")
+    want_rc = {"exit": 2, "sigterm": 128 + 15, "sigint": 128 + 2, "abort": 128 + 6, "_exit": 3, "_Exit": 4,
+               "own-handler": 5}
+    for mode, rc in want_rc.items():
+        plain = subprocess.run([exe, mode], capture_output=True, text=True)
+        check(plain_status(plain.returncode) == rc, "%s: plain run exited %d" % (mode, plain.returncode))
+        p, d = c.run([exe, mode], expect_rc=rc)
+        check(p.stdout == plain.stdout, "%s: output %r vs %r" % (mode, p.stdout, plain.stdout))
+        t = one_trace(d, "faults_c-rank0.trace.json.gz")
+        check(counts(t) == {"main.done": 5, "worker.done": 3, "main.open": 1, "worker.open": 1},
+              "%s: ranges %s" % (mode, counts(t)))
+        opened = {e["name"]: e for e in xs(t) if e["args"].get("open at exit")}
+        check(set(opened) == {"main.open", "worker.open"}, "%s: open at exit %s" % (mode, sorted(opened)))
+        check(opened["main.open"]["tid"] != opened["worker.open"]["tid"], "%s: open ranges on one thread" % mode)
+        check(not glob.glob(os.path.join(d, "*.tmp*")), "%s: temporary file left" % mode)
+    # Python: os._exit and SIGTERM (Python leaves SIGTERM at its default)
+    code = ("import ncrt, os, signal, sys\n"
+            "with ncrt.range('py.done'):\n    pass\n"
+            "ncrt.range('py.open').__enter__()\n"
+            "print('py work', flush=True)\n"
+            "os._exit(7) if sys.argv[1] == '_exit' else os.kill(os.getpid(), signal.SIGTERM)\n")
+    for mode, rc in (("_exit", 7), ("sigterm", 128 + 15)):
+        p, d = c.run([PY, "-c", code, mode], opts=["--name", "py"], expect_rc=rc)
+        t = one_trace(d, "py-rank0.trace.json.gz")
+        check(p.stdout == "py work\n" and counts(t) == {"py.done": 1, "py.open": 1}, "python %s: %s" % (mode, counts(t)))
+    # SIGKILL: no trace, one line from ncrun saying so, status unchanged
+    p, d = c.run([exe, "kill"], expect_rc=128 + 9)
+    check(not traces(d) and "no trace was written" in p.stderr, "kill: %s %s" % (traces(d), p.stderr))
+    # without the preload, _exit loses the trace but nothing else
+    p, d = c.run([exe, "_exit"], opts=["--no-preload"], expect_rc=3)
+    check(p.stdout == "work done\n" and not traces(d), "_exit without preload: %s" % traces(d))
+
+
+def case_full_disk(c):
+    """A full disk loses the trace, never the program: same output and
+    status, one line saying why, no partial or temporary file."""
+    mnt = os.path.join(c.tmp, "small")
+    os.mkdir(mnt)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", mnt], capture_output=True, text=True)
+    if r.returncode:
+        print("SKIPPED: cannot mount a small tmpfs here (%s)" % r.stderr.strip())
+        return SKIP
+    try:
+        exe = c.cc("throttle.c")
+        plain = subprocess.run([exe], capture_output=True, text=True)
+        e = dict(os.environ, NCRT_OUTPUT_DIR=mnt, NCRT_TRACE_NAME="full", NVTX_INJECTION64_PATH=c.lib,
+                 NCRT_THROTTLE="off")
+        p = subprocess.run([exe], capture_output=True, text=True, env=e)
+        check((p.stdout, p.returncode) == (plain.stdout, plain.returncode), "output or status changed")
+        check("No space left on device" in p.stderr and "trace of this process is lost" in p.stderr,
+              "message: %r" % p.stderr)
+        check(os.listdir(mnt) == [], "left in the full directory: %s" % os.listdir(mnt))
+    finally:
+        subprocess.run(["umount", mnt])
+
+
 def case_subprocess(c):
     p, d = c.run([PY, os.path.join(PROGS, "subproc.py")])
     t = one_trace(d, "subproc-rank0.trace.json.gz")
@@ -330,9 +399,9 @@ def case_python(c):
           "source location %s" % byname["Attention.forward"]["args"])
     tids = {e["tid"] for e in xs(t) if e["name"] == "worker.item"}
     check(len(tids) == 1 and tids != {e["tid"] for e in xs(t) if e["name"] == "main"}, "worker thread")
-    b, e = spans(t)
-    check([x["name"] for x in b] == ["handoff"] and e[0]["args"]["end thread"] in tids,
-          "span across threads %s %s" % (b, e))
+    s = spans(t)
+    check([x["name"] for x in s] == ["handoff"] and s[0]["args"]["end thread"] in tids
+          and s[0]["tid"] not in tids and s[0]["dur"] > 0, "span across threads %s" % s)
     tn = {e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
     check(tn == {"MainThread", "py-worker"}, "thread names %s" % tn)
 
@@ -342,13 +411,12 @@ def case_python_async(c):
     p, d = c.run([PY, prog])
     check(p.stdout == "10 6\n", "output %r" % p.stdout)
     t = one_trace(d, "async_prog-rank0.trace.json.gz")
-    b, e = spans(t)
+    b = spans(t)
     n = collections.Counter(x["name"] for x in b)
     check(n == {"main": 1, "consume": 5, "fetch": 5, "gen": 1}, "spans %s" % n)
-    ends = {x["id"]: x["ts"] for x in e}
-    check(all(ends[x["id"]] >= x["ts"] for x in b), "a span ends before it starts")
+    check(all(x["dur"] >= 0 for x in b), "a span ends before it starts")
     # the consumers overlap in time: that is why they are spans, not push/pop
-    cons = sorted((x["ts"], ends[x["id"]]) for x in b if x["name"] == "consume")
+    cons = sorted((x["ts"], x["ts"] + x["dur"]) for x in b if x["name"] == "consume")
     check(any(cons[i + 1][0] < cons[i][1] for i in range(len(cons) - 1)), "consumers did not overlap")
 
 
@@ -400,7 +468,7 @@ def case_python_instrumented(c):
     check_nesting(t)
     want = {"main": 1, "train_step": 4, "Model.forward": 4, "Model.loss": 4}
     check(counts(t) == want, "ranges %s, expected %s" % (counts(t), want))
-    b, _ = spans(t)
+    b = spans(t)
     n = collections.Counter(x["name"] for x in b)
     check(n == {"batches": 1, "fetch": 2}, "spans %s" % n)
     check(os.path.exists(os.path.join(d, "rules.yaml")), "rules not copied into the run directory")
