@@ -143,6 +143,20 @@ typedef struct {
 } RtGpuRec;
 enum { GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET, GPU_RUNTIME, GPU_DRIVER, GPU_MEMORY };
 
+/* devprops.c: the GPUs, from the driver the program loaded (none: 0) */
+#define RT_MAX_DEVICES 64
+typedef struct {
+  int id;
+  char name[128];
+  uint64_t total_mem, shmem_per_block, shmem_per_sm, shmem_per_block_optin;
+  int cc_major, cc_minor, num_sms, max_threads_per_block, max_threads_per_sm, max_blocks_per_sm;
+  int regs_per_block, regs_per_sm, warp_size;
+} RtDevice;
+int rt_devices(const RtDevice **out);
+const RtDevice *rt_device(int id);
+int rt_kernel_occupancy(const RtDevice *d, const int32_t grid[3], const int32_t block[3], uint32_t regs,
+                        uint32_t shmem, double *blocks_per_sm, double *warps_per_sm, double *occupancy_pct);
+
 void rt_cupti_flush(void);
 /* Hand the writer all GPU records so far (caller frees with free()). */
 RtGpuRec *rt_cupti_take(size_t *n);

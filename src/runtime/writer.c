@@ -229,6 +229,29 @@ typedef struct {
 
 static int64_t rel(uint64_t ns) { return (int64_t)(ns - rt_clock_origin_ns()); }
 
+/* deviceProperties, with Kineto's field names */
+static void put_devices(Gz *g) {
+  const RtDevice *d;
+  int n = rt_devices(&d);
+  for (int i = 0; i < n; i++) {
+    char buf[768];
+    PUTS(g, i ? ",\n  {\"id\": " : "\n  {\"id\": ");
+    put_i64(g, d[i].id);
+    PUTS(g, ", \"name\": ");
+    put_jstr(g, d[i].name);
+    snprintf(buf, sizeof buf,
+             ", \"totalGlobalMem\": %llu, \"computeMajor\": %d, \"computeMinor\": %d, \"maxThreadsPerBlock\": %d, "
+             "\"maxThreadsPerMultiprocessor\": %d, \"regsPerBlock\": %d, \"regsPerMultiprocessor\": %d, "
+             "\"warpSize\": %d, \"sharedMemPerBlock\": %llu, \"sharedMemPerMultiprocessor\": %llu, "
+             "\"numSms\": %d, \"sharedMemPerBlockOptin\": %llu}",
+             (unsigned long long)d[i].total_mem, d[i].cc_major, d[i].cc_minor, d[i].max_threads_per_block,
+             d[i].max_threads_per_sm, d[i].regs_per_block, d[i].regs_per_sm, d[i].warp_size,
+             (unsigned long long)d[i].shmem_per_block, (unsigned long long)d[i].shmem_per_sm, d[i].num_sms,
+             (unsigned long long)d[i].shmem_per_block_optin);
+    put(g, buf, strlen(buf));
+  }
+}
+
 /* Starts still open at a cycle's write, for the next write. */
 static SpanRec *span_carry;
 static size_t span_carry_n;
@@ -408,6 +431,12 @@ static int write_gpu(Gz *g, int pid, RtGpuRec *v, size_t n) {
       snprintf(buf, sizeof buf, ",\"registers per thread\":%u,\"shared memory\":%u,\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]",
                r->regs, r->shmem, r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2]);
       put(g, buf, strlen(buf));
+      double bps, wps, occ;
+      if (rt_kernel_occupancy(rt_device((int)r->device), r->grid, r->block, r->regs, r->shmem, &bps, &wps, &occ)) {
+        snprintf(buf, sizeof buf, ",\"blocks per SM\":%.6g,\"warps per SM\":%.6g,\"est. achieved occupancy %%\":%.0f",
+                 bps, wps, occ);
+        put(g, buf, strlen(buf));
+      }
     }
     if (r->kind == GPU_MEMCPY || r->kind == GPU_MEMSET || r->kind == GPU_MEMORY) {
       PUTS(g, ",\"bytes\":");
@@ -502,7 +531,9 @@ static void write_body(Gz *g, const char *trace_name) {
       tid_spans[tid_spans_n++] = (TidSpans){gpu[i].tid, NULL, 0, 0};
     }
 
-  PUTS(g, "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [],\n\"distributedInfo\": {\"backend\": \"\", \"rank\": ");
+  PUTS(g, "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [");
+  put_devices(g);
+  PUTS(g, "],\n\"distributedInfo\": {\"backend\": \"\", \"rank\": ");
   put_i64(g, rt_opt.rank);
   PUTS(g, ", \"world_size\": ");
   put_i64(g, rt_opt.world_size);

@@ -547,6 +547,16 @@ def case_gpu_kernels(c):
     check(len(flows) >= 18, "ac2g flows %d" % len(flows))
     ann = counts(t, "gpu_user_annotation")
     check(ann.get("step.compute") == 3 and ann.get("nested.inner") == 3, "gpu_user_annotation %s" % ann)
+    # deviceProperties (Kineto's fields) and the per-kernel occupancy figures
+    dp = t["deviceProperties"]
+    check(len(dp) >= 1 and dp[0]["numSms"] > 0 and dp[0]["warpSize"] == 32 and dp[0]["totalGlobalMem"] > 1 << 30
+          and dp[0]["name"], "deviceProperties %s" % dp)
+    sms = {d["id"]: d["numSms"] for d in dp}
+    for e in k:
+        a = e["args"]
+        blocks = a["grid"][0] * a["grid"][1] * a["grid"][2]
+        check(abs(a["blocks per SM"] - blocks / sms[a["device"]]) < 1e-3 * max(1, blocks / sms[a["device"]])
+              and 0 < a["est. achieved occupancy %"] <= 100, "kernel occupancy args %s" % a)
 
 
 def case_gpu_memcpy(c):
