@@ -72,7 +72,8 @@ static inline void put(Gz *g, const char *s, size_t k) {
   memcpy(g->buf + g->n, s, k);
   g->n += k;
 }
-#define PUTS(g, lit) put(g, lit, sizeof(lit) - 1)
+/* "" lit: only a string literal compiles (sizeof of a pointer would cut it) */
+#define PUTS(g, lit) put(g, "" lit, sizeof(lit) - 1)
 
 static inline void put_u64(Gz *g, uint64_t v) {
   char tmp[24];
@@ -235,7 +236,8 @@ static void put_devices(Gz *g) {
   int n = rt_devices(&d);
   for (int i = 0; i < n; i++) {
     char buf[768];
-    PUTS(g, i ? ",\n  {\"id\": " : "\n  {\"id\": ");
+    if (i) PUTS(g, ",");
+    PUTS(g, "\n  {\"id\": "); /* PUTS takes literals only (sizeof) */
     put_i64(g, d[i].id);
     PUTS(g, ", \"name\": ");
     put_jstr(g, d[i].name);
