@@ -46,6 +46,13 @@ for c in gpu-kernels gpu-memcpy gpu-clock gpu-gated gpu-cupti-busy c-basic cpp-s
   echo "(rc=$?)"
 done
 
+echo "== launchers (torchrun with the machine's own torch)"
+for c in torchrun mpirun; do
+  printf '%-14s ' "$c"
+  NCRT_TEST_PYTHON=$(command -v python3) $PY "$ROOT/tests/runtime/test_runtime.py" "$c" "$B" 2>&1 | tail -3 | tr '\n' ' '
+  echo "(rc=$?)"
+done
+
 echo "== CUPTI busy: a second subscriber"
 if command -v nsys >/dev/null; then
   echo "nsys present: $(nsys --version)"

@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 NVTX_INC = next((d for d in ("/usr/local/cuda/include", "/usr/local/cuda/targets/x86_64-linux/include")
                  if os.path.exists(os.path.join(d, "nvtx3"))), "/usr/local/cuda/include")
 INC = ["-I", os.path.join(ROOT, "src/runtime/include"), "-I", NVTX_INC]
-PY = "/usr/bin/python3"
+PY = os.environ.get("NCRT_TEST_PYTHON", "/usr/bin/python3")
 
 SKIP = 77
 
@@ -507,6 +507,36 @@ def case_torchrun(c):
         t = one_trace(d, "dist-rank%d.trace.json.gz" % r)
         check(t["distributedInfo"]["rank"] == r and t["distributedInfo"]["world_size"] == 2, "distributedInfo")
         check(counts(t) == {"worker.step": 3}, "rank %d ranges %s" % (r, counts(t)))
+
+
+def case_mpirun(c):
+    """One trace per rank under Open MPI, both ways round: ncrun around
+    mpirun, and mpirun around ncrun."""
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        print("SKIPPED: mpirun not found (apt-get install openmpi-bin)")
+        return SKIP
+    launch = [mpirun, "-np", "2", "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    prog = [PY, os.path.join(PROGS, "dist.py")]
+    env = {"PYTHONPATH": os.path.join(os.path.dirname(c.ncrun), "python")}
+    plain = subprocess.run(launch + prog, capture_output=True, text=True, env=dict(os.environ, **env))
+    if plain.returncode:
+        print("SKIPPED: mpirun itself fails here, without ncrun (%s)" % plain.stderr.strip()[-200:])
+        return SKIP
+    outer, d1 = c.run(launch + prog, opts=["--name", "mpi"])
+    d2 = os.path.join(c.tmp, "inner")
+    inner = subprocess.run(launch + [c.ncrun, "--run-dir", d2, "--name", "mpi", "--"] + prog, capture_output=True,
+                           text=True)
+    check(inner.returncode == 0, "mpirun around ncrun: %s" % inner.stderr)
+    for d, p in ((d1, outer), (d2, inner)):
+        check(sorted(p.stdout.splitlines()) == sorted(plain.stdout.splitlines()), "output %r" % p.stdout)
+        names = sorted(os.path.basename(x) for x in traces(d))
+        check(names == ["mpi-rank0.trace.json.gz", "mpi-rank1.trace.json.gz"], "traces %s" % names)
+        for r in (0, 1):
+            t = one_trace(d, "mpi-rank%d.trace.json.gz" % r)
+            check(t["distributedInfo"]["rank"] == r and t["distributedInfo"]["world_size"] == 2,
+                  "distributedInfo %s" % t["distributedInfo"])
+            check(counts(t) == {"worker.step": 3}, "rank %d ranges %s" % (r, counts(t)))
 
 
 # ---------------------------------------------------------------- GPU
