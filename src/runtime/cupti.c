@@ -231,9 +231,12 @@ void rt_cupti_flush(void) {
   if (active) api.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
+/* GPU work waiting: API calls alone do not count, so a launcher that only
+ * asked for the device count (torchrun's agent does) leaves no trace. */
 size_t rt_cupti_count(void) {
   pthread_mutex_lock(&lock);
-  size_t n = nrecs;
+  size_t n = 0;
+  for (size_t i = 0; i < nrecs; i++) n += recs[i].kind != GPU_RUNTIME && recs[i].kind != GPU_DRIVER;
   pthread_mutex_unlock(&lock);
   return n;
 }

@@ -161,7 +161,7 @@ void rt_cupti_flush(void);
 /* Hand the writer all GPU records so far (caller frees with free()). */
 RtGpuRec *rt_cupti_take(size_t *n);
 const char *rt_cupti_status(void);
-size_t rt_cupti_count(void);    /* GPU records waiting for the writer */
+size_t rt_cupti_count(void);    /* GPU work (not API calls) waiting for the writer */
 uint32_t rt_cupti_version(void);
 
 uint32_t rt_intern(const char *s, size_t len);

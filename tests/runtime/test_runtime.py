@@ -502,7 +502,8 @@ def case_torchrun(c):
         return SKIP
     p, d = c.run(cmd, opts=["--name", "dist"])
     names = sorted(os.path.basename(x) for x in traces(d))
-    check(names == ["dist-rank0.trace.json.gz", "dist-rank1.trace.json.gz"], "traces %s" % names)
+    check(names == ["dist-rank0.trace.json.gz", "dist-rank1.trace.json.gz"], "traces %s" % {
+        n: collections.Counter(e.get("cat") for e in load(os.path.join(d, n))["traceEvents"]) for n in names})
     for r in (0, 1):
         t = one_trace(d, "dist-rank%d.trace.json.gz" % r)
         check(t["distributedInfo"]["rank"] == r and t["distributedInfo"]["world_size"] == 2, "distributedInfo")
