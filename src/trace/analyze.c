@@ -202,7 +202,20 @@ static void analyze_trace(Ctx *c, size_t ti) {
   VEC(uint32_t) ranges = {0}, gpu = {0};
   for (size_t i = 0; i < t->ev.n; i++) {
     const Ev *e = &ev[i];
-    if (kind_is_cpu_range(e->kind)) {
+    if (kind_is_cpu_range(e->kind) && (e->flags & EV_ASYNC)) {
+      /* start/end ranges overlap freely: no parent, no children */
+      RangeRow *r = &c->rows[e->name];
+      r->name = e->name;
+      r->kinds |= 1u << e->kind;
+      r->count++;
+      r->incl += e->dur;
+      r->excl += e->dur;
+      r->async_excl += e->dur;
+      r->sum += e->dur;
+      if (e->dur > r->max) r->max = e->dur;
+      s->async_ranges++;
+      rr.ranges++;
+    } else if (kind_is_cpu_range(e->kind)) {
       vec_push(&ranges, (uint32_t)i);
       if (e->kind == K_CUDA_RUNTIME || e->kind == K_CUDA_DRIVER) {
         if (e->corr >= 0) corrmap_put(&corr_rt, e->corr, (int64_t)i);
@@ -222,7 +235,7 @@ static void analyze_trace(Ctx *c, size_t ti) {
       if (e->dur > r->max) r->max = e->dur;
     }
   }
-  rr.ranges = ranges.n;
+  rr.ranges += ranges.n;
   rr.gpu_ops = gpu.n;
 
   /* GPU ops never reached by a runtime call of this trace */
@@ -549,24 +562,27 @@ static void find_bottlenecks(const Model *m, Summary *s) {
     free(a), free(b2);
     add_bottleneck(s, B_SYNC, s->sync_time + s->sync_copy_time, &t, &e, &r);
   }
-  /* one range dominating (self time) */
+  /* one range dominating (self time of nested ranges: start/end ranges
+   * overlap, so their time is not a share of anything) */
   const RangeRow *top = NULL;
-  for (size_t i = 0; i < s->ranges.n; i++)
-    if (fnmatch(s->opt.step_glob, intern_str(&m->names, s->ranges.v[i].name), 0) == 0) continue;
-    else if (!top || s->ranges.v[i].excl > top->excl ||
-        (s->ranges.v[i].excl == top->excl &&
-         strcmp(intern_str(&m->names, s->ranges.v[i].name), intern_str(&m->names, top->name)) < 0))
-      top = &s->ranges.v[i];
-  if (top && s->range_excl_total > 0 && top->excl * 4 >= s->range_excl_total) {
+  for (size_t i = 0; i < s->ranges.n; i++) {
+    const RangeRow *x = &s->ranges.v[i];
+    if (fnmatch(s->opt.step_glob, intern_str(&m->names, x->name), 0) == 0) continue;
+    int64_t xe = x->excl - x->async_excl, te = top ? top->excl - top->async_excl : 0;
+    if (!top || xe > te || (xe == te && strcmp(intern_str(&m->names, x->name), intern_str(&m->names, top->name)) < 0))
+      top = x;
+  }
+  int64_t top_excl = top ? top->excl - top->async_excl : 0;
+  if (top && s->range_excl_total > 0 && top_excl > 0 && top_excl * 4 >= s->range_excl_total) {
     const char *nm = intern_str(&m->names, top->name);
     buf_printf(&t, "One range dominates: %s", nm);
-    a = fmt_ms(top->excl), b2 = fmt_ms(s->range_excl_total);
+    a = fmt_ms(top_excl), b2 = fmt_ms(s->range_excl_total);
     buf_printf(&e, "%s has %.1f%% of all self (exclusive) CPU time: %s of %s, over %llu call(s)", nm,
-               pct(top->excl, s->range_excl_total), a, b2, (unsigned long long)top->count);
+               pct(top_excl, s->range_excl_total), a, b2, (unsigned long long)top->count);
     buf_printf(&r, "Optimise %s first: it holds %.1f%% of the self CPU time. Add finer ranges inside it "
-               "to see which part costs the most.", nm, pct(top->excl, s->range_excl_total));
+               "to see which part costs the most.", nm, pct(top_excl, s->range_excl_total));
     free(a), free(b2);
-    add_bottleneck(s, B_DOMINANT_RANGE, top->excl, &t, &e, &r);
+    add_bottleneck(s, B_DOMINANT_RANGE, top_excl, &t, &e, &r);
   }
   /* one kernel dominating */
   if (s->kernels.n && s->kernel_total > 0) {

@@ -29,6 +29,7 @@ typedef struct {
   int64_t gpu;     /* GPU time of ops launched inside, outermost only */
   int64_t sum;     /* all instances' durations (for the mean) */
   int64_t max;
+  int64_t async_excl; /* the part of excl from start/end ranges (not in range_excl_total) */
 } RangeRow;
 
 enum { CLASS_COMPUTE, CLASS_COMM, CLASS_MEMORY };
@@ -106,6 +107,7 @@ typedef struct {
   uint64_t sync_calls, sync_copies;
   int64_t sync_time, sync_copy_time;
   uint64_t clipped, unattributed_gpu, zero_ranges, stream_overlaps;
+  uint64_t async_ranges; /* start/end ranges, outside the nesting */
   int64_t range_excl_total, kernel_total;
   uint64_t kernel_count, tiny_kernels;
   int64_t tiny_launch_cpu;

@@ -47,8 +47,12 @@ typedef struct {
   uint32_t thread; /* index into Trace.threads */
   uint32_t ord;    /* index of the event in traceEvents (B/E: of the B) */
   uint8_t kind;
-  uint8_t flags;
+  uint8_t flags;   /* EV_* */
 } Ev;
+
+/* A start/end range (ncrt writes them as X with args "start/end": true):
+ * it may overlap its neighbours, so it stays out of the nesting. */
+enum { EV_ASYNC = 1 };
 
 typedef struct {
   uint32_t pid, tid; /* Model.ids: raw JSON text of the pid/tid values */

@@ -74,6 +74,12 @@ static void collect_notes(const Model *m, const Summary *s, Notes *out) {
                "each is counted in its parent only up to the parent's end.", (unsigned long long)s->clipped);
     NOTE();
   }
+  if (s->async_ranges) {
+    buf_printf(&b, "%llu start/end range(s) (args \"start/end\") may overlap other ranges: they are kept out of "
+               "the nesting, so each one's exclusive time is its whole duration and it is nobody's child; "
+               "they are not in the self-time total.", (unsigned long long)s->async_ranges);
+    NOTE();
+  }
   if (s->unattributed_gpu) {
     buf_printf(&b, "%llu GPU op(s) have no launching runtime call in the trace; their time is in the "
                "GPU figures but attributed to no range.", (unsigned long long)s->unattributed_gpu);
