@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <zlib.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -31,7 +34,38 @@ struct Walker {
   MemberVec members;
   MemberVec args; /* members of the current event's "args" object */
   Buf keybuf;
+  /* progress on a terminal: file size, next report time */
+  uint64_t size;
+  double next_report;
+  bool progress;
 };
+
+bool nct_quiet;
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* "reading FILE: 45% (450 of 1000 MB)" on stderr, rewritten in place at
+ * most 5 times a second; only on a terminal, only for files of 64 MB and
+ * more, never with -q. The position is in the file as stored (compressed
+ * bytes for .gz). */
+static void report_progress(Walker *w, bool done) {
+  if (!w->progress) return;
+  if (done) {
+    fprintf(stderr, "\r\033[K");
+    return;
+  }
+  double t = now_s();
+  if (t < w->next_report) return;
+  w->next_report = t + 0.2;
+  uint64_t at = (uint64_t)gzoffset(w->gz);
+  if (at > w->size) at = w->size;
+  fprintf(stderr, "\rnctrace: reading %s: %3.0f%% (%llu of %llu MB)\033[K", w->path, 100.0 * (double)at / (double)w->size,
+          (unsigned long long)(at >> 20), (unsigned long long)(w->size >> 20));
+}
 
 static const char *fail(Walker *w, const char *at, const char *msg) {
   w->st = SCAN_ERR;
@@ -126,6 +160,7 @@ static int refill(Walker *w) {
     w->eof = true;
   }
   w->end += got;
+  report_progress(w, false);
   return 0;
 }
 
@@ -455,10 +490,16 @@ int trace_walk(const char *path, const Visitor *v, bool *legacy) {
   w.gz = gzopen(path, "rb");
   if (!w.gz) return error("%s: cannot open: %s", path, strerror(errno ? errno : ENOMEM));
   gzbuffer(w.gz, 1 << 20);
+  struct stat sb;
+  if (!nct_quiet && isatty(2) && stat(path, &sb) == 0 && sb.st_size >= (64 << 20)) {
+    w.progress = true;
+    w.size = (uint64_t)sb.st_size;
+  }
   w.cap = INIT_WINDOW;
   w.buf = xmalloc(w.cap);
   w.p = w.end = w.buf;
   int rc = walk_top(&w, v, legacy);
+  report_progress(&w, true);
   gzclose(w.gz);
   free(w.buf);
   vec_free(&w.members);
