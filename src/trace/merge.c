@@ -167,7 +167,7 @@ int cmd_merge(int argc, char **argv) {
     buf_free(&name);
     buf_free(&tmp);
     MergeCtx c = {&m, t, o, rank, t->has_base ? t->base_ns - base : 0, &written, {0}, {0}, 0};
-    Visitor v = {NULL, merge_event, &c};
+    Visitor v = {NULL, merge_event, &c, NULL};
     bool lg;
     wrc = trace_walk(t->path, &v, &lg);
     buf_free(&c.line);

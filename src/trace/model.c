@@ -3,9 +3,11 @@
 
 #include "reader.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const KIND_NAMES[K_COUNT] = {
   [K_NONE] = "(none)", [K_CPU_OP] = "cpu_op", [K_USER_ANNOTATION] = "user_annotation",
@@ -52,12 +54,16 @@ typedef struct {
   bool used;
 } ThreadCacheEntry;
 
+typedef struct Half Half;
+
 typedef struct {
   Model *m;
   Trace *t;
   Buf tmp, tmp2;
   ThreadCacheEntry cache[TCACHE];
   unsigned next;
+  bool saw_be;  /* B/E events: a split load cannot pair them across halves */
+  Half *half;   /* the second half of a split load, or NULL */
 } Loader;
 
 static uint32_t thread_index(Loader *L, uint32_t pid, uint32_t tid) {
@@ -182,6 +188,7 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
     nt->ignored_ph++;
     return 0;
   }
+  if (p != 'X') L->saw_be = true;
   Ev e = {0};
   e.corr = e.bytes = -1;
   e.ord = (uint32_t)walk_ordinal(w);
@@ -259,14 +266,176 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
   return 0;
 }
 
+/* ---- split loading ----
+ *
+ * A plain (not gzip) file of SPLIT_MIN bytes or more is read by two
+ * threads: this one from the start, a second one from an event boundary
+ * near the middle, each into its own events and name tables. The boundary
+ * is a guess (a '{' after "},", a newline and blanks: a newline cannot be
+ * inside a JSON string, but the object could be nested in some args); the
+ * first reader checks it when it gets there, and only if it lands exactly
+ * on it, both halves are complete and no B/E events pair across them, are
+ * the second half's events taken (renumbered into this trace). Otherwise
+ * the first reader simply goes on and the second half is thrown away: the
+ * result is always the sequential one (tests/trace/test_split.py). */
+enum { SPLIT_MIN = 32 << 20 };
+
+struct Half {
+  pthread_t th;
+  Model m;
+  Trace t;
+  Loader L;
+  const char *path;
+  uint64_t at;
+  int rc;
+};
+
+static void *half_main(void *arg) {
+  Half *h = arg;
+  nct_silent = true; /* the first reader reports any error again, if it matters */
+  Visitor v = {on_header, on_event, &h->L, NULL};
+  h->rc = trace_walk_from(h->path, &v, h->at);
+  return NULL;
+}
+
+/* Where the second half may start: 0 if nowhere (or not worth it). */
+static uint64_t split_point(const char *path) {
+  const char *env = getenv("NCTRACE_THREADS");
+  if ((env && atoi(env) == 1) || sysconf(_SC_NPROCESSORS_ONLN) < 2) return 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  uint64_t at = 0;
+  unsigned char head[2] = {0};
+  static char win[1 << 16];
+  if (fread(head, 1, 2, f) == 2 && !(head[0] == 0x1f && head[1] == 0x8b) && fseeko(f, 0, SEEK_END) == 0) {
+    off_t size = ftello(f);
+    if (size >= SPLIT_MIN && fseeko(f, size / 2, SEEK_SET) == 0) {
+      size_t n = fread(win, 1, sizeof win, f);
+      for (size_t i = 0; i + 1 < n && !at; i++) {
+        if (win[i] != '}') continue;
+        size_t j = i + 1;
+        while (j < n && (win[j] == ' ' || win[j] == '\t' || win[j] == '\r')) j++;
+        if (j >= n || win[j] != ',') continue;
+        bool nl = false;
+        for (j++; j < n && (win[j] == ' ' || win[j] == '\t' || win[j] == '\r' || win[j] == '\n'); j++)
+          nl |= win[j] == '\n';
+        if (nl && j < n && win[j] == '{') at = (uint64_t)(size / 2) + j;
+      }
+    }
+  }
+  fclose(f);
+  return at;
+}
+
+static void half_free(Half *h) {
+  Trace *t = &h->t;
+  vec_free(&t->ev);
+  for (size_t j = 0; j < t->threads.n; j++) vec_free(&t->threads.v[j].open);
+  vec_free(&t->threads);
+  i64map_free(&t->thread_of);
+  i64map_free(&t->process_label);
+  free(t->notes.first_malformed);
+  free(t->notes.first_negative);
+  vec_free(&t->notes.unknown_cats);
+  intern_free(&h->m.names);
+  intern_free(&h->m.ids);
+  buf_free(&h->L.tmp);
+  buf_free(&h->L.tmp2);
+  free(h);
+}
+
+static uint32_t *remap(Intern *to, const Intern *from) {
+  size_t n = intern_count(from);
+  uint32_t *map = xmalloc((n ? n : 1) * sizeof *map);
+  for (size_t i = 0; i < n; i++) map[i] = intern(to, intern_str(from, (uint32_t)i), from->len.v[i]);
+  return map;
+}
+
+/* The second half's events and tables, renumbered into L's trace. */
+static void half_merge(Loader *L, Half *h, uint64_t events_before) {
+  Trace *t = L->t, *u = &h->t;
+  uint32_t *names = remap(&L->m->names, &h->m.names), *ids = remap(&L->m->ids, &h->m.ids);
+  uint32_t *threads = xmalloc((u->threads.n ? u->threads.n : 1) * sizeof *threads);
+  for (size_t i = 0; i < u->threads.n; i++) {
+    const Thread *x = &u->threads.v[i];
+    threads[i] = thread_index(L, ids[x->pid], ids[x->tid]);
+    Thread *y = &t->threads.v[threads[i]];
+    if (x->label >= 0) y->label = names[x->label]; /* later metadata wins, as in one pass */
+    y->gpu |= x->gpu;
+  }
+  vec_grow(&t->ev, t->ev.n + u->ev.n);
+  for (size_t i = 0; i < u->ev.n; i++) {
+    Ev e = u->ev.v[i];
+    e.name = names[e.name];
+    e.thread = threads[e.thread];
+    e.ord += (uint32_t)events_before;
+    t->ev.v[t->ev.n++] = e;
+  }
+  for (size_t i = 0; i < u->process_label.cap; i++)
+    if (u->process_label.keys[i] != INT64_MIN)
+      i64map_put(&t->process_label, ids[u->process_label.keys[i]], names[u->process_label.vals[i]]);
+  LoadNotes *a = &t->notes, *b = &u->notes;
+  a->events += b->events;
+  a->malformed += b->malformed;
+  a->negative += b->negative;
+  a->unknown_cat += b->unknown_cat;
+  a->unmatched_end += b->unmatched_end;
+  a->ignored_ph += b->ignored_ph;
+  a->cuda_sync += b->cuda_sync;
+  if (!a->first_malformed) a->first_malformed = b->first_malformed, b->first_malformed = NULL;
+  if (!a->first_negative) a->first_negative = b->first_negative, b->first_negative = NULL;
+  for (size_t i = 0; i < b->unknown_cats.n && a->unknown_cats.n < 8; i++) {
+    uint32_t id = names[b->unknown_cats.v[i]];
+    bool seen = false;
+    for (size_t k = 0; k < a->unknown_cats.n; k++) seen |= a->unknown_cats.v[k] == id;
+    if (!seen) vec_push(&a->unknown_cats, id);
+  }
+  /* header members after the events (Kineto writes some there) */
+  if (u->has_base) t->has_base = true, t->base_ns = u->base_ns;
+  if (u->rank >= 0) t->rank = u->rank;
+  if (u->world_size >= 0) t->world_size = u->world_size;
+  free(names);
+  free(ids);
+  free(threads);
+}
+
+static bool on_split(void *ctx, bool exact, uint64_t events) {
+  Loader *L = ctx;
+  Half *h = L->half;
+  if (!h) return false;
+  pthread_join(h->th, NULL);
+  L->half = NULL;
+  bool take = exact && h->rc == 0 && !h->L.saw_be && !L->saw_be;
+  if (getenv("NCTRACE_SPLIT_REPORT"))
+    fprintf(stderr, "nctrace: split load of %s at byte %llu: %s\n", L->t->path, (unsigned long long)h->at,
+            take ? "taken" : !exact ? "not an event boundary" : h->rc ? "second half failed" : "B/E events");
+  if (take) half_merge(L, h, events);
+  half_free(h);
+  return take;
+}
+
 int model_load(Model *m, const char *path) {
   Trace *t = xcalloc(1, sizeof *t);
   t->path = xstrdup(path);
   t->rank = t->world_size = -1;
   vec_push(&m->traces, t);
   Loader L = {.m = m, .t = t};
-  Visitor v = {on_header, on_event, &L};
-  int rc = trace_walk(path, &v, &t->legacy);
+  uint64_t split = split_point(path);
+  if (split) {
+    Half *h = xcalloc(1, sizeof *h);
+    h->path = path;
+    h->at = split;
+    h->t.rank = h->t.world_size = -1;
+    h->m.strict = m->strict;
+    h->L.m = &h->m;
+    h->L.t = &h->t;
+    if (pthread_create(&h->th, NULL, half_main, h) == 0) L.half = h;
+    else free(h), split = 0;
+  }
+  Visitor v = {on_header, on_event, &L, on_split};
+  int rc = trace_walk_split(path, &v, &t->legacy, split);
+  if (L.half) on_split(&L, false, 0); /* never reached the boundary: not used */
+  else if (!split && getenv("NCTRACE_SPLIT_REPORT")) fprintf(stderr, "nctrace: %s read by one thread\n", path);
   buf_free(&L.tmp);
   buf_free(&L.tmp2);
   if (rc < 0) return -1;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,9 @@ struct Walker {
   MemberVec members;
   MemberVec args; /* members of the current event's "args" object */
   Buf keybuf;
+  /* a split load (trace_walk with split_at): the events from split_at on
+   * are another thread's */
+  uint64_t split_at;
   /* progress on a terminal: file size, next report time */
   uint64_t size;
   double next_report;
@@ -106,7 +110,7 @@ static void position(Walker *w, const char *at, uint64_t *line, uint64_t *col) {
 }
 
 const char *walk_where(Walker *w, const char *at) {
-  static char text[4096];
+  static __thread char text[4096];
   uint64_t line, col;
   position(w, at, &line, &col);
   snprintf(text, sizeof text, "%s:%llu:%llu", w->path, (unsigned long long)line,
@@ -115,6 +119,7 @@ const char *walk_where(Walker *w, const char *at) {
 }
 
 int walk_error(Walker *w, const char *at, const char *fmt, ...) {
+  if (nct_silent) return -1;
   va_list ap;
   fprintf(stderr, "%s: error: ", walk_where(w, at));
   va_start(ap, fmt);
@@ -391,8 +396,18 @@ static const char *unit_key(Walker *w, const char *p, const char *end, void *arg
   return q;
 }
 
+/* 1: the events from here on are another reader's (a split load). */
+static int split_here(Walker *w, const Visitor *v) {
+  uint64_t at = w->dropped + (uint64_t)(w->p - w->buf);
+  if (!w->split_at || at < w->split_at) return 0;
+  bool exact = at == w->split_at;
+  w->split_at = 0;
+  return v->on_split && v->on_split(v->ctx, exact, w->ordinal) ? 1 : 0;
+}
+
+/* 0 at the array's end, 1 when a split load hands the rest over, -1. */
 static int walk_events(Walker *w, const Visitor *v) {
-  /* w->p is just past '[' */
+  /* w->p is just past '[' (or at an element, for a split load's second half) */
   bool have;
   if (need(w, &have) < 0) return -1;
   if (!have) return walk_error(w, w->p, "unexpected end of input inside traceEvents");
@@ -401,6 +416,7 @@ static int walk_events(Walker *w, const Visitor *v) {
     return 0;
   }
   for (;;) {
+    if (split_here(w, v)) return 1;
     const char *start = w->p;
     const char *q = run_unit(w, unit_event, NULL);
     if (!q) return -1;
@@ -422,90 +438,133 @@ static int walk_events(Walker *w, const Visitor *v) {
   }
 }
 
-static int walk_top(Walker *w, const Visitor *v, bool *legacy) {
+/* The members of the top-level object, from just past '{' (first) or
+ * just past a member's value. 1 when a split load hands the rest over. */
+static int walk_members(Walker *w, const Visitor *v, bool first, bool *seen_events) {
   bool have;
-  if (need(w, &have) < 0) return -1;
-  if (!have) return error("%s: empty file", w->path);
-  if (*w->p == '[') {
-    *legacy = true;
-    w->p++;
-    if (walk_events(w, v) < 0) return -1;
-  } else if (*w->p == '{') {
-    w->p++;
-    bool seen_events = false, first = true;
-    for (;;) {
-      if (need(w, &have) < 0) return -1;
-      if (!have) return walk_error(w, w->p, "unexpected end of input in the top-level object");
-      if (*w->p == '}' && first) {
-        w->p++;
-        break;
-      }
-      const char *vstart = run_unit(w, unit_key, NULL);
-      if (!vstart) return -1;
-      Span key = {w->p + 1, 0};
-      const char *kq = w->p + 1;
-      while (*kq != '"') kq += *kq == '\\' ? 2 : 1;
-      key.n = (size_t)(kq - key.s);
-      if (span_eq(key, "traceEvents") && *vstart == '[') {
-        seen_events = true;
-        w->p = vstart + 1;
-        if (walk_events(w, v) < 0) return -1;
-      } else {
-        /* the value may need refills, which move the window: keep a copy
-         * of the key */
-        w->keybuf.len = 0;
-        buf_add(&w->keybuf, key.s, key.n);
-        w->p = vstart;
-        const char *q = run_unit(w, unit_value, NULL);
-        if (!q) return -1;
-        Span kc = {w->keybuf.s, w->keybuf.len};
-        Span val = {w->p, (size_t)(q - w->p)};
-        if (v->on_header && v->on_header(v->ctx, w, kc, val) < 0) return -1;
-        w->p = q;
-      }
-      first = false;
-      if (need(w, &have) < 0) return -1;
-      if (!have) return walk_error(w, w->p, "unexpected end of input in the top-level object");
-      if (*w->p == '}') {
-        w->p++;
-        break;
-      }
+  for (;;) {
+    if (need(w, &have) < 0) return -1;
+    if (!have) return walk_error(w, w->p, "unexpected end of input in the top-level object");
+    if (*w->p == '}') {
+      w->p++;
+      return 0;
+    }
+    if (!first) {
       if (*w->p != ',') return walk_error(w, w->p, "expected ',' or '}'");
       w->p++;
+      if (need(w, &have) < 0) return -1;
+      if (!have) return walk_error(w, w->p, "unexpected end of input in the top-level object");
     }
-    if (!seen_events) return error("%s: no \"traceEvents\" array: not a Chrome trace", w->path);
-  } else {
-    return walk_error(w, w->p, "not a Chrome trace: expected '{' or '['");
+    first = false;
+    const char *vstart = run_unit(w, unit_key, NULL);
+    if (!vstart) return -1;
+    Span key = {w->p + 1, 0};
+    const char *kq = w->p + 1;
+    while (*kq != '"') kq += *kq == '\\' ? 2 : 1;
+    key.n = (size_t)(kq - key.s);
+    if (span_eq(key, "traceEvents") && *vstart == '[') {
+      *seen_events = true;
+      w->p = vstart + 1;
+      int r = walk_events(w, v);
+      if (r) return r;
+    } else {
+      /* the value may need refills, which move the window: keep a copy
+       * of the key */
+      w->keybuf.len = 0;
+      buf_add(&w->keybuf, key.s, key.n);
+      w->p = vstart;
+      const char *q = run_unit(w, unit_value, NULL);
+      if (!q) return -1;
+      Span kc = {w->keybuf.s, w->keybuf.len};
+      Span val = {w->p, (size_t)(q - w->p)};
+      if (v->on_header && v->on_header(v->ctx, w, kc, val) < 0) return -1;
+      w->p = q;
+    }
   }
+}
+
+static int walk_end(Walker *w) {
+  bool have;
   if (need(w, &have) < 0) return -1;
   if (have) return walk_error(w, w->p, "trailing data after the trace");
   return 0;
 }
 
-int trace_walk(const char *path, const Visitor *v, bool *legacy) {
-  Walker w = {0};
-  w.path = path;
-  *legacy = false;
-  if (!STR_STOP[0]) init_tables();
-  w.gz = gzopen(path, "rb");
-  if (!w.gz) return error("%s: cannot open: %s", path, strerror(errno ? errno : ENOMEM));
-  gzbuffer(w.gz, 1 << 20);
-  struct stat sb;
-  if (!nct_quiet && isatty(2) && stat(path, &sb) == 0 && sb.st_size >= (64 << 20)) {
-    w.progress = true;
-    w.size = (uint64_t)sb.st_size;
+static int walk_top(Walker *w, const Visitor *v, bool *legacy) {
+  bool have;
+  if (need(w, &have) < 0) return -1;
+  if (!have) return error("%s: empty file", w->path);
+  int r;
+  if (*w->p == '[') {
+    *legacy = true;
+    w->p++;
+    r = walk_events(w, v);
+  } else if (*w->p == '{') {
+    w->p++;
+    bool seen_events = false;
+    r = walk_members(w, v, true, &seen_events);
+    if (!r && !seen_events) return error("%s: no \"traceEvents\" array: not a Chrome trace", w->path);
+  } else {
+    return walk_error(w, w->p, "not a Chrome trace: expected '{' or '['");
   }
-  w.cap = INIT_WINDOW;
-  w.buf = xmalloc(w.cap);
-  w.p = w.end = w.buf;
+  if (r) return r < 0 ? -1 : 0; /* split: the rest is checked by its reader */
+  return walk_end(w);
+}
+
+static int walker_open(Walker *w, const char *path) {
+  memset(w, 0, sizeof *w);
+  w->path = path;
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, init_tables);
+  w->gz = gzopen(path, "rb");
+  if (!w->gz) return error("%s: cannot open: %s", path, strerror(errno ? errno : ENOMEM));
+  gzbuffer(w->gz, 1 << 20);
+  struct stat sb;
+  if (!nct_quiet && !nct_silent && isatty(2) && stat(path, &sb) == 0 && sb.st_size >= (64 << 20)) {
+    w->progress = true;
+    w->size = (uint64_t)sb.st_size;
+  }
+  w->cap = INIT_WINDOW;
+  w->buf = xmalloc(w->cap);
+  w->p = w->end = w->buf;
+  return 0;
+}
+
+static void walker_close(Walker *w) {
+  report_progress(w, true);
+  gzclose(w->gz);
+  free(w->buf);
+  vec_free(&w->members);
+  vec_free(&w->args);
+  buf_free(&w->keybuf);
+}
+
+int trace_walk_split(const char *path, const Visitor *v, bool *legacy, uint64_t split_at) {
+  Walker w;
+  *legacy = false;
+  if (walker_open(&w, path) < 0) return -1;
+  w.split_at = split_at;
   int rc = walk_top(&w, v, legacy);
-  report_progress(&w, true);
-  gzclose(w.gz);
-  free(w.buf);
-  vec_free(&w.members);
-  vec_free(&w.args);
-  buf_free(&w.keybuf);
+  walker_close(&w);
   return rc;
+}
+
+int trace_walk(const char *path, const Visitor *v, bool *legacy) { return trace_walk_split(path, v, legacy, 0); }
+
+int trace_walk_from(const char *path, const Visitor *v, uint64_t offset) {
+  Walker w;
+  if (walker_open(&w, path) < 0) return -1;
+  w.progress = false;
+  int rc = -1;
+  if (gzdirect(w.gz) && gzseek(w.gz, (z_off_t)offset, SEEK_SET) == (z_off_t)offset) {
+    w.dropped = offset;
+    bool seen = true;
+    rc = walk_events(&w, v);
+    if (rc == 0) rc = walk_members(&w, v, false, &seen);
+    if (rc == 0) rc = walk_end(&w);
+  }
+  walker_close(&w);
+  return rc < 0 ? -1 : 0;
 }
 
 /* ---- value helpers ---- */

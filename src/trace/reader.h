@@ -44,8 +44,17 @@ typedef struct {
   int (*on_header)(void *ctx, Walker *w, Span key, Span val);
   int (*on_event)(void *ctx, Walker *w, const Member *m, size_t n, Span raw);
   void *ctx;
+  /* A split load reached the first event at or after split_at (exact: at
+   * it, after `events` events). Return true to stop there: another reader
+   * has the rest. Optional (NULL: never stop). */
+  bool (*on_split)(void *ctx, bool exact, uint64_t events);
 } Visitor;
 
+/* A split load of a plain file: trace_walk_split stops at the event
+ * starting at byte split_at if on_split agrees; trace_walk_from reads the
+ * events from that byte to the end (and the top-level members after them). */
+int trace_walk_split(const char *path, const Visitor *v, bool *legacy, uint64_t split_at);
+int trace_walk_from(const char *path, const Visitor *v, uint64_t offset);
 /* Reads the whole file, calling the visitor; 0 or -1 (error reported).
  * *legacy is set when the file is a bare array of events. */
 int trace_walk(const char *path, const Visitor *v, bool *legacy);

@@ -45,7 +45,10 @@ _Noreturn void nct_bug(const char *file, int line, const char *fmt, ...) {
   abort();
 }
 
+__thread bool nct_silent;
+
 int error(const char *fmt, ...) {
+  if (nct_silent) return -1;
   va_list ap;
   fputs("nctrace: error: ", stderr);
   va_start(ap, fmt);

@@ -26,6 +26,9 @@ _Noreturn void nct_bug(const char *file, int line, const char *fmt, ...)
 /* Print "nctrace: error: ..." and return -1, so callers write
  * `return error(...)`. */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Set on a thread whose errors must not be printed (a speculative reader:
+ * whoever redoes its work reports them). */
+extern __thread bool nct_silent;
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define VEC(T) struct { T *v; size_t n, cap; }

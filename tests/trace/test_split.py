@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Split loading: a plain trace of 32 MB or more is read by two threads,
+the second from a guessed event boundary near the middle. Whatever the
+guess, the result must be the sequential one (NCTRACE_THREADS=1): the same
+summary (Markdown and JSON), the same filter output, the same errors. Each
+case also checks which way the load went (NCTRACE_SPLIT_REPORT), so the
+fast path and every fallback are exercised:
+
+  kineto      a torch.profiler-like trace (bench/trace/gen_trace.py): taken
+  trailing    header members after traceEvents (rank, base time): taken
+  nested      the middle falls inside huge args holding lists of objects:
+              the guess is no event boundary, the first reader goes on
+  begin-end   a B/E pair spans the middle: halves cannot pair it
+  malformed   a bad event in the second half: same note (file:line:col),
+              and under --strict the same error and status
+  gzip        a .gz file is never split
+
+    test_split.py NCTRACE"""
+import json
+import gzip
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GEN = os.path.join(HERE, "..", "..", "bench", "trace", "gen_trace.py")
+SIZE = 34 << 20  # just over the split threshold
+
+
+class Fail(Exception):
+    pass
+
+
+def run(nct, args, threads):
+    env = dict(os.environ, NCTRACE_SPLIT_REPORT="1")
+    if threads == 1:
+        env["NCTRACE_THREADS"] = "1"
+    r = subprocess.run([nct] + args, capture_output=True, text=True, env=env)
+    report = [l for l in r.stderr.splitlines() if l.startswith("nctrace: split load") or "read by one thread" in l]
+    rest = "\n".join(l for l in r.stderr.splitlines() if l not in report)
+    return r.returncode, r.stdout, rest, report
+
+
+def same(nct, args, want, tmp):
+    """Run args both ways; outputs (stdout, -o files) must match; the split
+    report must contain `want`."""
+    outs = []
+    for threads in (2, 1):
+        a = [x.replace("@OUT@", os.path.join(tmp, "out%d" % threads)) for x in args]
+        rc, out, err, report = run(nct, a, threads)
+        files = {}
+        for x in a:
+            if x.startswith(os.path.join(tmp, "out")) and os.path.exists(x):
+                files = open(x, "rb").read()
+        outs.append((rc, out, err, files))
+        if threads == 2 and not any(want in l for l in report):
+            raise Fail("%s: expected a split report with %r, got %s" % (args, want, report))
+    if outs[0] != outs[1]:
+        raise Fail("%s: two threads gave %r... one gave %r..." % (args, str(outs[0])[:300], str(outs[1])[:300]))
+    return outs[0]
+
+
+def write_events(path, events, head="", tail=""):
+    with open(path, "w") as f:
+        f.write('{"schemaVersion": 1,%s "traceEvents": [\n' % head)
+        f.write(",\n".join(json.dumps(e) for e in events))
+        f.write("\n]%s}\n" % tail)
+
+
+def x(name, ts, dur, tid=1, **args):
+    return {"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur,
+            "args": args}
+
+
+def filler(n, start=0):
+    return [x("f%d" % (i % 50), start + i * 10, 5, tid=1 + i % 3, pad="p" * 150) for i in range(n)]
+
+
+def main():
+    nct = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        p = os.path.join(tmp, "kineto.json")
+        subprocess.run([sys.executable, GEN, p, str(SIZE / 1e6)], check=True, capture_output=True)
+        same(nct, ["summary", p], "taken", tmp)
+        same(nct, ["summary", p, "--format", "json", "--top", "1000"], "taken", tmp)
+        rc, _, _, out = same(nct, ["filter", p, "-o", "@OUT@", "--include-cuda-kernels", "--min-dur-us", "20"],
+                             "taken", tmp)
+        if rc or not out:
+            raise Fail("filter wrote nothing")
+
+        n = SIZE // 230
+        p = os.path.join(tmp, "trailing.json")
+        write_events(p, filler(n), tail=', "distributedInfo": {"rank": 3, "world_size": 4}, '
+                     '"baseTimeNanoseconds": 1700000000000000000, "traceName": "t"')
+        rc, out, _, _ = same(nct, ["summary", p, "--format", "json"], "taken", tmp)
+        if json.loads(out)["structured"]["ranks"][0]["rank"] != 3:
+            raise Fail("rank from the members after traceEvents was lost")
+
+        p = os.path.join(tmp, "nested.json")
+        big = [{"k%d" % j: j} for j in range(25000)]
+        write_events(p, [x("big%d" % i, i * 100, 50, items=big) for i in range(SIZE // 400000)])
+        # make the lists of objects one per line, so the guess finds them
+        data = open(p).read().replace("}, {", "},\n {")
+        open(p, "w").write(data)
+        same(nct, ["summary", p], "not an event boundary", tmp)
+
+        p = os.path.join(tmp, "begin-end.json")
+        ev = [{"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 0}] + filler(n, 1) + \
+             [{"ph": "E", "name": "outer", "pid": 1, "tid": 1, "ts": 10 * n + 100}]
+        write_events(p, ev)
+        same(nct, ["summary", p], "B/E events", tmp)
+
+        p = os.path.join(tmp, "malformed.json")
+        ev = filler(n)
+        del ev[n * 3 // 4]["dur"]
+        write_events(p, ev)
+        rc, out, _, _ = same(nct, ["summary", p], "taken", tmp)
+        if "malformed.json:" not in out or "complete event without" not in out:
+            raise Fail("the skipped event is not noted with its place: %s" % out[-500:])
+        rc, out, err, _ = same(nct, ["summary", "--strict", p], "second half failed", tmp)
+        if rc != 1 or "error: complete event without" not in err:
+            raise Fail("--strict: status %d, %r" % (rc, err))
+
+        p = os.path.join(tmp, "kineto.json.gz")
+        with open(os.path.join(tmp, "kineto.json"), "rb") as f, gzip.open(p, "wb", 1) as g:
+            g.write(f.read())
+        same(nct, ["summary", p], "read by one thread", tmp)
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Fail as e:
+        print("FAILED: %s" % e)
+        sys.exit(1)
