@@ -20,6 +20,7 @@
 #include "emit.h"
 #include "manifest.h"
 #include "onefile.h"
+#include "progress.h"
 #include "rewrite.h"
 #include "rules.h"
 #include "walk.h"
@@ -52,6 +53,7 @@ typedef struct {
   char options_key[64];
   size_t next;              /* work queue index, atomic */
   pthread_mutex_t print_lock;
+  Progress progress;        /* the bar on a terminal (progress.c) */
 } Run;
 
 static void usage(FILE *f) {
@@ -551,6 +553,7 @@ static void *worker(void *arg) {
     size_t i = __atomic_fetch_add(&run->next, 1, __ATOMIC_RELAXED);
     if (i >= run->ents.v.n) break;
     process(run, i, &parser);
+    progress_step(&run->progress);
   }
   job_parser_free(parser);
   return NULL;
@@ -674,6 +677,7 @@ int main(int argc, char **argv) {
     goto done;
   }
   int nt = run.opt.jobs < (int)n ? run.opt.jobs : (int)(n ? n : 1);
+  progress_start(&run.progress, n, run.opt.quiet);
   if (nt <= 1) {
     worker(&run);
   } else {
@@ -682,6 +686,7 @@ int main(int argc, char **argv) {
     for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
     free(th);
   }
+  progress_end(&run.progress);
 
   /* report, in path order */
   size_t nrew = 0, ncopy = 0, nchanged = 0, nranges = 0;
