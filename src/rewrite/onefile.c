@@ -72,7 +72,6 @@ static void split_out(const char *out, const char **root, const char **rel) {
 
 /* Make-style escaping of one path in a rule. */
 static void dep_path(Buf *b, const char *p) {
-  buf_putc(b, ' ');
   for (; *p; p++) {
     if (*p == ' ' || *p == '#' || *p == '\\') buf_putc(b, '\\');
     if (*p == '$') buf_putc(b, '$');
@@ -80,13 +79,22 @@ static void dep_path(Buf *b, const char *p) {
   }
 }
 
+/* Is `out` the same file as `in` (which exists)? Then writing it would
+ * write into the sources. */
+static bool same_file(const char *out, const struct stat *in) {
+  struct stat st;
+  return out && stat(out, &st) == 0 && st.st_dev == in->st_dev && st.st_ino == in->st_ino;
+}
+
 static int write_depfile(const OneFile *o, Diags *d) {
   Buf b = {0};
   dep_path(&b, o->out);
-  memmove(b.s, b.s + 1, b.len--); /* no space before the target */
-  buf_putc(&b, ':');
+  buf_puts(&b, ": ");
   dep_path(&b, o->file);
-  if (o->config) dep_path(&b, o->config);
+  if (o->config) {
+    buf_putc(&b, ' ');
+    dep_path(&b, o->config);
+  }
   buf_putc(&b, '\n');
   const char *root, *rel;
   split_out(o->depfile, &root, &rel);
@@ -118,6 +126,12 @@ int onefile_run(const OneFile *o) {
   if (stat(o->file, &st) < 0 || !S_ISREG(st.st_mode) || read_file(o->file, &src, &len) < 0) {
     diag_at(&top, DIAG_ERROR, o->file, NULL, 0, 0, 0, "cannot read: %s",
             errno ? strerror(errno) : "not a regular file");
+    diags_print(&top);
+    goto done;
+  }
+  if (same_file(o->out, &st) || same_file(o->depfile, &st) || (o->depfile && !strcmp(o->depfile, o->out))) {
+    diag_at(&top, DIAG_ERROR, o->out, NULL, 0, 0, 0,
+            "-o and --depfile must name two new files, neither of them the input: ncrewrite never writes into sources");
     diags_print(&top);
     goto done;
   }

@@ -96,6 +96,15 @@ def build_action(tmp):
     rc, _, err = nc("--config", "r.yaml", "--file", "src/missing.cu", "-o", "m.cu", cwd=w)
     check(rc == 1 and "src/missing.cu: error: cannot read" in err and not os.path.exists(os.path.join(w, "m.cu")),
           "missing input: exit %d\n%s" % (rc, err))
+    # never written: the input itself (also through a link), nor -o as depfile
+    os.symlink("src/k.cu", os.path.join(w, "link.cu"))
+    src_before = open(os.path.join(w, "src/k.cu")).read()
+    for args in (["-o", "src/k.cu"], ["-o", "link.cu"], ["-o", "x.cu", "--depfile", "src/k.cu"],
+                 ["-o", "x.cu", "--depfile", "x.cu"]):
+        rc, _, err = nc("--config", "r.yaml", "--file", "src/k.cu", *args, cwd=w)
+        check(rc == 1 and "never writes into sources" in err, "%s: exit %d\n%s" % (args, rc, err))
+    check(open(os.path.join(w, "src/k.cu")).read() == src_before and not os.path.exists(os.path.join(w, "x.cu")),
+          "the input was written, or output appeared after a refusal")
     # usage
     for args in (["--file", "src/k.cu"], ["--file", "src/k.cu", "-o", "x", "src", "out"],
                  ["-o", "x", "src", "out"], ["--file", "src/k.cu", "-o", "x", "--check"], ["--validate"]):
