@@ -56,6 +56,10 @@ if(TARGET ncrt)
 endif()
 
 # The CMake package: relocatable, found from P via CMAKE_PREFIX_PATH.
+set(NC_CFG_NVTX_INCLUDE "")
+if(NC_NVTX_INCLUDE)
+  set(NC_CFG_NVTX_INCLUDE "${NC_NVTX_INCLUDE}")
+endif()
 set(NC_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ncrewrite)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/package/ncrewriteConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/ncrewriteConfig.cmake
