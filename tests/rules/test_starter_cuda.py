@@ -6,6 +6,8 @@ ranges the rules promise (2 cudaMemcpy, 1 cudaMemset, 2 launch) and the GPU
 work each range caused must be attributed to it.
 
     test_starter_cuda.py NCRUN_DIR GOLDEN_DIR
+    test_starter_cuda.py --check-trace TRACE   only the trace checks, on a
+        trace recorded elsewhere (a GPU machine without ncrun's build deps)
 Exit 0 passed, 1 failed, 77 skipped (no nvcc or no GPU: the reason printed).
 """
 import collections
@@ -33,7 +35,41 @@ def gpu_reason():
     return None
 
 
+def check_trace(t):
+    """What the rules promise, as a list of failures."""
+    fails = []
+
+    def check(cond, msg):
+        if not cond:
+            fails.append(msg)
+
+    evs = [e for e in t["traceEvents"] if e.get("ph") == "X"]
+    cpu = collections.Counter(e["name"] for e in evs if e.get("cat") == "user_annotation")
+    check(cpu == {"cudaMemcpy": 2, "cudaMemset": 1, "launch": 2}, "CPU ranges %s" % dict(cpu))
+    kernels = [e for e in evs if e.get("cat") == "kernel"]
+    check(len(kernels) == 2 and all("saxpy" in e["name"] for e in kernels), "kernels %s" % [e["name"] for e in kernels])
+    check(all(e["args"].get("range") == "launch" for e in kernels),
+          "kernels attributed to %s" % [e["args"].get("range") for e in kernels])
+    copies = [e for e in evs if e.get("cat") == "gpu_memcpy"]
+    check(len(copies) == 2 and all(e["args"].get("range") == "cudaMemcpy" for e in copies),
+          "memcpys %s" % [(e["name"], e["args"].get("range")) for e in copies])
+    sets = [e for e in evs if e.get("cat") == "gpu_memset"]
+    check(len(sets) == 1 and sets[0]["args"].get("range") == "cudaMemset",
+          "memsets %s" % [(e["name"], e["args"].get("range")) for e in sets])
+    return fails
+
+
+def report(fails):
+    for f in fails:
+        print("FAIL:", f)
+    print("ok" if not fails else "FAILED")
+    return 1 if fails else 0
+
+
 def main():
+    if sys.argv[1] == "--check-trace":
+        with gzip.open(sys.argv[2], "rt") as f:
+            return report(check_trace(json.load(f)))
     ncrun_dir, golden = sys.argv[1], sys.argv[2]
     why = gpu_reason()
     if why:
@@ -63,23 +99,7 @@ def main():
             return 1
         with gzip.open(traces[0], "rt") as f:
             t = json.load(f)
-    evs = [e for e in t["traceEvents"] if e.get("ph") == "X"]
-    cpu = collections.Counter(e["name"] for e in evs if e.get("cat") == "user_annotation")
-    check(cpu == {"cudaMemcpy": 2, "cudaMemset": 1, "launch": 2}, "CPU ranges %s" % dict(cpu))
-    kernels = [e for e in evs if e.get("cat") == "kernel"]
-    check(len(kernels) == 2 and all("saxpy" in e["name"] for e in kernels), "kernels %s" % [e["name"] for e in kernels])
-    check(all(e["args"].get("range") == "launch" for e in kernels),
-          "kernels attributed to %s" % [e["args"].get("range") for e in kernels])
-    copies = [e for e in evs if e.get("cat") == "gpu_memcpy"]
-    check(len(copies) == 2 and all(e["args"].get("range") == "cudaMemcpy" for e in copies),
-          "memcpys %s" % [(e["name"], e["args"].get("range")) for e in copies])
-    sets = [e for e in evs if e.get("cat") == "gpu_memset"]
-    check(len(sets) == 1 and sets[0]["args"].get("range") == "cudaMemset",
-          "memsets %s" % [(e["name"], e["args"].get("range")) for e in sets])
-    for f in fails:
-        print("FAIL:", f)
-    print("ok" if not fails else "FAILED")
-    return 1 if fails else 0
+    return report(fails + check_trace(t))
 
 
 if __name__ == "__main__":

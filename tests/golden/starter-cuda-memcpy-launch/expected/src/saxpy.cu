@@ -16,7 +16,7 @@ int run(int n, const float *hx, float *hy) {
   { NCRT_RANGE_EX("cuda", "launch", 0, 0x00000000u); saxpy<<<(n + 255) / 256, 256>>>(n, 2.0f, x, y); }
   float a = 1.0f;
   void *args[] = {&n, &a, &x, &y};
-  { NCRT_RANGE_EX("cuda", "launch", 0, 0x00000000u); cudaLaunchKernel((const void *)saxpy, dim3(1), dim3(256), args, 0, 0); }
+  { NCRT_RANGE_EX("cuda", "launch", 0, 0x00000000u); cudaLaunchKernel((const void *)saxpy, dim3((n + 255) / 256), dim3(256), args, 0, 0); }
   cudaError_t err = __extension__ ({ NCRT_RANGE_EX("cuda", "cudaMemcpy", 0, 0x00000000u); cudaMemcpy(hy, y, n * sizeof(float), cudaMemcpyDeviceToHost); });
   cudaFree(x);
   cudaFree(y);

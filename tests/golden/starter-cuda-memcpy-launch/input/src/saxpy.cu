@@ -14,7 +14,7 @@ int run(int n, const float *hx, float *hy) {
   saxpy<<<(n + 255) / 256, 256>>>(n, 2.0f, x, y);
   float a = 1.0f;
   void *args[] = {&n, &a, &x, &y};
-  cudaLaunchKernel((const void *)saxpy, dim3(1), dim3(256), args, 0, 0);
+  cudaLaunchKernel((const void *)saxpy, dim3((n + 255) / 256), dim3(256), args, 0, 0);
   cudaError_t err = cudaMemcpy(hy, y, n * sizeof(float), cudaMemcpyDeviceToHost);
   cudaFree(x);
   cudaFree(y);
