@@ -2,6 +2,7 @@
  * torch.profiler/Kineto's, torch's legacy exporter's) and summarises,
  * filters, merges or renders them. docs/nctrace.md is the user guide. */
 #include "commands.h"
+#include "progress.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,9 +13,19 @@ static const char USAGE[] =
   "                      [--include-direct-children] [--name GLOB]\n"
   "       nctrace merge RANK_TRACE... -o OUT\n"
   "       nctrace report TRACE... -o report.html [--top N] [--step GLOB]\n"
-  "TRACE: .json or .json.gz; OUT ending in .gz is written gzip-compressed.\n";
+  "TRACE: .json or .json.gz; OUT ending in .gz is written gzip-compressed.\n"
+  "-q, --quiet (any command): no progress bar while big traces are read (it is\n"
+  "only ever drawn on a terminal).\n";
 
 int main(int argc, char **argv) {
+  /* -q / --quiet belongs to no command: take it out wherever it stands */
+  int n = 0;
+  for (int i = 0; i < argc; i++) {
+    if (i > 0 && (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))) progress_set_quiet(true);
+    else argv[n++] = argv[i];
+  }
+  argc = n;
+  argv[argc] = NULL;
   if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
     fputs(USAGE, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

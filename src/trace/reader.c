@@ -1,5 +1,6 @@
 /* reader: sliding-window JSON scanner for Chrome traces (see reader.h). */
 #include "reader.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -82,6 +84,7 @@ const char *walk_where(Walker *w, const char *at) {
 
 int walk_error(Walker *w, const char *at, const char *fmt, ...) {
   va_list ap;
+  progress_clear();
   fprintf(stderr, "%s: error: ", walk_where(w, at));
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
@@ -126,6 +129,7 @@ static int refill(Walker *w) {
     w->eof = true;
   }
   w->end += got;
+  progress_update((uint64_t)gzoffset(w->gz));
   return 0;
 }
 
@@ -455,10 +459,13 @@ int trace_walk(const char *path, const Visitor *v, bool *legacy) {
   w.gz = gzopen(path, "rb");
   if (!w.gz) return error("%s: cannot open: %s", path, strerror(errno ? errno : ENOMEM));
   gzbuffer(w.gz, 1 << 20);
+  struct stat st;
+  progress_begin(path, stat(path, &st) == 0 ? (uint64_t)st.st_size : 0);
   w.cap = INIT_WINDOW;
   w.buf = xmalloc(w.cap);
   w.p = w.end = w.buf;
   int rc = walk_top(&w, v, legacy);
+  progress_clear();
   gzclose(w.gz);
   free(w.buf);
   vec_free(&w.members);

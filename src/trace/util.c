@@ -1,5 +1,6 @@
 /* util: allocation, strings, interning, hashing, diagnostics. */
 #include "util.h"
+#include "progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,7 @@ _Noreturn void nct_bug(const char *file, int line, const char *fmt, ...) {
 
 int error(const char *fmt, ...) {
   va_list ap;
+  progress_clear();
   fputs("nctrace: error: ", stderr);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
@@ -57,6 +59,7 @@ int error(const char *fmt, ...) {
 
 void warning(const char *fmt, ...) {
   va_list ap;
+  progress_clear();
   fputs("nctrace: warning: ", stderr);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
