@@ -19,6 +19,8 @@
 
 #include "emit.h"
 #include "manifest.h"
+#include "onefile.h"
+#include "progress.h"
 #include "rewrite.h"
 #include "rules.h"
 #include "walk.h"
@@ -27,6 +29,11 @@ typedef struct {
   const char *config;
   bool full_trace, check, diff, strict, quiet, explain;
   int jobs;
+  /* --file mode (onefile.c): output, depfile, path the rules see */
+  const char *file, *output, *depfile, *as;
+  bool validate;           /* --validate RULES...: positional args are rule files */
+  char **paths;            /* --validate's files */
+  int npaths;
 } Options;
 
 typedef struct {
@@ -46,10 +53,13 @@ typedef struct {
   char options_key[64];
   size_t next;              /* work queue index, atomic */
   pthread_mutex_t print_lock;
+  Progress progress;        /* the bar on a terminal (progress.c) */
 } Run;
 
 static void usage(FILE *f) {
   fputs("usage: ncrewrite [--config RULES] [options] SRC OUT\n"
+        "       ncrewrite --config RULES --file IN -o OUT [--depfile DEP] [--as PATH]\n"
+        "       ncrewrite --validate RULES...\n"
         "\n"
         "Write an instrumented copy of the source tree SRC to OUT: files the rules\n"
         "name get NVTX ranges, everything else is copied byte for byte.\n"
@@ -63,6 +73,12 @@ static void usage(FILE *f) {
         "  --strict           treat warnings as errors (e.g. a rule that matches nothing)\n"
         "  --explain          print what matched where and what was skipped, and why\n"
         "  -q, --quiet        print errors only\n"
+        "  --file IN          instrument the one file IN into -o OUT (a build action)\n"
+        "  -o, --output OUT   with --file: where the instrumented copy goes\n"
+        "  --depfile DEP      with --file: write make-style dependencies of OUT to DEP\n"
+        "  --as PATH          with --file: the path rules match IN by (default: IN\n"
+        "                     relative to the current directory)\n"
+        "  --validate         check the rule files given as arguments; write nothing\n"
         "  --version          print the version and the pinned grammar versions\n"
         "  -h, --help         this text\n"
         "\n"
@@ -71,18 +87,21 @@ static void usage(FILE *f) {
 }
 
 static int parse_args(int argc, char **argv, Run *run) {
-  enum { O_FULL = 256, O_CHECK, O_DIFF, O_STRICT, O_EXPLAIN, O_VERSION };
+  enum { O_FULL = 256, O_CHECK, O_DIFF, O_STRICT, O_EXPLAIN, O_VERSION, O_FILE, O_DEPFILE, O_AS, O_VALIDATE };
   static const struct option longs[] = {
       {"config", required_argument, 0, 'c'}, {"full-trace", no_argument, 0, O_FULL},
       {"jobs", required_argument, 0, 'j'},   {"check", no_argument, 0, O_CHECK},
       {"diff", no_argument, 0, O_DIFF},      {"strict", no_argument, 0, O_STRICT},
       {"explain", no_argument, 0, O_EXPLAIN}, {"quiet", no_argument, 0, 'q'},
       {"version", no_argument, 0, O_VERSION}, {"help", no_argument, 0, 'h'},
+      {"file", required_argument, 0, O_FILE}, {"output", required_argument, 0, 'o'},
+      {"depfile", required_argument, 0, O_DEPFILE}, {"as", required_argument, 0, O_AS},
+      {"validate", no_argument, 0, O_VALIDATE},
       {0, 0, 0, 0}};
   Options *o = &run->opt;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   o->jobs = n > 0 ? (int)n : 1;
-  for (int c; (c = getopt_long(argc, argv, "c:j:qh", longs, NULL)) != -1;) {
+  for (int c; (c = getopt_long(argc, argv, "c:j:o:qh", longs, NULL)) != -1;) {
     switch (c) {
     case 'c': o->config = optarg; break;
     case O_FULL: o->full_trace = true; break;
@@ -106,8 +125,29 @@ static int parse_args(int argc, char **argv, Run *run) {
              NC_VERSION);
       exit(0);
     case 'h': usage(stdout); exit(0);
+    case O_FILE: o->file = optarg; break;
+    case 'o': o->output = optarg; break;
+    case O_DEPFILE: o->depfile = optarg; break;
+    case O_AS: o->as = optarg; break;
+    case O_VALIDATE: o->validate = true; break;
     default: usage(stderr); return 2;
     }
+  }
+  if (o->validate) {
+    if (argc - optind < 1 || o->file) {
+      fprintf(stderr, "ncrewrite: error: --validate takes one or more rule files (and no --file)\n");
+      return 2;
+    }
+    o->paths = argv + optind, o->npaths = argc - optind;
+    return 0;
+  }
+  if (o->file || o->output || o->depfile || o->as) {
+    if (!o->file || !o->output || argc - optind != 0 || o->check || o->diff || o->explain) {
+      fprintf(stderr, "ncrewrite: error: --file IN needs -o OUT, takes no SRC/OUT, and does not combine with "
+                      "--check, --diff or --explain\n");
+      return 2;
+    }
+    return 0;
   }
   if (argc - optind != 2) {
     fprintf(stderr, "ncrewrite: error: expected SRC and OUT, got %d path%s\n", argc - optind,
@@ -513,6 +553,7 @@ static void *worker(void *arg) {
     size_t i = __atomic_fetch_add(&run->next, 1, __ATOMIC_RELAXED);
     if (i >= run->ents.v.n) break;
     process(run, i, &parser);
+    progress_step(&run->progress);
   }
   job_parser_free(parser);
   return NULL;
@@ -565,6 +606,12 @@ int main(int argc, char **argv) {
   Run run = {0};
   int rc = parse_args(argc, argv, &run);
   if (rc) return rc;
+  if (run.opt.validate) return onefile_validate(run.opt.paths, run.opt.npaths, run.opt.strict, run.opt.quiet);
+  if (run.opt.file) {
+    OneFile one = {run.opt.config, run.opt.file, run.opt.output, run.opt.depfile, run.opt.as,
+                   run.opt.full_trace, run.opt.strict, run.opt.quiet};
+    return onefile_run(&one);
+  }
   Diags top = {0}, files = {0}, rules_d = {0};
   FileResult *old = NULL, *stale_src = NULL;
   size_t nold = 0, nstale_src = 0, n = 0;
@@ -630,6 +677,7 @@ int main(int argc, char **argv) {
     goto done;
   }
   int nt = run.opt.jobs < (int)n ? run.opt.jobs : (int)(n ? n : 1);
+  progress_start(&run.progress, n, run.opt.quiet);
   if (nt <= 1) {
     worker(&run);
   } else {
@@ -638,6 +686,7 @@ int main(int argc, char **argv) {
     for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
     free(th);
   }
+  progress_end(&run.progress);
 
   /* report, in path order */
   size_t nrew = 0, ncopy = 0, nchanged = 0, nranges = 0;

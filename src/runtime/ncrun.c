@@ -73,8 +73,16 @@ static char *read_small(const char *path) {
   return buf;
 }
 
-/* Directory holding this executable: libncrt.so and python/ live beside it
- * (build tree) or in ../lib/ncrt (installed). */
+/* libncrt.so and the Python module are found from this executable's own
+ * directory: beside it in the build tree (<build>/ncrt/), or at the paths
+ * the install rules give relative to bin/ (NCRUN_REL_LIB, NCRUN_REL_PY:
+ * ../lib and ../lib/ncrewrite/python), so an installed prefix can move. */
+#ifndef NCRUN_REL_LIB
+#define NCRUN_REL_LIB "../lib"
+#endif
+#ifndef NCRUN_REL_PY
+#define NCRUN_REL_PY "../lib/ncrewrite/python"
+#endif
 static void find_runtime(char *lib, char *pydir, size_t n) {
   char exe[PATH_MAX];
   ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -83,8 +91,8 @@ static void find_runtime(char *lib, char *pydir, size_t n) {
   snprintf(lib, n, "%s/libncrt.so", dir);
   snprintf(pydir, n, "%s/python", dir);
   if (!exists(lib)) {
-    snprintf(lib, n, "%s/../lib/ncrt/libncrt.so", dir);
-    snprintf(pydir, n, "%s/../lib/ncrt/python", dir);
+    snprintf(lib, n, "%s/" NCRUN_REL_LIB "/libncrt.so", dir);
+    snprintf(pydir, n, "%s/" NCRUN_REL_PY, dir);
   }
   char real[PATH_MAX];
   if (realpath(lib, real)) snprintf(lib, n, "%s", real);

@@ -2,7 +2,7 @@
  * torch.profiler/Kineto's, torch's legacy exporter's) and summarises,
  * filters, merges or renders them. docs/nctrace.md is the user guide. */
 #include "commands.h"
-#include "reader.h"
+#include "progress.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -14,24 +14,21 @@ static const char USAGE[] =
   "       nctrace merge RANK_TRACE... -o OUT\n"
   "       nctrace report TRACE... -o report.html [--top N] [--step GLOB]\n"
   "TRACE: .json or .json.gz; OUT ending in .gz is written gzip-compressed.\n"
-  "-q, --quiet (any command): no progress line while reading big traces on a terminal.\n";
+  "-q, --quiet (any command): no progress bar while big traces are read (it is\n"
+  "only ever drawn on a terminal).\n";
 
 int main(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-    fputs(USAGE, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
-  }
-  /* -q anywhere: the commands never see it */
+  /* -q / --quiet belongs to no command: take it out wherever it stands */
   int n = 0;
   for (int i = 0; i < argc; i++) {
-    if (i > 0 && (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))) nct_quiet = true;
+    if (i > 0 && (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))) progress_set_quiet(true);
     else argv[n++] = argv[i];
   }
   argc = n;
   argv[argc] = NULL;
-  if (argc < 2) {
-    fputs(USAGE, stderr);
-    return 2;
+  if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    fputs(USAGE, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
   }
   const char *cmd = argv[1];
   if (!strcmp(cmd, "summary")) return cmd_summary(argc - 1, argv + 1);

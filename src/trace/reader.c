@@ -1,5 +1,6 @@
 /* reader: sliding-window JSON scanner for Chrome traces (see reader.h). */
 #include "reader.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -9,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 #include <zlib.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -38,38 +37,8 @@ struct Walker {
   /* a split load (trace_walk with split_at): the events from split_at on
    * are another thread's */
   uint64_t split_at;
-  /* progress on a terminal: file size, next report time */
-  uint64_t size;
-  double next_report;
-  bool progress;
+  bool progress; /* this reader draws the progress bar (not a split's second half) */
 };
-
-bool nct_quiet;
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* "reading FILE: 45% (450 of 1000 MB)" on stderr, rewritten in place at
- * most 5 times a second; only on a terminal, only for files of 64 MB and
- * more, never with -q. The position is in the file as stored (compressed
- * bytes for .gz). */
-static void report_progress(Walker *w, bool done) {
-  if (!w->progress) return;
-  if (done) {
-    fprintf(stderr, "\r\033[K");
-    return;
-  }
-  double t = now_s();
-  if (t < w->next_report) return;
-  w->next_report = t + 0.2;
-  uint64_t at = (uint64_t)gzoffset(w->gz);
-  if (at > w->size) at = w->size;
-  fprintf(stderr, "\rnctrace: reading %s: %3.0f%% (%llu of %llu MB)\033[K", w->path, 100.0 * (double)at / (double)w->size,
-          (unsigned long long)(at >> 20), (unsigned long long)(w->size >> 20));
-}
 
 static const char *fail(Walker *w, const char *at, const char *msg) {
   w->st = SCAN_ERR;
@@ -121,6 +90,7 @@ const char *walk_where(Walker *w, const char *at) {
 int walk_error(Walker *w, const char *at, const char *fmt, ...) {
   if (nct_silent) return -1;
   va_list ap;
+  progress_clear();
   fprintf(stderr, "%s: error: ", walk_where(w, at));
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
@@ -165,7 +135,7 @@ static int refill(Walker *w) {
     w->eof = true;
   }
   w->end += got;
-  report_progress(w, false);
+  if (w->progress) progress_update((uint64_t)gzoffset(w->gz));
   return 0;
 }
 
@@ -519,11 +489,9 @@ static int walker_open(Walker *w, const char *path) {
   w->gz = gzopen(path, "rb");
   if (!w->gz) return error("%s: cannot open: %s", path, strerror(errno ? errno : ENOMEM));
   gzbuffer(w->gz, 1 << 20);
+  w->progress = !nct_silent;
   struct stat sb;
-  if (!nct_quiet && !nct_silent && isatty(2) && stat(path, &sb) == 0 && sb.st_size >= (64 << 20)) {
-    w->progress = true;
-    w->size = (uint64_t)sb.st_size;
-  }
+  if (w->progress) progress_begin(path, stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
   w->cap = INIT_WINDOW;
   w->buf = xmalloc(w->cap);
   w->p = w->end = w->buf;
@@ -531,7 +499,7 @@ static int walker_open(Walker *w, const char *path) {
 }
 
 static void walker_close(Walker *w) {
-  report_progress(w, true);
+  if (w->progress) progress_clear();
   gzclose(w->gz);
   free(w->buf);
   vec_free(&w->members);
@@ -554,7 +522,6 @@ int trace_walk(const char *path, const Visitor *v, bool *legacy) { return trace_
 int trace_walk_from(const char *path, const Visitor *v, uint64_t offset) {
   Walker w;
   if (walker_open(&w, path) < 0) return -1;
-  w.progress = false;
   int rc = -1;
   if (gzdirect(w.gz) && gzseek(w.gz, (z_off_t)offset, SEEK_SET) == (z_off_t)offset) {
     w.dropped = offset;

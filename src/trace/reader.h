@@ -36,8 +36,6 @@ typedef struct {
 typedef VEC(Member) MemberVec;
 typedef struct Walker Walker;
 
-/* -q: no progress line while reading big files on a terminal */
-extern bool nct_quiet;
 
 typedef struct {
   /* Both return 0 to go on, -1 to stop (after reporting). */

@@ -1,5 +1,6 @@
 /* util: allocation, strings, interning, hashing, diagnostics. */
 #include "util.h"
+#include "progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,7 @@ __thread bool nct_silent;
 int error(const char *fmt, ...) {
   if (nct_silent) return -1;
   va_list ap;
+  progress_clear();
   fputs("nctrace: error: ", stderr);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
@@ -60,6 +62,7 @@ int error(const char *fmt, ...) {
 
 void warning(const char *fmt, ...) {
   va_list ap;
+  progress_clear();
   fputs("nctrace: warning: ", stderr);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);

@@ -1,0 +1,214 @@
+/* onefile: ncrewrite on named files, for build systems and hooks.
+ *
+ * --file is the tree pipeline cut down to one file: load rules, find the
+ * targets that name the file, rewrite it, write the result atomically, then
+ * a make-style depfile (the output, the input and the rule file: everything
+ * this mode reads), so make, ninja or Bazel can run it as a cacheable
+ * action. There is no manifest and no cache: the build system is the cache.
+ *
+ * --validate loads rule files and reports every problem at its place, for
+ * pre-commit hooks and editors. */
+#include "onefile.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "emit.h"
+#include "rewrite.h"
+#include "rules.h"
+
+/* The path rules see: --as, else the input relative to the current
+ * directory when it is below it, else its base name. */
+static char *rel_of(const OneFile *o) {
+  const char *p = o->as ? o->as : o->file;
+  if (o->as || (p[0] != '/' && strncmp(p, "../", 3))) {
+    while (p[0] == '.' && p[1] == '/') p += 2;
+    return xstrdup(p);
+  }
+  char *real = realpath(o->file, NULL), *cwd = getcwd(NULL, 0), *rel = NULL;
+  size_t n = cwd ? strlen(cwd) : 0;
+  if (real && cwd && !strncmp(real, cwd, n) && real[n] == '/') rel = xstrdup(real + n + 1);
+  if (!rel) {
+    const char *b = strrchr(o->file, '/');
+    rel = xstrdup(b ? b + 1 : o->file);
+  }
+  free(real), free(cwd);
+  return rel;
+}
+
+/* "pkg/mod.py" -> "pkg.mod", "pkg/__init__.py" -> "pkg" (as the tree mode). */
+static char *module_name(const char *rel) {
+  size_t n = strlen(rel);
+  if (n > 3 && !strcmp(rel + n - 3, ".py")) n -= 3;
+  else if (n > 4 && !strcmp(rel + n - 4, ".pyw")) n -= 4;
+  char *m = xstrndup(rel, n);
+  for (char *p = m; *p; p++)
+    if (*p == '/') *p = '.';
+  size_t ml = strlen(m);
+  if (ml >= 9 && !strcmp(m + ml - 9, ".__init__")) m[ml - 9] = 0;
+  return m;
+}
+
+static bool target_names(const Target *tg, const char *rel, const char *module) {
+  if (tg->file_path) {
+    const char *fp = tg->file_path;
+    while (fp[0] == '.' && fp[1] == '/') fp += 2;
+    if (!strcmp(fp, rel)) return true;
+  }
+  if (tg->path_glob) return glob_match(tg->key, rel);
+  return module && !strcmp(tg->key, module);
+}
+
+/* Split OUT into a root and a path below it, as emit_file wants them. */
+static void split_out(const char *out, const char **root, const char **rel) {
+  if (out[0] == '/') *root = "/", *rel = out + 1;
+  else *root = ".", *rel = out;
+}
+
+/* Make-style escaping of one path in a rule. */
+static void dep_path(Buf *b, const char *p) {
+  for (; *p; p++) {
+    if (*p == ' ' || *p == '#' || *p == '\\') buf_putc(b, '\\');
+    if (*p == '$') buf_putc(b, '$');
+    buf_putc(b, *p);
+  }
+}
+
+/* Is `out` the same file as `in` (which exists)? Then writing it would
+ * write into the sources. */
+static bool same_file(const char *out, const struct stat *in) {
+  struct stat st;
+  return out && stat(out, &st) == 0 && st.st_dev == in->st_dev && st.st_ino == in->st_ino;
+}
+
+static int write_depfile(const OneFile *o, Diags *d) {
+  Buf b = {0};
+  dep_path(&b, o->out);
+  buf_puts(&b, ": ");
+  dep_path(&b, o->file);
+  if (o->config) {
+    buf_putc(&b, ' ');
+    dep_path(&b, o->config);
+  }
+  buf_putc(&b, '\n');
+  const char *root, *rel;
+  split_out(o->depfile, &root, &rel);
+  int rc = emit_file(root, rel, b.s, b.len, 0666 & ~0022, d);
+  buf_free(&b);
+  return rc;
+}
+
+int onefile_run(const OneFile *o) {
+  Rules rules = {0};
+  Diags top = {0}, fd = {0};
+  top.strict = fd.strict = o->strict;
+  top.quiet = fd.quiet = o->quiet;
+  int status = 1;
+  char *src = NULL, *rel = rel_of(o), *module = NULL;
+  size_t len = 0;
+  FileJob job = {0};
+  Buf out = {0};
+  LineMap map = {0};
+  VEC(Target *) tgs = {0};
+  void *parser = NULL;
+
+  if (o->config && rules_load(&rules, o->config, &top) < 0) {
+    diags_print(&top);
+    fprintf(stderr, "ncrewrite: rule file has errors; nothing written\n");
+    goto done;
+  }
+  struct stat st;
+  if (stat(o->file, &st) < 0 || !S_ISREG(st.st_mode) || read_file(o->file, &src, &len) < 0) {
+    diag_at(&top, DIAG_ERROR, o->file, NULL, 0, 0, 0, "cannot read: %s",
+            errno ? strerror(errno) : "not a regular file");
+    diags_print(&top);
+    goto done;
+  }
+  if (same_file(o->out, &st) || same_file(o->depfile, &st) || (o->depfile && !strcmp(o->depfile, o->out))) {
+    diag_at(&top, DIAG_ERROR, o->out, NULL, 0, 0, 0,
+            "-o and --depfile must name two new files, neither of them the input: ncrewrite never writes into sources");
+    diags_print(&top);
+    goto done;
+  }
+  job.lang = lang_of_path(rel);
+  module = job.lang == LANG_PYTHON ? module_name(rel) : NULL;
+  for (size_t t = 0; t < rules.targets.n; t++)
+    if (target_names(&rules.targets.v[t], rel, module)) vec_push(&tgs, &rules.targets.v[t]);
+  bool ft_target = false;
+  for (size_t t = 0; t < tgs.n; t++) ft_target |= tgs.v[t]->full_trace;
+  bool ft_all = (rules.full_trace || o->full_trace) && rules.targets.n == 0;
+  job.full_trace = ft_all || ft_target || ((rules.full_trace || o->full_trace) && tgs.n);
+  job.rel = rel;
+  job.origin = o->file;
+  job.module = module;
+  job.src = src;
+  job.len = len;
+  job.rules = &rules;
+  job.targets = tgs.v;
+  job.ntargets = tgs.n;
+  job.diags.strict = o->strict;
+  job.diags.quiet = o->quiet;
+  job.parser = &parser;
+  int wrc = 0;
+  if (tgs.n || job.full_trace) {
+    if (job.lang == LANG_PYTHON) wrc = py_rewrite(&job);
+    else if (job.lang != LANG_NONE) wrc = c_rewrite(&job);
+  }
+  const char *data = src;
+  size_t dlen = len;
+  if (wrc == 0 && job.edits.v.n) {
+    if (edits_apply(&job.edits, src, len, &out, &map) < 0)
+      diag_at(&job.diags, DIAG_ERROR, o->file, NULL, 0, 0, 0, "internal error: overlapping edits (please report)");
+    data = out.s, dlen = out.len;
+  }
+  /* rules of the targets that name this file, which matched nothing here */
+  for (size_t t = 0; t < tgs.n; t++)
+    for (size_t k = 0; k < tgs.v[t]->rules.n; k++) {
+      Rule *ru = &tgs.v[t]->rules.v[k];
+      if (!ru->matched && ru->miss) ruledoc_diag(&rules.doc, &fd, DIAG_WARNING, ru->at, "rule matches nothing: %s", ru->miss);
+    }
+  diags_append(&fd, &job.diags);
+  if (fd.errors == 0) {
+    const char *root, *orel;
+    split_out(o->out, &root, &orel);
+    if (emit_file(root, orel, data ? data : "", dlen, st.st_mode, &fd) == 0 &&
+        (!o->depfile || write_depfile(o, &fd) == 0))
+      status = 0;
+  }
+  diags_print(&top);
+  diags_print(&fd);
+  if (fd.errors && !o->quiet) fprintf(stderr, "ncrewrite: %s: errors; nothing written\n", o->file);
+
+done:
+  vec_free(&tgs);
+  buf_free(&out);
+  linemap_free(&map);
+  filejob_free(&job);
+  job_parser_free(parser);
+  rules_free(&rules);
+  diags_free(&top), diags_free(&fd);
+  free(src), free(rel), free(module);
+  return status;
+}
+
+int onefile_validate(char **paths, int n, bool strict, bool quiet) {
+  int bad = 0;
+  for (int i = 0; i < n; i++) {
+    Rules r = {0};
+    Diags d = {0};
+    d.strict = strict;
+    d.quiet = quiet;
+    if (rules_load(&r, paths[i], &d) < 0 || d.errors) bad++;
+    diags_print(&d);
+    rules_free(&r);
+    diags_free(&d);
+  }
+  if (!quiet)
+    fprintf(stderr, "ncrewrite: %d rule file%s checked, %d with errors\n", n, n == 1 ? "" : "s", bad);
+  return bad ? 1 : 0;
+}
