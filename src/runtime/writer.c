@@ -230,6 +230,20 @@ typedef struct {
 
 static int64_t rel(uint64_t ns) { return (int64_t)(ns - rt_clock_origin_ns()); }
 
+/* The start of a user_annotation event: complete (X, dur follows) or
+ * instant (a mark), up to and including its ts. */
+static void put_annotation(Gz *g, int instant, uint32_t name, int pid, uint64_t tid, uint64_t ts_ns) {
+  if (instant) PUTS(g, ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
+  else PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
+  put_name(g, name);
+  PUTS(g, ",\"pid\":");
+  put_i64(g, pid);
+  PUTS(g, ",\"tid\":");
+  put_u64(g, tid);
+  PUTS(g, ",\"ts\":");
+  put_us(g, rel(ts_ns));
+}
+
 /* deviceProperties, with Kineto's field names */
 static void put_devices(Gz *g) {
   const RtDevice *d;
@@ -260,14 +274,7 @@ static size_t span_carry_n;
 
 /* One start/end range as an X event; end_tid 0: still open at exit. */
 static void put_span(Gz *g, int pid, const SpanRec *b, uint64_t end, uint32_t end_tid) {
-  PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
-  put_name(g, b->name);
-  PUTS(g, ",\"pid\":");
-  put_i64(g, pid);
-  PUTS(g, ",\"tid\":");
-  put_u64(g, b->tid);
-  PUTS(g, ",\"ts\":");
-  put_us(g, rel(b->start));
+  put_annotation(g, 0, b->name, pid, b->tid, b->start);
   PUTS(g, ",\"dur\":");
   put_us(g, (int64_t)(end - b->start));
   PUTS(g, ",\"args\":{\"start/end\":true,\"range id\":");
@@ -572,27 +579,13 @@ static void write_body(Gz *g, const char *trace_name) {
         uint64_t a = rt_ticks_to_ns(r->start);
         if (r->kind == REC_RANGE) {
           uint64_t b = rt_ticks_to_ns(r->end);
-          PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
-          put_name(g, r->name);
-          PUTS(g, ",\"pid\":");
-          put_i64(g, pid);
-          PUTS(g, ",\"tid\":");
-          put_u64(g, t->tid);
-          PUTS(g, ",\"ts\":");
-          put_us(g, rel(a));
+          put_annotation(g, 0, r->name, pid, t->tid, a);
           PUTS(g, ",\"dur\":");
           put_us(g, (int64_t)(b - a));
           put_range_args(g, r->name, r->depth, r->cat, r->domain);
           if (keep) spans_add(keep, a, b, r->name, r->depth);
         } else if (r->kind == REC_MARK) {
-          PUTS(g, ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
-          put_name(g, r->name);
-          PUTS(g, ",\"pid\":");
-          put_i64(g, pid);
-          PUTS(g, ",\"tid\":");
-          put_u64(g, t->tid);
-          PUTS(g, ",\"ts\":");
-          put_us(g, rel(a));
+          put_annotation(g, 1, r->name, pid, t->tid, a);
           put_range_args(g, r->name, r->depth, r->cat, r->domain);
         } else {
           if (nspans == capspans) {
@@ -631,14 +624,7 @@ static void write_body(Gz *g, const char *trace_name) {
     for (uint32_t i = 0; i < nopen; i++) {
       if (!open[i].recorded) continue;
       uint64_t a = rt_ticks_to_ns(open[i].start);
-      PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
-      put_name(g, open[i].name);
-      PUTS(g, ",\"pid\":");
-      put_i64(g, pid);
-      PUTS(g, ",\"tid\":");
-      put_u64(g, t->tid);
-      PUTS(g, ",\"ts\":");
-      put_us(g, rel(a));
+      put_annotation(g, 0, open[i].name, pid, t->tid, a);
       PUTS(g, ",\"dur\":");
       put_us(g, (int64_t)(now - a));
       PUTS(g, ",\"args\":{\"depth\":");

@@ -327,8 +327,9 @@ static uint64_t split_point(const char *path) {
   return at;
 }
 
-static void half_free(Half *h) {
-  Trace *t = &h->t;
+/* Everything a Trace owns (not the Trace itself). */
+static void trace_free_fields(Trace *t) {
+  free(t->path);
   vec_free(&t->ev);
   for (size_t j = 0; j < t->threads.n; j++) vec_free(&t->threads.v[j].open);
   vec_free(&t->threads);
@@ -337,6 +338,10 @@ static void half_free(Half *h) {
   free(t->notes.first_malformed);
   free(t->notes.first_negative);
   vec_free(&t->notes.unknown_cats);
+}
+
+static void half_free(Half *h) {
+  trace_free_fields(&h->t);
   intern_free(&h->m.names);
   intern_free(&h->m.ids);
   buf_free(&h->L.tmp);
@@ -455,17 +460,8 @@ int model_load(Model *m, const char *path) {
 
 void model_free(Model *m) {
   for (size_t i = 0; i < m->traces.n; i++) {
-    Trace *t = m->traces.v[i];
-    free(t->path);
-    vec_free(&t->ev);
-    for (size_t j = 0; j < t->threads.n; j++) vec_free(&t->threads.v[j].open);
-    vec_free(&t->threads);
-    i64map_free(&t->thread_of);
-    i64map_free(&t->process_label);
-    free(t->notes.first_malformed);
-    free(t->notes.first_negative);
-    vec_free(&t->notes.unknown_cats);
-    free(t);
+    trace_free_fields(m->traces.v[i]);
+    free(m->traces.v[i]);
   }
   vec_free(&m->traces);
   intern_free(&m->names);
