@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "emit.h"
+#include "feedback.h"
 #include "manifest.h"
 #include "rewrite.h"
 #include "rules.h"
@@ -562,6 +563,8 @@ static void remove_stale(Run *run, FileResult *old, size_t nold, size_t *stale) 
 }
 
 int main(int argc, char **argv) {
+  int sub_status;
+  if (subcommand_run(argc, argv, &sub_status)) return sub_status; /* feedback, drill, prune, config, export-nsys */
   Run run = {0};
   int rc = parse_args(argc, argv, &run);
   if (rc) return rc;

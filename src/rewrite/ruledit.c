@@ -1,0 +1,557 @@
+/* ruledit: text edits on rule files, their history and undo.
+ *
+ * Where an edit goes is read off the positioned node tree (ruledoc.c gives
+ * every node its byte span). Block-style YAML gets whole new lines, indented
+ * like their neighbours, after the last line of the collection they extend;
+ * flow collections (YAML [..]/{..} and all of JSON) get a JSON-form item
+ * after their last item, which is valid in both syntaxes.
+ *
+ * The history is one JSON object per line: the command, what it added or
+ * removed, why, when, the edits themselves and the digests of the file
+ * before and after, so an undo can check that the file is still the one the
+ * change produced and step back exactly. */
+#include "ruledit.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "emit.h"
+
+void ruledit_quote(Buf *b, const char *s) {
+  buf_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') buf_printf(b, "\\%c", *p);
+    else if (*p == '\n') buf_puts(b, "\\n");
+    else if (*p == '\t') buf_puts(b, "\\t");
+    else if (*p == '\r') buf_puts(b, "\\r");
+    else if (*p < 0x20) buf_printf(b, "\\u%04x", *p);
+    else buf_putc(b, (char)*p);
+  }
+  buf_putc(b, '"');
+}
+
+/* Plain YAML when it is safe (names and dotted paths), quoted otherwise. */
+static void yaml_word(Buf *b, const char *s, bool json) {
+  bool plain = !json && *s && !strchr("-?:,[]{}#&*!|>'\"%@`0123456789", *s);
+  for (const char *p = s; *p && plain; p++)
+    plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("_./-", *p);
+  if (plain) buf_puts(b, s);
+  else ruledit_quote(b, s);
+}
+
+static bool is_json_path(const char *path) {
+  size_t n = strlen(path);
+  return n >= 5 && !strcmp(path + n - 5, ".json");
+}
+
+static bool is_flow(const RuleDoc *doc, const RNode *n) {
+  return n->off < doc->len && (doc->src[n->off] == '[' || doc->src[n->off] == '{');
+}
+
+/* One past the last byte of real content under n: block collections' own
+ * spans run on to the next token, past comments and blank lines. */
+static size_t content_end(const RuleDoc *doc, const RNode *n) {
+  if (n->kind == RN_SCALAR || is_flow(doc, n)) return n->end;
+  size_t e = n->off;
+  for (size_t i = 0; i < n->n; i++) {
+    size_t c = content_end(doc, n->items[i]);
+    if (c > e) e = c;
+  }
+  return e;
+}
+
+/* The start of the line after the one holding offset end-1 (or EOF). */
+static size_t after_line(const RuleDoc *doc, size_t end) {
+  if (end && doc->src[end - 1] == '\n') return end;
+  const char *nl = memchr(doc->src + end, '\n', doc->len - end);
+  return nl ? (size_t)(nl - doc->src) + 1 : doc->len;
+}
+
+static void spaces(Buf *b, int n) {
+  for (int i = 0; i < n; i++) buf_putc(b, ' ');
+}
+
+/* One rule as a block item: "- key: value" lines, dash at column `dash`,
+ * keys at column `key` (0-based). */
+static void key_at(Buf *b, bool *first, int dash, int key, const char *k) {
+  if (*first) spaces(b, dash), buf_puts(b, "- "), spaces(b, key - dash - 2);
+  else spaces(b, key);
+  *first = false;
+  buf_printf(b, "%s: ", k);
+}
+
+static void item_block(Buf *b, const LineRule *r, int dash, int key) {
+  bool f = true;
+  if (r->function) key_at(b, &f, dash, key, "function"), yaml_word(b, r->function, false), buf_putc(b, '\n');
+  key_at(b, &f, dash, key, "start_line"), buf_printf(b, "%d\n", r->start);
+  key_at(b, &f, dash, key, "end_line"), buf_printf(b, "%d\n", r->end);
+  if (r->start_content)
+    key_at(b, &f, dash, key, "start_line_content"), ruledit_quote(b, r->start_content), buf_putc(b, '\n');
+  if (r->context) key_at(b, &f, dash, key, "context_class"), yaml_word(b, r->context, false), buf_putc(b, '\n');
+  if (r->name)
+    key_at(b, &f, dash, key, "context_values"), buf_putc(b, '['), ruledit_quote(b, r->name), buf_puts(b, "]\n");
+  if (r->reasoning) key_at(b, &f, dash, key, "reasoning"), ruledit_quote(b, r->reasoning), buf_putc(b, '\n');
+}
+
+/* The same rule as a JSON object (valid YAML flow too). */
+static void item_flow(Buf *b, const LineRule *r) {
+  buf_putc(b, '{');
+  if (r->function) buf_puts(b, "\"function\": "), ruledit_quote(b, r->function), buf_puts(b, ", ");
+  buf_printf(b, "\"start_line\": %d, \"end_line\": %d", r->start, r->end);
+  if (r->start_content) buf_puts(b, ", \"start_line_content\": "), ruledit_quote(b, r->start_content);
+  if (r->context) buf_puts(b, ", \"context_class\": "), ruledit_quote(b, r->context);
+  if (r->name) buf_puts(b, ", \"context_values\": ["), ruledit_quote(b, r->name), buf_putc(b, ']');
+  if (r->reasoning) buf_puts(b, ", \"reasoning\": "), ruledit_quote(b, r->reasoning);
+  buf_putc(b, '}');
+}
+
+static const RNode *map_get(const RNode *m, const char *key, size_t *at) {
+  for (size_t i = 0; i + 1 < m->n; i += 2)
+    if (m->items[i]->kind == RN_SCALAR && !strcmp(m->items[i]->str, key)) {
+      if (at) *at = i;
+      return m->items[i + 1];
+    }
+  return NULL;
+}
+
+/* The missing part of the path targets/<module>/func_line_range_wrappings,
+ * from level k on, as block lines with the first key at column `col`. */
+static void rest_block(Buf *b, const char *const *path, int k, int col, const LineRule *lr, size_t n) {
+  spaces(b, col);
+  yaml_word(b, path[k], false);
+  buf_puts(b, ":\n");
+  if (k < 2) {
+    rest_block(b, path, k + 1, col + 2, lr, n);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) item_block(b, &lr[i], col + 2, col + 4);
+}
+
+/* ... and as one flow member "key": value. */
+static void rest_flow(Buf *b, const char *const *path, int k, const LineRule *lr, size_t n) {
+  ruledit_quote(b, path[k]);
+  buf_puts(b, ": ");
+  if (k < 2) {
+    buf_putc(b, '{');
+    rest_flow(b, path, k + 1, lr, n);
+    buf_putc(b, '}');
+    return;
+  }
+  buf_putc(b, '[');
+  for (size_t i = 0; i < n; i++) {
+    if (i) buf_puts(b, ", ");
+    item_flow(b, &lr[i]);
+  }
+  buf_putc(b, ']');
+}
+
+static void push_edit(TextEdits *out, size_t at, size_t del, Buf *ins) {
+  vec_push(out, ((TextEdit){at, del, buf_steal(ins)}));
+}
+
+/* Append to a flow collection: after its last member, in the layout of the
+ * members before (one per line when the collection is written so). */
+static int flow_append(const RuleDoc *doc, const RNode *c, Buf *text, TextEdits *out, Diags *d) {
+  char close = doc->src[c->off] == '[' ? ']' : '}';
+  if (c->end == 0 || doc->src[c->end - 1] != close) {
+    ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, c, "cannot find the end of this collection to add to it");
+    return -1;
+  }
+  Buf ins = {0};
+  size_t at;
+  if (!c->n) {
+    at = c->off + 1;
+    buf_add(&ins, text->s, text->len);
+  } else {
+    const RNode *last = c->items[c->n - 1];
+    at = content_end(doc, last);
+    const RNode *first = c->items[0];
+    bool lines = false;
+    for (size_t p = c->off + 1; p < first->off; p++) lines |= doc->src[p] == '\n';
+    buf_putc(&ins, ',');
+    if (lines) buf_putc(&ins, '\n'), spaces(&ins, first->col - 1);
+    else buf_putc(&ins, ' ');
+    buf_add(&ins, text->s, text->len);
+  }
+  push_edit(out, at, 0, &ins);
+  return 0;
+}
+
+int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr, size_t n, TextEdits *out,
+                      Diags *d) {
+  const char *path[3] = {"targets", module, "func_line_range_wrappings"};
+  bool json = is_json_path(doc->path);
+  Buf t = {0};
+  const RNode *node = doc->root;
+  if (!node) { /* an empty file, or one holding only comments */
+    if (doc->len && doc->src[doc->len - 1] != '\n') buf_putc(&t, '\n');
+    rest_block(&t, path, 0, 0, lr, n);
+    push_edit(out, doc->len, 0, &t);
+    return 0;
+  }
+  for (int k = 0; k < 3; k++) {
+    if (node->kind != RN_MAP) {
+      ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, node, "expected a mapping here to add '%s' to", path[k]);
+      return -1;
+    }
+    const RNode *next = map_get(node, path[k], NULL);
+    if (next && k == 2) {
+      if (next->kind != RN_SEQ) {
+        ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, next, "func_line_range_wrappings is not a list");
+        return -1;
+      }
+      if (is_flow(doc, next)) {
+        for (size_t i = 0; i < n; i++) {
+          if (i) buf_puts(&t, ", ");
+          item_flow(&t, &lr[i]);
+        }
+        int rc = flow_append(doc, next, &t, out, d);
+        buf_free(&t);
+        return rc;
+      }
+      if (!next->n || next->off >= doc->len || doc->src[next->off] != '-') {
+        ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, next, "cannot tell how this list is laid out to add to it");
+        return -1;
+      }
+      int dash = next->col - 1;
+      const RNode *it0 = next->items[0];
+      int key = it0->kind == RN_MAP && it0->line == next->line ? it0->col - 1 : dash + 2;
+      size_t at = after_line(doc, content_end(doc, next));
+      if (at == doc->len && doc->len && doc->src[doc->len - 1] != '\n') buf_putc(&t, '\n');
+      for (size_t i = 0; i < n; i++) item_block(&t, &lr[i], dash, key);
+      push_edit(out, at, 0, &t);
+      return 0;
+    }
+    if (next) {
+      node = next;
+      continue;
+    }
+    /* the key is missing: add it, and what lies below it, to this map */
+    if (is_flow(doc, node)) {
+      rest_flow(&t, path, k, lr, n);
+      int rc = flow_append(doc, node, &t, out, d);
+      buf_free(&t);
+      return rc;
+    }
+    if (json) { /* JSON is always flow: is_flow failed to see a '{' */
+      ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, node, "cannot add to this object");
+      return -1;
+    }
+    size_t at = after_line(doc, content_end(doc, node));
+    if (at == doc->len && doc->len && doc->src[doc->len - 1] != '\n') buf_putc(&t, '\n');
+    rest_block(&t, path, k, node->col - 1, lr, n);
+    push_edit(out, at, 0, &t);
+    return 0;
+  }
+  buf_free(&t);
+  return -1; /* not reached */
+}
+
+int ruledit_remove_item(const RuleDoc *doc, const RNode *seq, size_t idx, TextEdits *out, Diags *d) {
+  if (seq->kind != RN_SEQ || idx >= seq->n) return -1;
+  const RNode *it = seq->items[idx];
+  if (is_flow(doc, seq)) {
+    ruledoc_diag((RuleDoc *)doc, d, DIAG_WARNING, it, "this list is written in flow style; remove the entry by hand");
+    return -1;
+  }
+  /* from the start of the line holding the item's dash to the end of its
+   * last line */
+  size_t b = it->off;
+  while (b > 0 && doc->src[b - 1] != '\n') b--;
+  size_t e = after_line(doc, content_end(doc, it));
+  if (seq->n == 1) {
+    ruledoc_diag((RuleDoc *)doc, d, DIAG_WARNING, it,
+                 "the only entry of its list; remove it by hand (an empty block list does not parse)");
+    return -1;
+  }
+  Buf none = {0};
+  buf_puts(&none, "");
+  push_edit(out, b, e - b, &none);
+  return 0;
+}
+
+char *ruledit_apply(const char *src, size_t len, TextEdits *e, size_t *outlen) {
+  /* insertion sort: stable, so edits at one offset keep their order */
+  TextEdit *v = e->v;
+  for (size_t i = 1; i < e->n; i++)
+    for (size_t j = i; j > 0 && v[j - 1].at > v[j].at; j--) {
+      TextEdit t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  Buf b = {0};
+  size_t pos = 0;
+  for (size_t i = 0; i < e->n; i++) {
+    if (v[i].at < pos) BUG("overlapping rule-file edits");
+    buf_add(&b, src + pos, v[i].at - pos);
+    buf_puts(&b, v[i].ins);
+    pos = v[i].at + v[i].del;
+  }
+  buf_add(&b, src + pos, len - pos);
+  if (!b.s) buf_puts(&b, "");
+  *outlen = b.len;
+  return buf_steal(&b);
+}
+
+void textedits_free(TextEdits *e) {
+  for (size_t i = 0; i < e->n; i++) free(e->v[i].ins);
+  vec_free(e);
+}
+
+/* ---- writing and history ---------------------------------------------- */
+
+char *ruledit_history_path(const char *rules_path) { return xasprintf("%s.history.jsonl", rules_path); }
+
+static void split_path(const char *path, char **dir, char **base) {
+  const char *s = strrchr(path, '/');
+  *dir = s ? (s == path ? xstrdup("/") : xstrndup(path, (size_t)(s - path))) : xstrdup(".");
+  *base = xstrdup(s ? s + 1 : path);
+}
+
+/* Atomic write of a file by path (emit_file writes under a root). */
+static int write_atomic(const char *path, const char *data, size_t n, Diags *d) {
+  char *dir, *base;
+  split_path(path, &dir, &base);
+  struct stat st;
+  mode_t mode = stat(path, &st) == 0 ? (st.st_mode & 07777) : 0644;
+  int rc = emit_file(dir, base, data, n, mode, d);
+  free(dir), free(base);
+  return rc;
+}
+
+static void hex64(char out[17], uint64_t h) { snprintf(out, 17, "%016llx", (unsigned long long)h); }
+
+/* UTC time; SOURCE_DATE_EPOCH pins it (reproducible tests). */
+static void now_iso(char out[32]) {
+  const char *sde = getenv("SOURCE_DATE_EPOCH");
+  time_t t = sde && *sde ? (time_t)strtoll(sde, NULL, 10) : time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int history_append(const char *rules_path, cJSON *entry, Diags *d) {
+  char *hp = ruledit_history_path(rules_path), *old = NULL;
+  size_t oldlen = 0;
+  if (read_file(hp, &old, &oldlen) < 0) old = NULL, oldlen = 0;
+  char *line = cJSON_PrintUnformatted(entry);
+  Buf b = {0};
+  if (old) buf_add(&b, old, oldlen);
+  if (b.len && b.s[b.len - 1] != '\n') buf_putc(&b, '\n');
+  buf_puts(&b, line);
+  buf_putc(&b, '\n');
+  int rc = write_atomic(hp, b.s, b.len, d);
+  free(line), free(old), free(hp);
+  buf_free(&b);
+  return rc;
+}
+
+static cJSON *entry_new(const char *command, const char *what, const char *why) {
+  cJSON *e = cJSON_CreateObject();
+  char ts[32];
+  now_iso(ts);
+  cJSON_AddStringToObject(e, "time", ts);
+  cJSON_AddStringToObject(e, "command", command);
+  if (what) cJSON_AddStringToObject(e, "what", what);
+  if (why) cJSON_AddStringToObject(e, "why", why);
+  return e;
+}
+
+static void add_digests(cJSON *e, const char *old, size_t oldlen, const char *text, size_t len) {
+  char h[17];
+  hex64(h, hash64(old, oldlen, 0));
+  cJSON_AddStringToObject(e, "before", h);
+  hex64(h, hash64(text, len, 0));
+  cJSON_AddStringToObject(e, "after", h);
+}
+
+int ruledit_commit(const char *rules_path, const char *old, size_t oldlen, const char *text, size_t len,
+                   TextEdits *e, const char *command, const char *what, const char *why, Diags *d) {
+  Rules check = {0};
+  Diags cd = {0};
+  if (rules_parse(&check, rules_path, text, len, &cd) < 0 || cd.errors) {
+    diag_at(d, DIAG_ERROR, rules_path, NULL, 0, 0, 0,
+            "internal error: the edited rule file would not load; left unchanged (please report):\n%s",
+            cd.text.s ? cd.text.s : "");
+    rules_free(&check);
+    diags_free(&cd);
+    return -1;
+  }
+  rules_free(&check);
+  diags_free(&cd);
+  if (write_atomic(rules_path, text, len, d) < 0) return -1;
+  cJSON *entry = entry_new(command, what, why);
+  add_digests(entry, old, oldlen, text, len);
+  cJSON *arr = cJSON_AddArrayToObject(entry, "edits");
+  for (size_t i = 0; i < e->n; i++) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddNumberToObject(x, "at", (double)e->v[i].at);
+    char *rem = xstrndup(old + e->v[i].at, e->v[i].del);
+    cJSON_AddStringToObject(x, "removed", rem);
+    cJSON_AddStringToObject(x, "inserted", e->v[i].ins);
+    free(rem);
+    cJSON_AddItemToArray(arr, x);
+  }
+  int rc = history_append(rules_path, entry, d);
+  cJSON_Delete(entry);
+  return rc;
+}
+
+/* The history's entries, and the indices of those still in effect (each
+ * undo entry cancels the latest one in effect). */
+typedef struct {
+  VEC(cJSON *) all;
+  VEC(size_t) live;
+} History;
+
+static void history_free(History *h) {
+  for (size_t i = 0; i < h->all.n; i++) cJSON_Delete(h->all.v[i]);
+  vec_free(&h->all);
+  vec_free(&h->live);
+}
+
+static int history_load(const char *rules_path, History *h, Diags *d) {
+  char *hp = ruledit_history_path(rules_path), *text;
+  size_t len;
+  memset(h, 0, sizeof *h);
+  if (read_file(hp, &text, &len) < 0) {
+    if (errno != ENOENT) diag_at(d, DIAG_ERROR, hp, NULL, 0, 0, 0, "cannot read the history: %s", strerror(errno));
+    int rc = errno == ENOENT ? 0 : -1;
+    free(hp);
+    return rc;
+  }
+  int line = 0, rc = 0;
+  for (char *p = text; *p && rc == 0;) {
+    char *nl = strchr(p, '\n');
+    if (nl) *nl = 0;
+    line++;
+    if (*p) {
+      cJSON *e = cJSON_Parse(p);
+      const cJSON *cmd = e ? cJSON_GetObjectItemCaseSensitive(e, "command") : NULL;
+      if (!cJSON_IsString(cmd)) {
+        diag_at(d, DIAG_ERROR, hp, NULL, 0, line, 1, "not a history entry (a JSON object with a command)");
+        cJSON_Delete(e);
+        rc = -1;
+        break;
+      }
+      vec_push(&h->all, e);
+      if (!strcmp(cmd->valuestring, "undo")) {
+        if (h->live.n) h->live.n--;
+      } else {
+        vec_push(&h->live, h->all.n - 1);
+      }
+    }
+    if (!nl) break;
+    p = nl + 1;
+  }
+  free(text);
+  free(hp);
+  if (rc) history_free(h);
+  return rc;
+}
+
+/* Text of the file before entry `e`, given the text after it. */
+static char *step_back(const cJSON *e, const char *text, size_t len, size_t *outlen) {
+  const cJSON *edits = cJSON_GetObjectItemCaseSensitive(e, "edits"), *x;
+  TextEdits inv = {0};
+  long shift = 0;
+  cJSON_ArrayForEach(x, edits) {
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(x, "at");
+    const cJSON *rem = cJSON_GetObjectItemCaseSensitive(x, "removed");
+    const cJSON *ins = cJSON_GetObjectItemCaseSensitive(x, "inserted");
+    if (!cJSON_IsNumber(at) || !cJSON_IsString(rem) || !cJSON_IsString(ins)) goto bad;
+    size_t il = strlen(ins->valuestring), rl = strlen(rem->valuestring);
+    long pos = (long)at->valuedouble + shift;
+    if (pos < 0 || (size_t)pos + il > len || memcmp(text + pos, ins->valuestring, il)) goto bad;
+    vec_push(&inv, ((TextEdit){(size_t)pos, il, xstrdup(rem->valuestring)}));
+    shift += (long)il - (long)rl;
+  }
+  char *r = ruledit_apply(text, len, &inv, outlen);
+  textedits_free(&inv);
+  return r;
+bad:
+  textedits_free(&inv);
+  return NULL;
+}
+
+static bool digest_is(const cJSON *e, const char *key, const char *text, size_t len) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+  char h[17];
+  hex64(h, hash64(text, len, 0));
+  return cJSON_IsString(v) && !strcmp(v->valuestring, h);
+}
+
+/* Undo the last `count` live entries (all when count < 0). */
+static int step_back_n(const char *rules_path, long count, const char *command, Diags *d) {
+  History h;
+  if (history_load(rules_path, &h, d) < 0) return -1;
+  char *hp = ruledit_history_path(rules_path);
+  if (!h.live.n) {
+    diag_at(d, DIAG_ERROR, rules_path, NULL, 0, 0, 0, "nothing to undo: %s records no change in effect", hp);
+    free(hp);
+    history_free(&h);
+    return -1;
+  }
+  char *text, *cur;
+  size_t len, curlen;
+  if (read_file(rules_path, &text, &len) < 0) {
+    diag_at(d, DIAG_ERROR, rules_path, NULL, 0, 0, 0, "cannot read rule file: %s", strerror(errno));
+    free(hp);
+    history_free(&h);
+    return -1;
+  }
+  cur = xstrndup(text, len);
+  curlen = len;
+  size_t steps = count < 0 ? h.live.n : (size_t)count;
+  int rc = 0;
+  for (size_t k = 0; k < steps && rc == 0; k++) {
+    const cJSON *e = h.all.v[h.live.v[h.live.n - 1 - k]];
+    if (!digest_is(e, "after", cur, curlen)) {
+      diag_at(d, DIAG_ERROR, rules_path, NULL, 0, 0, 0,
+              "changed since ncrewrite last wrote it (digest differs from %s); not undone: edit it by hand", hp);
+      rc = -1;
+      break;
+    }
+    size_t nl;
+    char *prev = step_back(e, cur, curlen, &nl);
+    if (!prev || !digest_is(e, "before", prev, nl)) {
+      diag_at(d, DIAG_ERROR, hp, NULL, 0, 0, 0, "entry %zu does not undo cleanly; rule file left unchanged",
+              h.live.v[h.live.n - 1 - k] + 1);
+      free(prev);
+      rc = -1;
+      break;
+    }
+    free(cur);
+    cur = prev, curlen = nl;
+  }
+  if (rc == 0) {
+    /* one history entry per undone step, so the stack stays exact */
+    rc = write_atomic(rules_path, cur, curlen, d);
+    for (size_t k = 0; k < steps && rc == 0; k++) {
+      cJSON *u = entry_new("undo", command, NULL);
+      cJSON_AddNumberToObject(u, "undoes", (double)(h.live.v[h.live.n - 1 - k] + 1));
+      rc = history_append(rules_path, u, d);
+      cJSON_Delete(u);
+    }
+    if (rc == 0) {
+      for (size_t k = 0; k < steps; k++) {
+        const cJSON *e = h.all.v[h.live.v[h.live.n - 1 - k]];
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "command");
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(e, "what");
+        fprintf(stderr, "ncrewrite: undid %s%s%s\n", c->valuestring, cJSON_IsString(w) ? ": " : "",
+                cJSON_IsString(w) ? w->valuestring : "");
+      }
+    }
+  }
+  free(text), free(cur), free(hp);
+  history_free(&h);
+  return rc;
+}
+
+int ruledit_undo(const char *rules_path, Diags *d) { return step_back_n(rules_path, 1, "undo", d); }
+int ruledit_reset(const char *rules_path, Diags *d) { return step_back_n(rules_path, -1, "reset", d); }
