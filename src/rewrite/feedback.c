@@ -424,7 +424,7 @@ bool subcommand_run(int argc, char **argv, int *status) {
   static const struct {
     const char *name;
     int (*fn)(int, char **);
-  } cmds[] = {{"feedback", cmd_feedback}};
+  } cmds[] = {{"feedback", cmd_feedback}, {"drill", cmd_drill}, {"prune", cmd_prune}};
   if (argc < 2) return false;
   for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
     if (!strcmp(argv[1], cmds[i].name)) {

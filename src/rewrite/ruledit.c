@@ -252,23 +252,33 @@ int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr
   return -1; /* not reached */
 }
 
-int ruledit_remove_item(const RuleDoc *doc, const RNode *seq, size_t idx, TextEdits *out, Diags *d) {
-  if (seq->kind != RN_SEQ || idx >= seq->n) return -1;
-  const RNode *it = seq->items[idx];
-  if (is_flow(doc, seq)) {
-    ruledoc_diag((RuleDoc *)doc, d, DIAG_WARNING, it, "this list is written in flow style; remove the entry by hand");
+static bool find_parent(const RNode *n, const RNode *want, const RNode **parent, size_t *idx) {
+  if (n->kind == RN_SCALAR) return false;
+  for (size_t i = 0; i < n->n; i++) {
+    if (n->items[i] == want) {
+      *parent = n, *idx = i;
+      return true;
+    }
+    if (find_parent(n->items[i], want, parent, idx)) return true;
+  }
+  return false;
+}
+
+int ruledit_remove_node(const RuleDoc *doc, const RNode *node, TextEdits *out, Diags *d) {
+  const RNode *par = NULL;
+  size_t idx = 0;
+  if (!doc->root || !find_parent(doc->root, node, &par, &idx)) return -1;
+  if (is_flow(doc, par)) {
+    ruledoc_diag((RuleDoc *)doc, d, DIAG_WARNING, node, "written in flow style; remove this entry by hand");
     return -1;
   }
-  /* from the start of the line holding the item's dash to the end of its
-   * last line */
-  size_t b = it->off;
+  /* a list item from its dash; a map value with its key; whole lines */
+  const RNode *first = node, *last = node;
+  if (par->kind == RN_MAP && idx % 2 == 0) last = par->items[idx + 1];     /* node is the key */
+  else if (par->kind == RN_MAP) first = par->items[idx - 1];               /* node is the value */
+  size_t b = first->off;
   while (b > 0 && doc->src[b - 1] != '\n') b--;
-  size_t e = after_line(doc, content_end(doc, it));
-  if (seq->n == 1) {
-    ruledoc_diag((RuleDoc *)doc, d, DIAG_WARNING, it,
-                 "the only entry of its list; remove it by hand (an empty block list does not parse)");
-    return -1;
-  }
+  size_t e = after_line(doc, content_end(doc, last));
   Buf none = {0};
   buf_puts(&none, "");
   push_edit(out, b, e - b, &none);

@@ -34,9 +34,10 @@ typedef struct {
  * diagnostic at the place in the rule file that cannot take them. */
 int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr, size_t n, TextEdits *out,
                       Diags *d);
-/* Plan the removal of item `idx` of a block-style sequence (its whole lines).
- * -1 with a diagnostic when the sequence is written in flow style. */
-int ruledit_remove_item(const RuleDoc *doc, const RNode *seq, size_t idx, TextEdits *out, Diags *d);
+/* Plan the removal of a rule entry: the list item, or the map entry (key and
+ * value) whose value is `node`, as whole lines. -1 with a warning when its
+ * collection is written in flow style. */
+int ruledit_remove_node(const RuleDoc *doc, const RNode *node, TextEdits *out, Diags *d);
 
 /* The text with the edits applied (sorted by offset; ties keep their order). */
 char *ruledit_apply(const char *src, size_t len, TextEdits *e, size_t *outlen);
