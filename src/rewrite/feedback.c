@@ -424,7 +424,8 @@ bool subcommand_run(int argc, char **argv, int *status) {
   static const struct {
     const char *name;
     int (*fn)(int, char **);
-  } cmds[] = {{"feedback", cmd_feedback}, {"drill", cmd_drill}, {"prune", cmd_prune}};
+  } cmds[] = {{"feedback", cmd_feedback}, {"drill", cmd_drill}, {"prune", cmd_prune},
+                 {"config", cmd_config}, {"export-nsys", cmd_export_nsys}};
   if (argc < 2) return false;
   for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
     if (!strcmp(argv[1], cmds[i].name)) {

@@ -501,6 +501,12 @@ static int step_back_n(const char *rules_path, long count, const char *command, 
   History h;
   if (history_load(rules_path, &h, d) < 0) return -1;
   char *hp = ruledit_history_path(rules_path);
+  if (!h.live.n && count < 0) {
+    fprintf(stderr, "ncrewrite: %s has no recorded change in effect; nothing to reset\n", rules_path);
+    free(hp);
+    history_free(&h);
+    return 0;
+  }
   if (!h.live.n) {
     diag_at(d, DIAG_ERROR, rules_path, NULL, 0, 0, 0, "nothing to undo: %s records no change in effect", hp);
     free(hp);
