@@ -309,10 +309,9 @@ static int drill(const DrillOpts *o, Diags *d) {
     }
     diags_free(&md);
     InnerStmts kids = {0};
-    if (mf.lang != LANG_PYTHON) {
-      printf("    %s:%d-%d: drilling into C, C++ and CUDA ranges is not supported yet; skipped\n", org.rel, org.line0,
-             org.line1);
-    } else if (py_inner_statements(mf.text, mf.len, org.line0, org.line1, &kids) < 0) {
+    int irc = mf.lang == LANG_PYTHON ? py_inner_statements(mf.text, mf.len, org.line0, org.line1, &kids)
+                                     : c_inner_statements(mf.text, mf.len, mf.lang, org.line0, org.line1, &kids);
+    if (irc < 0) {
       printf("    %s does not parse; skipped\n", org.rel);
     } else if (!kids.n) {
       printf("    %s:%d-%d: nothing inside worth a range of its own\n", org.rel, org.line0, org.line1);

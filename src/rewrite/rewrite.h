@@ -68,6 +68,9 @@ typedef struct {
 } InnerStmt;
 typedef VEC(InnerStmt) InnerStmts;
 int py_inner_statements(const char *src, size_t len, int line0, int line1, InnerStmts *out);
+/* The same for C, C++ and CUDA host functions (func is always NULL: a line
+ * range finds its function by the lines). */
+int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int line1, InnerStmts *out);
 
 void filejob_free(FileJob *job);
 void job_parser_free(void *parser);
