@@ -1316,25 +1316,18 @@ done:
 /* Qualified name of the function around node n ("Class.method",
  * "outer.<locals>.inner"), or NULL at module level. */
 static char *enclosing_qual(const char *src, TSNode n) {
-  Buf q = {0};
-  bool in_func = false;
+  char *q = NULL; /* built from the inside out */
   for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); p = ts_node_parent(p)) {
-    bool fn = is(p, "function_definition"), cl = is(p, "class_definition");
-    if (!fn && !cl) continue;
+    bool fn = is(p, "function_definition");
+    if (!fn && !is(p, "class_definition")) continue;
     TSNode nm = ts_node_child_by_field_name(p, "name", 4);
     uint32_t a = ts_node_start_byte(nm), b = ts_node_end_byte(nm);
-    char *part = xasprintf("%.*s%s%s", (int)(b - a), src + a, fn && in_func ? ".<locals>" : "", q.len ? "." : "");
-    /* prepend */
-    char *rest = q.s ? xstrdup(q.s) : xstrdup("");
-    buf_free(&q);
-    buf_printf(&q, "%s%s", part, rest);
-    free(part), free(rest);
-    in_func = true;
-    (void)cl;
+    char *next = q ? xasprintf("%.*s%s.%s", (int)(b - a), src + a, fn ? ".<locals>" : "", q)
+                   : xasprintf("%.*s", (int)(b - a), src + a);
+    free(q);
+    q = next;
   }
-  if (q.len && !ts_node_is_null(ts_node_parent(n))) return buf_steal(&q);
-  buf_free(&q);
-  return NULL;
+  return q;
 }
 
 /* Worth a range of its own: a compound statement, or one that calls

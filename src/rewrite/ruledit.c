@@ -265,14 +265,23 @@ static bool find_parent(const RNode *n, const RNode *want, const RNode **parent,
 }
 
 int ruledit_remove_node(const RuleDoc *doc, const RNode *node, TextEdits *out, Diags *d) {
-  const RNode *par = NULL;
-  size_t idx = 0;
+  const RNode *par = NULL, *gp = NULL;
+  size_t idx = 0, gidx = 0;
   if (!doc->root || !find_parent(doc->root, node, &par, &idx)) return -1;
+  /* the last entry of its list or map: an empty key does not load, so the
+   * entry that holds the collection goes instead (never a top-level key) */
+  if ((par->kind == RN_SEQ && par->n == 1) || (par->kind == RN_MAP && par->n == 2)) {
+    if (par == doc->root || !find_parent(doc->root, par, &gp, &gidx) || gp == doc->root) {
+      ruledoc_diag((RuleDoc *)doc, d, DIAG_WARNING, node, "the last entry of its section; remove it by hand");
+      return -1;
+    }
+    return ruledit_remove_node(doc, par, out, d);
+  }
   if (is_flow(doc, par)) {
     ruledoc_diag((RuleDoc *)doc, d, DIAG_WARNING, node, "written in flow style; remove this entry by hand");
     return -1;
   }
-  /* a list item from its dash; a map value with its key; whole lines */
+  /* a list item from its dash; a map entry from its key; whole lines */
   const RNode *first = node, *last = node;
   if (par->kind == RN_MAP && idx % 2 == 0) last = par->items[idx + 1];     /* node is the key */
   else if (par->kind == RN_MAP) first = par->items[idx - 1];               /* node is the value */
@@ -386,7 +395,7 @@ int ruledit_commit(const char *rules_path, const char *old, size_t oldlen, const
   Diags cd = {0};
   if (rules_parse(&check, rules_path, text, len, &cd) < 0 || cd.errors) {
     diag_at(d, DIAG_ERROR, rules_path, NULL, 0, 0, 0,
-            "internal error: the edited rule file would not load; left unchanged (please report):\n%s",
+            "the edited rule file would not load, so it is left unchanged:\n%s",
             cd.text.s ? cd.text.s : "");
     rules_free(&check);
     diags_free(&cd);

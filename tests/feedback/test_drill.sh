@@ -135,6 +135,17 @@ head -n 11 "$T/want1.yaml" > "$T/want2.yaml"
 same "$R" "$T/want2.yaml" "prune removes the loop's rule, lines and all"
 expect_rc 0 "prune with defaults: nothing" "$NC" prune --config "$R" --trace "$T/p.json"
 has "$T/stdout" "prune: nothing to remove" "defaults keep 200 calls"
+# the last entry of a list: the list's key goes with it
+{
+  printf '{"traceEvents":[\n'
+  for i in $(seq 0 149); do ev "f:L6-7" $((i * 10)) 2 "$F" 5; printf ',\n'; done
+  ev f 0 9000 "$F" 4
+  printf ']}\n'
+} > "$T/p2.json"
+expect_rc 0 "prune the last line range" "$NC" prune --config "$R" --trace "$T/p2.json" --min-calls 100 --max-mean-us 10
+same "$R" "$T/orig.yaml" "the emptied list's key is removed too"
+expect_rc 0 "undo prune 2" "$NC" feedback --config "$R" --undo
+same "$R" "$T/want2.yaml" "undo prune 2"
 # undo steps back over prune, then over drill
 expect_rc 0 "undo prune" "$NC" feedback --config "$R" --undo
 same "$R" "$T/want1.yaml" "undo prune"
