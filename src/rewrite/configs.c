@@ -141,8 +141,10 @@ static int config_delete(const char *rules, const char *name, Diags *d) {
 
 int cmd_config(int argc, char **argv) {
   const char *verb = NULL, *name = NULL, *rules = NULL;
+  bool help = false;
   for (int i = 1; i < argc; i++) {
-    if ((!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) && i + 1 < argc) rules = argv[++i];
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) help = true;
+    else if ((!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) && i + 1 < argc) rules = argv[++i];
     else if (!strncmp(argv[i], "--config=", 9)) rules = argv[i] + 9;
     else if (!verb) verb = argv[i];
     else if (!name) name = argv[i];
@@ -150,15 +152,15 @@ int cmd_config(int argc, char **argv) {
   }
   bool needs_name = verb && (!strcmp(verb, "save") || !strcmp(verb, "load") || !strcmp(verb, "delete"));
   bool known = verb && (needs_name || !strcmp(verb, "list") || !strcmp(verb, "reset"));
-  if (!known || !rules || (needs_name && !name) || (!needs_name && name)) {
+  if (help || !known || !rules || (needs_name && !name) || (!needs_name && name)) {
     fputs("usage: ncrewrite config save|load|delete NAME --config RULES\n"
           "       ncrewrite config list|reset --config RULES\n"
           "\n"
           "Named copies of a rule file, kept in .ncrewrite/configs/ beside it. load\n"
           "replaces RULES by a saved copy (undo with: ncrewrite feedback --undo);\n"
           "reset steps back over every change recorded in RULES.history.jsonl.\n",
-          stderr);
-    return 2;
+          help ? stdout : stderr);
+    return help ? 0 : 2;
   }
   if (name && !valid_name(name)) {
     fprintf(stderr, "ncrewrite config: error: a configuration name is letters, digits, '_', '-' and '.', not '%s'\n", name);
@@ -189,20 +191,22 @@ static bool add_function(cJSON *funcs, const char *name) {
 
 int cmd_export_nsys(int argc, char **argv) {
   const char *rules = NULL, *out = NULL, *domain = "ncrt";
+  bool help = false;
   for (int i = 1; i < argc; i++) {
-    if ((!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) && i + 1 < argc) rules = argv[++i];
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) help = true, i = argc;
+    else if ((!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) && i + 1 < argc) rules = argv[++i];
     else if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
     else if (!strcmp(argv[i], "--domain") && i + 1 < argc) domain = argv[++i];
     else rules = out = NULL, i = argc;
   }
-  if (!rules || !out) {
+  if (help || !rules || !out) {
     fputs("usage: ncrewrite export-nsys --config RULES -o FILE.json [--domain NAME]\n"
           "\n"
           "Write the rules as an Nsight Systems --python-functions-trace file, for modules\n"
           "you prefer not to rewrite: nsys profile --python-functions-trace=FILE.json ...\n"
           "Only exact function and method names carry over (domain default: ncrt).\n",
-          stderr);
-    return 2;
+          help ? stdout : stderr);
+    return help ? 0 : 2;
   }
   Rules r = {0};
   Diags d = {0};

@@ -67,7 +67,9 @@ static void usage(FILE *f) {
         "  --version          print the version and the pinned grammar versions\n"
         "  -h, --help         this text\n"
         "\n"
-        "exit status: 0 success, 1 errors (or --check found differences), 2 bad usage\n",
+        "exit status: 0 success, 1 errors (or --check found differences), 2 bad usage\n"
+        "\n"
+        "rule-file commands (ncrewrite COMMAND --help): feedback, drill, prune, config, export-nsys\n",
         f);
 }
 
