@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -40,6 +41,9 @@ static void yaml_word(Buf *b, const char *s, bool json) {
   bool plain = !json && *s && !strchr("-?:,[]{}#&*!|>'\"%@`0123456789", *s);
   for (const char *p = s; *p && plain; p++)
     plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("_./-", *p);
+  /* words YAML reads as something other than a string */
+  static const char *const special[] = {"null", "true", "false", "yes", "no", "on", "off", "y", "n", NULL};
+  for (const char *const *w = special; *w && plain; w++) plain = strcasecmp(s, *w) != 0;
   if (plain) buf_puts(b, s);
   else ruledit_quote(b, s);
 }
@@ -199,7 +203,20 @@ int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr
       ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, node, "expected a mapping here to add '%s' to", path[k]);
       return -1;
     }
-    const RNode *next = map_get(node, path[k], NULL);
+    size_t ki = 0;
+    const RNode *next = map_get(node, path[k], &ki);
+    if (next && next->kind == RN_SCALAR && !next->quoted && !*next->str && !is_flow(doc, node)) {
+      /* a key with no value (`mypkg.model:` for full trace): what goes
+       * below it starts on the next line, indented under it */
+      const RNode *key = node->items[ki];
+      size_t at = after_line(doc, key->end);
+      if (at == doc->len && doc->len && doc->src[doc->len - 1] != '\n') buf_putc(&t, '\n');
+      if (k < 2) rest_block(&t, path, k + 1, key->col + 1, lr, n);
+      else
+        for (size_t i = 0; i < n; i++) item_block(&t, &lr[i], key->col + 1, key->col + 3);
+      push_edit(out, at, 0, &t);
+      return 0;
+    }
     if (next && k == 2) {
       if (next->kind != RN_SEQ) {
         ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, next, "func_line_range_wrappings is not a list");

@@ -167,5 +167,11 @@ expect_rc 0 "no targets key, no final newline" "$NC" feedback --config "$T/nt.ya
 printf 'full_trace_mode: false\ntargets:\n  pkg.m:\n    func_line_range_wrappings:\n      - start_line: 5\n        end_line: 5\n        start_line_content: "y = x + 1"\n' > "$T/want-nt.yaml"
 same "$T/nt.yaml" "$T/want-nt.yaml" "targets appended after a line without newline"
 
+# a target with no value (full trace of one module, as the tutorial starts)
+printf 'full_trace_mode: true\ntargets:\n  pkg.m:\n' > "$T/ft.yaml"
+expect_rc 0 "target without a value" "$NC" feedback --config "$T/ft.yaml" --src "$T/src" --module pkg.m --lines 8-10
+printf 'full_trace_mode: true\ntargets:\n  pkg.m:\n    func_line_range_wrappings:\n      - start_line: 8\n        end_line: 10\n        start_line_content: "for i in range(3):"\n' > "$T/want-ft.yaml"
+same "$T/ft.yaml" "$T/want-ft.yaml" "entries added under a key without a value"
+
 echo "feedback: $pass passed, $fail failed"
 [ "$fail" = 0 ]
