@@ -33,8 +33,11 @@ if command -v nvcc >/dev/null && nvidia-smi -L >/dev/null 2>&1; then gpu=1; fi
 
 build() { # build SHADOW EXE
   if [ "$gpu" = 1 ]; then
+    local cudalib
+    cudalib=$(dirname "$(dirname "$(command -v nvcc)")")/lib64
     nvcc -O1 "${INC[@]}" -c "$1/scale.cu" -o "$1/scale.o"
-    gcc -std=gnu11 -O1 -DWITH_GPU "${INC[@]}" "$1/pipeline.c" "$1/scale.o" -o "$2" -lm -ldl -L/usr/local/cuda/lib64 -lcudart -lstdc++
+    gcc -std=gnu11 -O1 -DWITH_GPU "${INC[@]}" "$1/pipeline.c" "$1/scale.o" -o "$2" -lm -ldl \
+      -L"$cudalib" -Wl,-rpath,"$cudalib" -lcudart -lstdc++
   else
     gcc -std=gnu11 -O1 "${INC[@]}" "$1/pipeline.c" -o "$2" -lm -ldl
   fi
