@@ -329,7 +329,11 @@ static int feedback_add(const FbOpts *o, Diags *d) {
     return 2;
   }
   Rules rules = {0};
-  if (rules_load(&rules, o->config, d) < 0) {
+  struct stat st;
+  /* a rule file that does not exist yet starts empty */
+  int lrc = stat(o->config, &st) < 0 && errno == ENOENT ? rules_parse(&rules, o->config, "", 0, d)
+                                                        : rules_load(&rules, o->config, d);
+  if (lrc < 0) {
     diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0, "rule file has errors; left unchanged");
     rules_free(&rules);
     return 1;

@@ -173,5 +173,10 @@ expect_rc 0 "target without a value" "$NC" feedback --config "$T/ft.yaml" --src 
 printf 'full_trace_mode: true\ntargets:\n  pkg.m:\n    func_line_range_wrappings:\n      - start_line: 8\n        end_line: 10\n        start_line_content: "for i in range(3):"\n' > "$T/want-ft.yaml"
 same "$T/ft.yaml" "$T/want-ft.yaml" "entries added under a key without a value"
 
+# a rule file that does not exist yet is created
+expect_rc 0 "new rule file" "$NC" feedback --config "$T/new.yaml" --src "$T/src" --module pkg.m --lines 5
+printf 'targets:\n  pkg.m:\n    func_line_range_wrappings:\n      - start_line: 5\n        end_line: 5\n        start_line_content: "y = x + 1"\n' > "$T/want-new.yaml"
+same "$T/new.yaml" "$T/want-new.yaml" "new rule file written"
+
 echo "feedback: $pass passed, $fail failed"
 [ "$fail" = 0 ]
