@@ -281,13 +281,24 @@ static bool find_parent(const RNode *n, const RNode *want, const RNode **parent,
   return false;
 }
 
+/* Is node inside a removal planned already? */
+static bool removed(const TextEdits *out, const RNode *n) {
+  for (size_t i = 0; i < out->n; i++)
+    if (!*out->v[i].ins && n->off >= out->v[i].at && n->off < out->v[i].at + out->v[i].del) return true;
+  return false;
+}
+
 int ruledit_remove_node(const RuleDoc *doc, const RNode *node, TextEdits *out, Diags *d) {
   const RNode *par = NULL, *gp = NULL;
   size_t idx = 0, gidx = 0;
   if (!doc->root || !find_parent(doc->root, node, &par, &idx)) return -1;
-  /* the last entry of its list or map: an empty key does not load, so the
-   * entry that holds the collection goes instead (never a top-level key) */
-  if ((par->kind == RN_SEQ && par->n == 1) || (par->kind == RN_MAP && par->n == 2)) {
+  /* the last entry left in its list or map: an empty key does not load, so
+   * the entry that holds the collection goes instead (never a top-level
+   * key) */
+  size_t left = 0;
+  for (size_t i = 0; i < par->n; i += par->kind == RN_MAP ? 2 : 1)
+    left += i != (par->kind == RN_MAP ? idx - idx % 2 : idx) && !removed(out, par->items[i]);
+  if (!left) {
     if (par == doc->root || !find_parent(doc->root, par, &gp, &gidx) || gp == doc->root) {
       ruledoc_diag((RuleDoc *)doc, d, DIAG_WARNING, node, "the last entry of its section; remove it by hand");
       return -1;
@@ -305,6 +316,13 @@ int ruledit_remove_node(const RuleDoc *doc, const RNode *node, TextEdits *out, D
   size_t b = first->off;
   while (b > 0 && doc->src[b - 1] != '\n') b--;
   size_t e = after_line(doc, content_end(doc, last));
+  /* removals planned inside this one are part of it now */
+  size_t k = 0;
+  for (size_t i = 0; i < out->n; i++) {
+    if (!*out->v[i].ins && out->v[i].at >= b && out->v[i].at + out->v[i].del <= e) free(out->v[i].ins);
+    else out->v[k++] = out->v[i];
+  }
+  out->n = k;
   Buf none = {0};
   buf_puts(&none, "");
   push_edit(out, b, e - b, &none);

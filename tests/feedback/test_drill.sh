@@ -149,6 +149,17 @@ same "$R" "$T/want2.yaml" "undo prune 2"
 # undo steps back over prune, then over drill
 expect_rc 0 "undo prune" "$NC" feedback --config "$R" --undo
 same "$R" "$T/want1.yaml" "undo prune"
+# both line ranges at once: the list goes, with its key
+{
+  printf '{"traceEvents":[\n'
+  for i in $(seq 0 149); do ev "f:L6-7" $((i * 10)) 2 "$F" 5; printf ',\n'; ev "f:L8-10" $((i * 10 + 3)) 2 "$F" 7; printf ',\n'; done
+  ev f 0 9000 "$F" 4
+  printf ']}\n'
+} > "$T/p3.json"
+expect_rc 0 "prune a whole list" "$NC" prune --config "$R" --trace "$T/p3.json" --min-calls 100 --max-mean-us 10
+same "$R" "$T/orig.yaml" "the list and its key removed"
+expect_rc 0 "undo prune 3" "$NC" feedback --config "$R" --undo
+same "$R" "$T/want1.yaml" "undo prune 3"
 expect_rc 0 "undo drill" "$NC" feedback --config "$R" --undo
 same "$R" "$T/orig.yaml" "undo drill"
 
