@@ -118,7 +118,7 @@ static int config_load(const char *rules, const char *name, Diags *d) {
     TextEdits whole = {0};
     vec_push(&whole, ((TextEdit){0, oldlen, xstrndup(saved.doc.src, saved.doc.len)}));
     char *what = xasprintf("configuration '%s'", name);
-    if (ruledit_commit(rules, old, oldlen, saved.doc.src, saved.doc.len, &whole, "config load", what, NULL, d) == 0) {
+    if (history_commit(rules, old, oldlen, saved.doc.src, saved.doc.len, &whole, "config load", what, NULL, d) == 0) {
       fprintf(stderr, "ncrewrite: loaded '%s' into %s\n", name, rules);
       status = 0;
     }
@@ -172,7 +172,7 @@ int cmd_config(int argc, char **argv) {
   else if (!strcmp(verb, "save")) rc = config_save(rules, name, &d);
   else if (!strcmp(verb, "load")) rc = config_load(rules, name, &d);
   else if (!strcmp(verb, "delete")) rc = config_delete(rules, name, &d);
-  else rc = ruledit_reset(rules, &d) < 0 ? 1 : 0;
+  else rc = history_reset(rules, &d) < 0 ? 1 : 0;
   diags_print(&d);
   if (rc == 1 && strcmp(verb, "save") && strcmp(verb, "delete")) fprintf(stderr, "ncrewrite: %s left unchanged\n", rules);
   diags_free(&d);

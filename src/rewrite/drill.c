@@ -387,7 +387,7 @@ static int drill(const DrillOpts *o, Diags *d) {
     if (!b.s) buf_puts(&b, "");
     vec_push(&whole, ((TextEdit){0, rules.doc.len, buf_steal(&b)}));
     char *what = xasprintf("%zu range%s inside the top %d of %s", added, added == 1 ? "" : "s", o->top, o->trace);
-    if (ruledit_commit(o->config, rules.doc.src, rules.doc.len, text, len, &whole, "drill", what, NULL, d) == 0) {
+    if (history_commit(o->config, rules.doc.src, rules.doc.len, text, len, &whole, "drill", what, NULL, d) == 0) {
       printf("drill: added %s to %s\n", what, o->config);
       status = 0;
     }
@@ -536,7 +536,7 @@ static int prune(const PruneOpts *o, Diags *d) {
     size_t len;
     char *text = ruledit_apply(rules.doc.src, rules.doc.len, &e, &len);
     char *w = xasprintf("removed %s", what.s);
-    if (ruledit_commit(o->config, rules.doc.src, rules.doc.len, text, len, &e, "prune", w, NULL, d) == 0) {
+    if (history_commit(o->config, rules.doc.src, rules.doc.len, text, len, &e, "prune", w, NULL, d) == 0) {
       printf("prune: %zu rule%s removed from %s\n", removed, removed == 1 ? "" : "s", o->config);
       status = 0;
     }

@@ -366,7 +366,7 @@ static int feedback_add(const FbOpts *o, Diags *d) {
   if (check_range(&p2, proposal_new_rule(&p2, e2.v[0].at, 0), &mf, s0, s1, false, &t0, &t1, d) < 0) goto out;
   const RangeRec *rr = proposal_range_of(&p2, proposal_new_rule(&p2, e2.v[0].at, 0));
   char *what = xasprintf("%s lines %d-%d (range '%s')", o->module, s0, s1, rr->name);
-  if (ruledit_commit(o->config, rules.doc.src, rules.doc.len, p2.text, p2.len, &e2, "feedback", what, o->text, d) == 0) {
+  if (history_commit(o->config, rules.doc.src, rules.doc.len, p2.text, p2.len, &e2, "feedback", what, o->text, d) == 0) {
     if (s0 != a || s1 != b) fprintf(stderr, "ncrewrite: lines %d-%d snapped to whole statements %d-%d\n", a, b, s0, s1);
     fprintf(stderr, "ncrewrite: added %s to %s\n", what, o->config);
     status = 0;
@@ -415,7 +415,7 @@ int cmd_feedback(int argc, char **argv) {
     return 2;
   }
   Diags d = {0};
-  int rc = o.undo ? (ruledit_undo(o.config, &d) < 0 ? 1 : 0) : feedback_add(&o, &d);
+  int rc = o.undo ? (history_undo(o.config, &d) < 0 ? 1 : 0) : feedback_add(&o, &d);
   diags_print(&d);
   if (rc == 1) fprintf(stderr, "ncrewrite: %s left unchanged\n", o.config);
   diags_free(&d);

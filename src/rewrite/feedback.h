@@ -10,6 +10,7 @@
 #define NC_FEEDBACK_H
 
 #include "rewrite.h"
+#include "history.h"
 #include "ruledit.h"
 
 /* ncrewrite SUBCOMMAND ...: true when argv[1] names a subcommand; its exit

@@ -1,9 +1,7 @@
 /* ruledit: changing a rule file the way a person would, by inserting and
  * deleting text at the right places, never by re-printing the document: the
  * rest of the file (comments, key order, quoting, flow or block style) stays
- * byte for byte as written. Every change is written atomically, re-read to
- * check it, and recorded in a history file beside the rules (R.history.jsonl)
- * so `--undo` can step back.
+ * byte for byte as written. history.h writes the result and records it.
  *
  * Ownership: TextEdits own their inserted and removed strings (textedits_free);
  * strings returned by functions here are malloc'ed and the caller's. */
@@ -43,21 +41,6 @@ int ruledit_remove_node(const RuleDoc *doc, const RNode *node, TextEdits *out, D
 char *ruledit_apply(const char *src, size_t len, TextEdits *e, size_t *outlen);
 void textedits_free(TextEdits *e);
 
-/* Write `text` to the rule file atomically after checking that it still
- * loads as a rule file, and append a history entry {command, what, why} with
- * the edits. `old` is the file's current text. 0, or -1 with the file left
- * as it was. */
-int ruledit_commit(const char *rules_path, const char *old, size_t oldlen, const char *text, size_t len,
-                   TextEdits *e, const char *command, const char *what, const char *why, Diags *d);
-
-/* Step back over the last change recorded in the history that is not undone
- * yet. Refuses when the file was changed since by something else. */
-int ruledit_undo(const char *rules_path, Diags *d);
-/* Step back over every recorded change (config reset). */
-int ruledit_reset(const char *rules_path, Diags *d);
-
-/* "<rules_path>.history.jsonl" */
-char *ruledit_history_path(const char *rules_path);
 /* A JSON string literal for s (also a YAML double-quoted scalar). */
 void ruledit_quote(Buf *b, const char *s);
 
