@@ -173,6 +173,20 @@ expect_rc 0 "target without a value" "$NC" feedback --config "$T/ft.yaml" --src 
 printf 'full_trace_mode: true\ntargets:\n  pkg.m:\n    func_line_range_wrappings:\n      - start_line: 8\n        end_line: 10\n        start_line_content: "for i in range(3):"\n' > "$T/want-ft.yaml"
 same "$T/ft.yaml" "$T/want-ft.yaml" "entries added under a key without a value"
 
+# C files: the module is a path under SRC; the C rewriter checks the lines
+printf '#include <stdio.h>\n\nint work(int n) {\n  int s = 0;\n  for (int i = 0; i < n; i++)\n    s += i;\n  printf("%%d\\n", s);\n  return s;\n}\n' > "$T/src/k.c"
+printf 'targets:\n  "k.c":\n    func_context_wrappings:\n      work: {}\n' > "$T/c.yaml"
+expect_rc 0 "C loop" "$NC" feedback --config "$T/c.yaml" --src "$T/src" --module k.c --lines 5-6
+printf 'targets:\n  "k.c":\n    func_context_wrappings:\n      work: {}\n    func_line_range_wrappings:\n      - start_line: 5\n        end_line: 6\n        start_line_content: "for (int i = 0; i < n; i++)"\n' > "$T/want-c.yaml"
+same "$T/c.yaml" "$T/want-c.yaml" "C range added"
+has "$T/stderr" "range 'work:L5-6'" "C range named by its function"
+before=$(sum "$T/c.yaml")
+expect_rc 1 "C lines outside a function" "$NC" feedback --config "$T/c.yaml" --src "$T/src" --module k.c --lines 1
+has "$T/stderr" "k.c:1:1: error: lines 1-1: lines 1-1 are not inside the body of a host function in k.c" "C outside message"
+expect_rc 1 "C unknown file" "$NC" feedback --config "$T/c.yaml" --src "$T/src" --module nothere.c --lines 1
+has "$T/stderr" "error: module 'nothere.c' not found (looked for nothere.c)" "C unknown file message"
+[ "$(sum "$T/c.yaml")" = "$before" ] && ok || bad "refused C feedback changed the rule file"
+
 # a rule file that does not exist yet is created
 expect_rc 0 "new rule file" "$NC" feedback --config "$T/new.yaml" --src "$T/src" --module pkg.m --lines 5
 printf 'targets:\n  pkg.m:\n    func_line_range_wrappings:\n      - start_line: 5\n        end_line: 5\n        start_line_content: "y = x + 1"\n' > "$T/want-new.yaml"
