@@ -31,7 +31,10 @@ static void split_path(const char *path, char **dir, char **base) {
 /* Atomic write of a file by path (emit_file writes under a root). */
 static int write_atomic(const char *path, const char *data, size_t n, Diags *d) {
   char *dir, *base;
-  split_path(path, &dir, &base);
+  /* through a symbolic link: the file it names is replaced, the link stays */
+  char *real = realpath(path, NULL);
+  split_path(real ? real : path, &dir, &base);
+  free(real);
   struct stat st;
   mode_t mode = stat(path, &st) == 0 ? (st.st_mode & 07777) : 0644;
   int rc = emit_file(dir, base, data, n, mode, d);

@@ -187,6 +187,14 @@ expect_rc 1 "C unknown file" "$NC" feedback --config "$T/c.yaml" --src "$T/src" 
 has "$T/stderr" "error: module 'nothere.c' not found (looked for nothere.c)" "C unknown file message"
 [ "$(sum "$T/c.yaml")" = "$before" ] && ok || bad "refused C feedback changed the rule file"
 
+# a rule file reached through a symbolic link: the file changes, the link stays
+mkdir -p "$T/shared"
+printf 'targets:\n  pkg.m:\n    func_context_wrappings:\n      f: {}\n' > "$T/shared/real.yaml"
+ln -s shared/real.yaml "$T/link.yaml"
+expect_rc 0 "through a link" "$NC" feedback --config "$T/link.yaml" --src "$T/src" --module pkg.m --lines 5
+[ -L "$T/link.yaml" ] && ok || bad "the link was replaced by a file"
+has "$T/shared/real.yaml" 'start_line_content: "y = x + 1"' "the linked file changed"
+
 # a rule file that does not exist yet is created
 expect_rc 0 "new rule file" "$NC" feedback --config "$T/new.yaml" --src "$T/src" --module pkg.m --lines 5
 printf 'targets:\n  pkg.m:\n    func_line_range_wrappings:\n      - start_line: 5\n        end_line: 5\n        start_line_content: "y = x + 1"\n' > "$T/want-new.yaml"
