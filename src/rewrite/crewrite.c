@@ -583,3 +583,91 @@ int c_rewrite(FileJob *job) {
   return rc;
 }
 
+
+/* ---- the next level inside a range (ncrewrite drill) ------------------ */
+
+static bool c_contains(TSNode n, const char *type) {
+  if (is(n, type)) return true;
+  for (uint32_t i = 0; i < ts_node_named_child_count(n); i++)
+    if (c_contains(ts_node_named_child(n, i), type)) return true;
+  return false;
+}
+
+/* Worth a range of its own: a statement with blocks under it, or one that
+ * calls something. Declarations are left out: a block around one would
+ * hide its name from the code after it (the rewriter refuses that). */
+static bool c_worth_a_range(TSNode s) {
+  if (is(s, "declaration") || is(s, "labeled_statement") || is(s, "case_statement")) return false;
+  CNodes subs = {0};
+  c_stmts_sub_blocks(s, &subs);
+  bool compound = subs.n > 0;
+  vec_free(&subs);
+  return compound || c_contains(s, "call_expression");
+}
+
+int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int line1, InnerStmts *out) {
+  TSParser *parser = ts_parser_new();
+  ts_parser_set_language(parser, lang == LANG_C      ? tree_sitter_c()
+                                 : lang == LANG_CUDA ? tree_sitter_cuda()
+                                                     : tree_sitter_cpp());
+  TSTree *tree = ts_parser_parse_string(parser, NULL, src, (uint32_t)len);
+  int s = line0 - 1, e = line1 - 1;
+  CNodes kids = {0}, subs = {0}, pick = {0};
+  /* the innermost function body holding the lines */
+  TSNode body = {0};
+  bool found = false;
+  for (TSNode n = ts_node_named_descendant_for_point_range(ts_tree_root_node(tree), (TSPoint){(uint32_t)s, 0},
+                                                            (TSPoint){(uint32_t)s, 0});
+       !ts_node_is_null(n); n = ts_node_parent(n))
+    if (is(n, "function_definition")) {
+      body = ts_node_child_by_field_name(n, "body", 4);
+      found = !ts_node_is_null(body) && row0(body) <= s && row1(body) >= e;
+      break;
+    }
+  if (!found) goto done;
+  TSNode block = body;
+  int i0, i1;
+  for (;;) {
+    c_stmts_list(block, &kids);
+    i0 = i1 = -1;
+    for (size_t i = 0; i < kids.n; i++)
+      if (row1(kids.v[i]) >= s && row0(kids.v[i]) <= e) {
+        if (i0 < 0) i0 = (int)i;
+        i1 = (int)i;
+      }
+    if (i0 < 0) goto done;
+    if (i0 != i1 || s <= row0(kids.v[i0])) break;
+    subs.n = 0;
+    c_stmts_sub_blocks(kids.v[i0], &subs);
+    int hit = -1;
+    for (size_t k = 0; k < subs.n; k++)
+      if (row0(subs.v[k]) <= s && row1(subs.v[k]) >= e && !ts_node_eq(subs.v[k], kids.v[i0])) hit = (int)k;
+    if (hit < 0) break;
+    block = subs.v[hit];
+  }
+  /* the whole body, or one statement with blocks: what is under them */
+  bool whole = row0(body) >= s && row1(body) <= e;
+  if (whole || (i0 == i1 && row0(kids.v[i0]) >= s)) {
+    subs.n = 0;
+    if (whole) vec_push(&subs, body);
+    else c_stmts_sub_blocks(kids.v[i0], &subs);
+    CNodes inner = {0};
+    for (size_t k = 0; k < subs.n; k++) {
+      c_stmts_list(subs.v[k], &inner);
+      for (size_t j = 0; j < inner.n; j++) vec_push(&pick, inner.v[j]);
+    }
+    vec_free(&inner);
+  } else if (i0 != i1) {
+    for (int i = i0; i <= i1; i++) vec_push(&pick, kids.v[i]);
+  }
+  for (size_t i = 0; i < pick.n; i++)
+    if (c_worth_a_range(pick.v[i]) && (row0(pick.v[i]) != s || row1(pick.v[i]) != e || whole))
+      vec_push(out, ((InnerStmt){row0(pick.v[i]) + 1, row1(pick.v[i]) + 1, NULL}));
+done:
+  vec_free(&kids);
+  vec_free(&subs);
+  vec_free(&pick);
+  ts_tree_delete(tree);
+  ts_parser_delete(parser);
+  return 0;
+}

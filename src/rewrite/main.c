@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "emit.h"
+#include "feedback.h"
 #include "manifest.h"
 #include "onefile.h"
 #include "progress.h"
@@ -82,7 +83,9 @@ static void usage(FILE *f) {
         "  --version          print the version and the pinned grammar versions\n"
         "  -h, --help         this text\n"
         "\n"
-        "exit status: 0 success, 1 errors (or --check found differences), 2 bad usage\n",
+        "exit status: 0 success, 1 errors (or --check found differences), 2 bad usage\n"
+        "\n"
+        "rule-file commands (ncrewrite COMMAND --help): feedback, drill, prune, config, export-nsys\n",
         f);
 }
 
@@ -603,6 +606,8 @@ static void remove_stale(Run *run, FileResult *old, size_t nold, size_t *stale) 
 }
 
 int main(int argc, char **argv) {
+  int sub_status;
+  if (subcommand_run(argc, argv, &sub_status)) return sub_status; /* feedback, drill, prune, config, export-nsys */
   Run run = {0};
   int rc = parse_args(argc, argv, &run);
   if (rc) return rc;

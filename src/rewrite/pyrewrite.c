@@ -1310,3 +1310,99 @@ done:
   else ts_parser_delete(py.parser);
   return rc;
 }
+
+/* ---- the next level inside a range (ncrewrite drill) ------------------ */
+
+/* Qualified name of the function around node n ("Class.method",
+ * "outer.<locals>.inner"), or NULL at module level. */
+static char *enclosing_qual(const char *src, TSNode n) {
+  char *q = NULL; /* built from the inside out */
+  for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); p = ts_node_parent(p)) {
+    bool fn = is(p, "function_definition");
+    if (!fn && !is(p, "class_definition")) continue;
+    TSNode nm = ts_node_child_by_field_name(p, "name", 4);
+    uint32_t a = ts_node_start_byte(nm), b = ts_node_end_byte(nm);
+    char *next = q ? xasprintf("%.*s%s.%s", (int)(b - a), src + a, fn ? ".<locals>" : "", q)
+                   : xasprintf("%.*s", (int)(b - a), src + a);
+    free(q);
+    q = next;
+  }
+  return q;
+}
+
+/* Worth a range of its own: a compound statement, or one that calls
+ * something (an assignment of a constant tells nothing). */
+static bool worth_a_range(TSNode s) {
+  if (is(s, "function_definition") || is(s, "class_definition") || is(s, "decorated_definition")) return false;
+  if (is(s, "future_import_statement") || is(s, "import_statement") || is(s, "import_from_statement")) return false;
+  if (is_docstring(s)) return false;
+  return is_compound(s) || contains_outside_nested(s, "call") || contains_outside_nested(s, "await");
+}
+
+int py_inner_statements(const char *src, size_t len, int line0, int line1, InnerStmts *out) {
+  TSParser *parser = ts_parser_new();
+  ts_parser_set_language(parser, tree_sitter_python());
+  TSTree *tree = ts_parser_parse_string(parser, NULL, src, (uint32_t)len);
+  TSNode block = ts_tree_root_node(tree);
+  int s = line0 - 1, e = line1 - 1, rc = 0;
+  Nodes kids = {0}, subs = {0};
+  if (ts_node_has_error(block)) {
+    rc = -1;
+    goto done;
+  }
+  /* find the statements the range covers, descending like snap_lines */
+  int i0 = -1, i1 = -1;
+  for (;;) {
+    statements(block, &kids);
+    i0 = i1 = -1;
+    for (size_t i = 0; i < kids.n; i++)
+      if (row1(kids.v[i]) >= s && row0(kids.v[i]) <= e) {
+        if (i0 < 0) i0 = (int)i;
+        i1 = (int)i;
+      }
+    if (i0 < 0) goto done;
+    TSNode only = kids.v[i0];
+    if (i0 != i1 || !is_compound(only) || s <= row0(def_of(only))) break;
+    TSNode d = def_of(only);
+    subs.n = 0;
+    if (is(d, "function_definition") || is(d, "class_definition")) vec_push(&subs, ts_node_child_by_field_name(d, "body", 4));
+    else sub_blocks(only, &subs);
+    int hit = -1;
+    for (size_t k = 0; k < subs.n; k++)
+      if (row0(subs.v[k]) <= s && row1(subs.v[k]) >= e) hit = (int)k;
+    if (hit < 0) break;
+    block = subs.v[hit];
+  }
+  /* one compound statement: its blocks' statements; several: each one */
+  Nodes pick = {0};
+  if (i0 == i1 && is_compound(kids.v[i0])) {
+    TSNode d = def_of(kids.v[i0]);
+    subs.n = 0;
+    if (is(d, "function_definition") || is(d, "class_definition")) vec_push(&subs, ts_node_child_by_field_name(d, "body", 4));
+    else sub_blocks(kids.v[i0], &subs);
+    Nodes inner = {0};
+    for (size_t k = 0; k < subs.n; k++) {
+      statements(subs.v[k], &inner);
+      for (size_t j = 0; j < inner.n; j++) vec_push(&pick, inner.v[j]);
+    }
+    vec_free(&inner);
+  } else if (i0 != i1) {
+    for (int i = i0; i <= i1; i++) vec_push(&pick, kids.v[i]);
+  }
+  for (size_t i = 0; i < pick.n; i++) {
+    TSNode st = pick.v[i];
+    if (!worth_a_range(st) || row0(st) == row1(st) + 1) continue;
+    /* a one-line block on its header's row cannot take a range of its own */
+    TSNode par = ts_node_parent(st);
+    if (!ts_node_is_null(par) && is(par, "block") && row0(st) == row0(ts_node_parent(par))) continue;
+    InnerStmt x = {row0(st) + 1, row1(st) + 1, enclosing_qual(src, st)};
+    vec_push(out, x);
+  }
+  vec_free(&pick);
+done:
+  vec_free(&kids);
+  vec_free(&subs);
+  ts_tree_delete(tree);
+  ts_parser_delete(parser);
+  return rc;
+}

@@ -56,6 +56,22 @@ typedef struct {
 int py_rewrite(FileJob *job);
 int c_rewrite(FileJob *job);
 
+/* The statements one level inside original lines [line0, line1] of a Python
+ * file (for ncrewrite drill): the statements of the block when the lines
+ * cover several, the body of the compound statement when they cover one;
+ * only those worth a range (compound, or calling something). Each comes with
+ * the qualified name of its function (NULL at module level; the caller frees
+ * it). -1 when the file does not parse. */
+typedef struct {
+  int line0, line1;
+  char *func;
+} InnerStmt;
+typedef VEC(InnerStmt) InnerStmts;
+int py_inner_statements(const char *src, size_t len, int line0, int line1, InnerStmts *out);
+/* The same for C, C++ and CUDA host functions (func is always NULL: a line
+ * range finds its function by the lines). */
+int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int line1, InnerStmts *out);
+
 void filejob_free(FileJob *job);
 void job_parser_free(void *parser);
 

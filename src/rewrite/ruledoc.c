@@ -103,9 +103,14 @@ static int load_yaml(RuleDoc *doc, Diags *d) {
     }
     case YAML_MAPPING_END_EVENT:
     case YAML_SEQUENCE_END_EVENT:
+      if (stack.n) stack.v[stack.n - 1]->end = ev.end_mark.index;
       stack.n--;
       break;
     default: break;
+    }
+    if (made && !made->end) {
+      made->off = ev.start_mark.index;
+      made->end = ev.end_mark.index;
     }
     if (made) {
       if (anchor) vec_push(&anchors, ((Anchor){xstrdup(anchor), made}));
@@ -155,6 +160,7 @@ static RNode *from_json(RuleDoc *doc, const cJSON *j, Scan *sc) {
   if (cJSON_IsObject(j) || cJSON_IsArray(j)) {
     bool obj = cJSON_IsObject(j);
     n = node_new(doc, obj ? RN_MAP : RN_SEQ, line, col);
+    n->off = sc->i;
     sc->i++; /* { or [ */
     for (const cJSON *c = j->child; c; c = c->next) {
       sc_ws(sc);
@@ -165,7 +171,9 @@ static RNode *from_json(RuleDoc *doc, const cJSON *j, Scan *sc) {
         k->str = xstrdup(c->string);
         k->quoted = true;
         node_add(n, k);
+        k->off = sc->i;
         sc_string(sc);
+        k->end = sc->i;
         sc_ws(sc);
         sc->i++; /* : */
       }
@@ -175,9 +183,11 @@ static RNode *from_json(RuleDoc *doc, const cJSON *j, Scan *sc) {
     }
     sc_ws(sc);
     sc->i++; /* } or ] */
+    n->end = sc->i;
     return n;
   }
   n = node_new(doc, RN_SCALAR, line, col);
+  n->off = sc->i;
   if (cJSON_IsString(j)) {
     n->str = xstrdup(j->valuestring);
     n->quoted = true;
@@ -187,6 +197,7 @@ static RNode *from_json(RuleDoc *doc, const cJSON *j, Scan *sc) {
     while (sc->i < sc->n && !strchr(",]} \t\r\n", sc->s[sc->i])) sc->i++;
     n->str = xstrndup(sc->s + b, sc->i - b);
   }
+  n->end = sc->i;
   return n;
 }
 

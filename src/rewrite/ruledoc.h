@@ -15,6 +15,10 @@ typedef struct RNode RNode;
 struct RNode {
   RNodeKind kind;
   int line, col;   /* 1-based position of the node's first character */
+  size_t off, end; /* byte span in the source: first character, one past the
+                    * last (for block collections libyaml ends the span where
+                    * the next token starts, so it may take in trailing
+                    * comments and blank lines); used by ruledit.c */
   char *str;       /* RN_SCALAR: the value */
   bool quoted;     /* RN_SCALAR: written as a quoted string */
   RNode **items;   /* RN_SEQ: items; RN_MAP: key, value, key, value, ... */

@@ -1,0 +1,603 @@
+/* drill and prune: rule-file changes computed from a trace.
+ *
+ *   ncrewrite drill --config R --src SRC --trace T [--top K] [--out OUT]
+ *   ncrewrite prune --config R --trace T [--min-calls N] [--max-mean-us U] [--out OUT]
+ *
+ * Both read the user-annotation ranges of the trace (tracescan.c) and find
+ * where each range came from through the manifest of the shadow tree that
+ * ran: a range's args.file is a file of that tree, whose root holds
+ * .ncrewrite/manifest.json with each range's name, original lines and rule
+ * (or --out names the tree, for ranges without a file).
+ *
+ * drill takes the K ranges with the largest exclusive time (time not spent
+ * in a nested range on the same thread) and adds a line range for each
+ * statement one level inside them (py_inner_statements), so the next run
+ * splits that time. prune removes the rules of ranges whose cost outweighs
+ * what they tell: called at least N times at a mean under U µs (the
+ * runtime's own throttle defaults: 100000 calls, 10 µs). Each is checked and
+ * committed like feedback: atomically, with a history entry, undoable. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "feedback.h"
+#include "tracescan.h"
+
+/* ---- the trace: per-name figures ---------------------------------------- */
+
+typedef struct {
+  char *name, *file;
+  int64_t line;
+  int64_t incl, excl; /* ns */
+  uint64_t count;
+} Agg;
+
+typedef struct {
+  char *thread;
+  int64_t ts, dur, child;
+  size_t agg;
+} Occ;
+
+typedef struct {
+  VEC(Agg) aggs;
+  VEC(Occ) occs;
+} Figures;
+
+static int on_range(void *ctx, const TraceRange *r) {
+  Figures *f = ctx;
+  size_t i;
+  for (i = 0; i < f->aggs.n; i++)
+    if (!strcmp(f->aggs.v[i].name, r->name)) break;
+  if (i == f->aggs.n) {
+    Agg a = {xstrdup(r->name), r->file ? xstrdup(r->file) : NULL, r->line, 0, 0, 0};
+    vec_push(&f->aggs, a);
+  }
+  Agg *a = &f->aggs.v[i];
+  a->count++;
+  a->incl += r->dur;
+  if (!a->file && r->file) a->file = xstrdup(r->file), a->line = r->line;
+  vec_push(&f->occs, ((Occ){xstrdup(r->thread), r->ts, r->dur, 0, i}));
+  return 0;
+}
+
+static int cmp_occ(const void *pa, const void *pb) {
+  const Occ *a = pa, *b = pb;
+  int c = strcmp(a->thread, b->thread);
+  if (c) return c;
+  if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+  return a->dur > b->dur ? -1 : a->dur < b->dur; /* the outer one first */
+}
+
+/* Exclusive time: a range's duration minus that of the ranges directly
+ * nested in it on its thread. */
+static int figures_load(const char *trace, Figures *f) {
+  memset(f, 0, sizeof *f);
+  if (tracescan_ranges(trace, on_range, f) < 0) return -1;
+  qsort(f->occs.v, f->occs.n, sizeof *f->occs.v, cmp_occ);
+  VEC(size_t) stack = {0};
+  for (size_t i = 0; i < f->occs.n; i++) {
+    Occ *o = &f->occs.v[i];
+    if (i && strcmp(o->thread, f->occs.v[i - 1].thread)) stack.n = 0;
+    while (stack.n) {
+      Occ *top = &f->occs.v[stack.v[stack.n - 1]];
+      if (top->ts + top->dur > o->ts) break;
+      stack.n--;
+    }
+    if (stack.n) f->occs.v[stack.v[stack.n - 1]].child += o->dur;
+    vec_push(&stack, i);
+  }
+  vec_free(&stack);
+  for (size_t i = 0; i < f->occs.n; i++) {
+    Occ *o = &f->occs.v[i];
+    int64_t ex = o->dur - o->child;
+    f->aggs.v[o->agg].excl += ex > 0 ? ex : 0;
+  }
+  return 0;
+}
+
+static void figures_free(Figures *f) {
+  for (size_t i = 0; i < f->aggs.n; i++) free(f->aggs.v[i].name), free(f->aggs.v[i].file);
+  for (size_t i = 0; i < f->occs.n; i++) free(f->occs.v[i].thread);
+  vec_free(&f->aggs);
+  vec_free(&f->occs);
+}
+
+/* ---- where a range came from: the shadow tree's manifest ---------------- */
+
+typedef struct {
+  char *rel;     /* file relative to SRC (= to the shadow root) */
+  int line0, line1;
+  char *kind;
+  char *rule_at; /* "rules:line:col" or NULL */
+} Origin;
+
+static void origin_free(Origin *o) {
+  free(o->rel), free(o->kind), free(o->rule_at);
+  memset(o, 0, sizeof *o);
+}
+
+static cJSON *manifest_read(const char *root) {
+  char *p = xasprintf("%s/.ncrewrite/manifest.json", root), *text;
+  size_t len;
+  cJSON *j = NULL;
+  if (read_file(p, &text, &len) == 0) {
+    j = cJSON_ParseWithLength(text, len);
+    free(text);
+  }
+  free(p);
+  return j;
+}
+
+/* The shadow root above `file`: the nearest ancestor holding a manifest. */
+static char *root_of(const char *file) {
+  char *dir = xstrdup(file);
+  for (char *s; (s = strrchr(dir, '/'));) {
+    *s = 0;
+    char *m = xasprintf("%s/.ncrewrite/manifest.json", *dir ? dir : "/");
+    struct stat st;
+    bool hit = stat(m, &st) == 0;
+    free(m);
+    if (hit) return dir;
+  }
+  free(dir);
+  return NULL;
+}
+
+static int jint(const cJSON *arr, int i) {
+  const cJSON *v = cJSON_GetArrayItem(arr, i);
+  return cJSON_IsNumber(v) ? v->valueint : 0;
+}
+
+/* Find the range `a` in the manifest: by file when the trace names one, by
+ * name; among several of that name in a file, the one whose output lines
+ * hold (or lie just below) the recorded line. */
+static int locate(const Agg *a, const char *out_opt, Origin *o) {
+  memset(o, 0, sizeof *o);
+  char *root = a->file ? root_of(a->file) : NULL;
+  const char *rel = NULL;
+  if (root) rel = a->file + strlen(root) + 1;
+  else if (out_opt) root = xstrdup(out_opt);
+  if (!root) return -1;
+  cJSON *m = manifest_read(root);
+  const cJSON *files = cJSON_GetObjectItemCaseSensitive(m, "files"), *f;
+  long best = -1;
+  cJSON_ArrayForEach(f, files) {
+    const cJSON *path = cJSON_GetObjectItemCaseSensitive(f, "path");
+    if (!cJSON_IsString(path) || (rel && strcmp(path->valuestring, rel))) continue;
+    const cJSON *ranges = cJSON_GetObjectItemCaseSensitive(f, "ranges"), *r;
+    cJSON_ArrayForEach(r, ranges) {
+      const cJSON *nm = cJSON_GetObjectItemCaseSensitive(r, "name");
+      if (!cJSON_IsString(nm) || strcmp(nm->valuestring, a->name)) continue;
+      const cJSON *ol = cJSON_GetObjectItemCaseSensitive(r, "out_lines");
+      long o0 = jint(ol, 0) - 1, o1 = jint(ol, 1);
+      long dist = a->line < o0 ? o0 - a->line : a->line > o1 ? a->line - o1 : 0;
+      if (!a->line) dist = 0;
+      if (best >= 0 && dist >= best) continue;
+      best = dist;
+      origin_free(o);
+      const cJSON *ln = cJSON_GetObjectItemCaseSensitive(r, "lines");
+      const cJSON *kind = cJSON_GetObjectItemCaseSensitive(r, "kind");
+      const cJSON *rule = cJSON_GetObjectItemCaseSensitive(r, "rule");
+      o->rel = xstrdup(path->valuestring);
+      o->line0 = jint(ln, 0), o->line1 = jint(ln, 1);
+      o->kind = xstrdup(cJSON_IsString(kind) ? kind->valuestring : "");
+      o->rule_at = cJSON_IsString(rule) ? xstrdup(rule->valuestring) : NULL;
+    }
+  }
+  cJSON_Delete(m);
+  free(root);
+  return best >= 0 ? 0 : -1;
+}
+
+static void ms(char *buf, size_t n, int64_t ns) { snprintf(buf, n, "%.3f ms", (double)ns / 1e6); }
+
+/* ---- drill --------------------------------------------------------------- */
+
+typedef struct {
+  const char *config, *src, *trace, *out;
+  int top;
+} DrillOpts;
+
+static int cmp_excl(const void *pa, const void *pb) {
+  const Agg *a = pa, *b = pb;
+  if (a->excl != b->excl) return a->excl > b->excl ? -1 : 1;
+  return strcmp(a->name, b->name);
+}
+
+typedef struct {
+  char *key;               /* module (target key) */
+  VEC(LineRule) rules;
+  VEC(char *) owned;       /* strings the LineRules point to */
+} Group;
+
+typedef VEC(Group) Groups;
+
+static Group *group_for(Groups *gs, const char *key) {
+  for (size_t i = 0; i < gs->n; i++)
+    if (!strcmp(gs->v[i].key, key)) return &gs->v[i];
+  Group g = {0};
+  g.key = xstrdup(key);
+  vec_push(gs, g);
+  return &gs->v[gs->n - 1];
+}
+
+/* Is this child range accepted by the rewriter on its own, exactly? */
+static bool child_ok(const char *config, const RuleDoc *doc, const char *srcdir, const ModFile *mf,
+                     const char *key, const LineRule *lr, char **why) {
+  TextEdits e = {0};
+  Diags d = {0};
+  Proposal p = {0};
+  bool ok = false;
+  *why = NULL;
+  if (ruledit_add_lines(doc, key, lr, 1, &e, &d) == 0 &&
+      proposal_run(&p, config, doc->src, doc->len, &e, srcdir, mf, &d) == 0) {
+    const Rule *nr = proposal_new_rule(&p, e.v[0].at, 0);
+    const RangeRec *rr = nr ? proposal_range_of(&p, nr) : NULL;
+    char *err = proposal_error(&p);
+    if (err) *why = err;
+    else if (!rr) *why = xstrdup(nr && nr->miss ? nr->miss : "no range");
+    else if (rr->line0 != lr->start || rr->line1 != lr->end) *why = xasprintf("snaps to lines %d-%d", rr->line0, rr->line1);
+    else {
+      ok = true;
+      for (size_t i = 0; i < p.job.ranges.n && ok; i++) {
+        const RangeRec *o = &p.job.ranges.v[i];
+        if (o != rr && o->line0 == rr->line0 && o->line1 == rr->line1) {
+          ok = false;
+          *why = xasprintf("already a range ('%s')", o->name);
+        }
+      }
+    }
+  }
+  if (!ok && !*why) *why = xstrdup(d.text.s ? d.text.s : "refused");
+  proposal_free(&p);
+  textedits_free(&e);
+  diags_free(&d);
+  return ok;
+}
+
+static int drill(const DrillOpts *o, Diags *d) {
+  Rules rules = {0};
+  if (rules_load(&rules, o->config, d) < 0) {
+    diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0, "rule file has errors; left unchanged");
+    rules_free(&rules);
+    return 1;
+  }
+  if (rules.full_trace && !rules.targets.n) {
+    diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0,
+            "full_trace_mode with no targets traces every module; a target added now would restrict it to "
+            "that module: add the modules as targets first");
+    rules_free(&rules);
+    return 1;
+  }
+  Figures f;
+  if (figures_load(o->trace, &f) < 0) {
+    rules_free(&rules);
+    figures_free(&f);
+    return 1;
+  }
+  qsort(f.aggs.v, f.aggs.n, sizeof *f.aggs.v, cmp_excl);
+  int64_t total = 0;
+  for (size_t i = 0; i < f.aggs.n; i++) total += f.aggs.v[i].excl;
+  Groups groups = {0};
+  VEC(ModFile) mods = {0};
+  size_t added = 0;
+  int status = 1;
+  printf("drill: the %d range%s with the most exclusive time in %s\n", o->top, o->top == 1 ? "" : "s", o->trace);
+  for (size_t i = 0; i < f.aggs.n && (int)i < o->top; i++) {
+    const Agg *a = &f.aggs.v[i];
+    char t[32];
+    ms(t, sizeof t, a->excl);
+    printf("  %-40s %12s exclusive (%4.1f%%), %llu call%s\n", a->name, t, total ? 100.0 * (double)a->excl / (double)total : 0.0,
+           (unsigned long long)a->count, a->count == 1 ? "" : "s");
+    Origin org;
+    if (locate(a, o->out, &org) < 0) {
+      printf("    not found in a shadow tree's manifest%s; skipped\n", a->file ? "" : " (the trace gives no file: try --out)");
+      continue;
+    }
+    char *key = modfile_key_of(o->src, &rules, org.rel);
+    ModFile mf;
+    Diags md = {0};
+    if (modfile_find(o->src, &rules, key, &mf, &md) < 0) {
+      printf("    %s: %s", org.rel, md.text.s ? md.text.s : "not found\n");
+      diags_free(&md), modfile_free(&mf), free(key), origin_free(&org);
+      continue;
+    }
+    diags_free(&md);
+    InnerStmts kids = {0};
+    int irc = mf.lang == LANG_PYTHON ? py_inner_statements(mf.text, mf.len, org.line0, org.line1, &kids)
+                                     : c_inner_statements(mf.text, mf.len, mf.lang, org.line0, org.line1, &kids);
+    if (irc < 0) {
+      printf("    %s does not parse; skipped\n", org.rel);
+    } else if (!kids.n) {
+      printf("    %s:%d-%d: nothing inside worth a range of its own\n", org.rel, org.line0, org.line1);
+    }
+    Group *g = kids.n ? group_for(&groups, key) : NULL;
+    for (size_t k = 0; k < kids.n; k++) {
+      InnerStmt *s = &kids.v[k];
+      char *content = modfile_line(&mf, s->line0);
+      char *why = xasprintf("drill: '%s' took %s exclusive over %llu call%s", a->name, t, (unsigned long long)a->count,
+                            a->count == 1 ? "" : "s");
+      LineRule lr = {s->func, s->line0, s->line1, content, NULL, NULL, why};
+      char *no;
+      if (child_ok(o->config, &rules.doc, o->src, &mf, key, &lr, &no)) {
+        vec_push(&g->rules, lr);
+        vec_push(&g->owned, content);
+        vec_push(&g->owned, why);
+        if (s->func) vec_push(&g->owned, s->func);
+        printf("    + %s:%d-%d%s%s\n", org.rel, s->line0, s->line1, s->func ? " in " : "", s->func ? s->func : "");
+        added++;
+      } else {
+        printf("    - %s:%d-%d skipped: %s\n", org.rel, s->line0, s->line1, no);
+        free(content), free(why), free(s->func);
+      }
+      free(no);
+    }
+    vec_free(&kids);
+    vec_push(&mods, mf);
+    free(key);
+    origin_free(&org);
+  }
+  if (!added) {
+    printf("drill: nothing to add\n");
+    status = 0;
+    goto out;
+  }
+  /* all groups, module by module, each edit on the text the last one made */
+  char *text = xstrndup(rules.doc.src, rules.doc.len);
+  size_t len = rules.doc.len;
+  int rc = 0;
+  for (size_t gi = 0; gi < groups.n && rc == 0; gi++) {
+    Group *g = &groups.v[gi];
+    if (!g->rules.n) continue;
+    RuleDoc doc;
+    TextEdits e = {0};
+    rc = ruledoc_parse(&doc, o->config, text, len, d);
+    if (rc == 0) rc = ruledit_add_lines(&doc, g->key, g->rules.v, g->rules.n, &e, d);
+    if (rc == 0) {
+      size_t nl;
+      char *nt = ruledit_apply(text, len, &e, &nl);
+      free(text);
+      text = nt, len = nl;
+    }
+    textedits_free(&e);
+    ruledoc_free(&doc);
+  }
+  /* check every module with everything added */
+  for (size_t mi = 0; mi < mods.n && rc == 0; mi++) {
+    Proposal p;
+    TextEdits none = {0};
+    rc = proposal_run(&p, o->config, text, len, &none, o->src, &mods.v[mi], d);
+    char *err = rc == 0 ? proposal_error(&p) : NULL;
+    if (err) {
+      diag_at(d, DIAG_ERROR, mods.v[mi].path, NULL, 0, 0, 0, "the ranges added together are refused: %s", err);
+      rc = -1;
+    }
+    free(err);
+    proposal_free(&p);
+  }
+  if (rc == 0) {
+    TextEdits whole = {0};
+    Buf b = {0};
+    buf_add(&b, text, len);
+    if (!b.s) buf_puts(&b, "");
+    vec_push(&whole, ((TextEdit){0, rules.doc.len, buf_steal(&b)}));
+    char *what = xasprintf("%zu range%s inside the top %d of %s", added, added == 1 ? "" : "s", o->top, o->trace);
+    if (history_commit(o->config, rules.doc.src, rules.doc.len, text, len, &whole, "drill", what, NULL, d) == 0) {
+      printf("drill: added %s to %s\n", what, o->config);
+      status = 0;
+    }
+    free(what);
+    textedits_free(&whole);
+  }
+  free(text);
+out:
+  for (size_t gi = 0; gi < groups.n; gi++) {
+    for (size_t k = 0; k < groups.v[gi].owned.n; k++) free(groups.v[gi].owned.v[k]);
+    vec_free(&groups.v[gi].owned);
+    vec_free(&groups.v[gi].rules);
+    free(groups.v[gi].key);
+  }
+  vec_free(&groups);
+  for (size_t i = 0; i < mods.n; i++) modfile_free(&mods.v[i]);
+  vec_free(&mods);
+  figures_free(&f);
+  rules_free(&rules);
+  return status;
+}
+
+static void usage_drill(FILE *f) {
+  fputs("usage: ncrewrite drill --config RULES --src SRC --trace TRACE [--top K] [--out OUT]\n"
+        "\n"
+        "Add line ranges one level inside the K ranges (default 3) with the most\n"
+        "exclusive time in TRACE, so the next run splits that time. Ranges are\n"
+        "traced back to their source through the manifest of the shadow tree that\n"
+        "ran (found from the trace's file names, or given by --out).\n",
+        f);
+}
+
+int cmd_drill(int argc, char **argv) {
+  enum { O_SRC = 256, O_TRACE, O_TOP, O_OUT };
+  static const struct option longs[] = {{"config", required_argument, 0, 'c'}, {"src", required_argument, 0, O_SRC},
+                                        {"trace", required_argument, 0, O_TRACE}, {"top", required_argument, 0, O_TOP},
+                                        {"out", required_argument, 0, O_OUT},    {"help", no_argument, 0, 'h'},
+                                        {0, 0, 0, 0}};
+  DrillOpts o = {0};
+  o.src = ".";
+  o.top = 3;
+  optind = 1;
+  for (int c; (c = getopt_long(argc, argv, "c:h", longs, NULL)) != -1;) {
+    switch (c) {
+    case 'c': o.config = optarg; break;
+    case O_SRC: o.src = optarg; break;
+    case O_TRACE: o.trace = optarg; break;
+    case O_OUT: o.out = optarg; break;
+    case O_TOP: {
+      char *end;
+      long k = strtol(optarg, &end, 10);
+      if (*end || k < 1 || k > 1000) {
+        fprintf(stderr, "ncrewrite drill: error: --top needs a number from 1 to 1000, not '%s'\n", optarg);
+        return 2;
+      }
+      o.top = (int)k;
+      break;
+    }
+    case 'h': usage_drill(stdout); return 0;
+    default: usage_drill(stderr); return 2;
+    }
+  }
+  if (!o.config || !o.trace || optind != argc) {
+    fprintf(stderr, "ncrewrite drill: error: --config and --trace are required\n");
+    usage_drill(stderr);
+    return 2;
+  }
+  Diags d = {0};
+  int rc = drill(&o, &d);
+  diags_print(&d);
+  if (rc == 1) fprintf(stderr, "ncrewrite: %s left unchanged\n", o.config);
+  diags_free(&d);
+  return rc;
+}
+
+/* ---- prune --------------------------------------------------------------- */
+
+typedef struct {
+  const char *config, *trace, *out;
+  long min_calls;
+  double max_mean_us;
+} PruneOpts;
+
+/* The rule written at line:col of the rule file (the manifest's "rule"). */
+static const Rule *rule_at(const Rules *r, const char *at) {
+  const char *c2 = strrchr(at, ':');
+  if (!c2 || c2 == at) return NULL;
+  const char *c1 = c2 - 1;
+  while (c1 > at && *c1 != ':') c1--;
+  int line = atoi(c1 + 1), col = atoi(c2 + 1);
+  for (size_t t = 0; t < r->targets.n; t++)
+    for (size_t i = 0; i < r->targets.v[t].rules.n; i++) {
+      const Rule *ru = &r->targets.v[t].rules.v[i];
+      if (ru->at && ru->at->line == line && ru->at->col == col) return ru;
+    }
+  return NULL;
+}
+
+static int prune(const PruneOpts *o, Diags *d) {
+  Rules rules = {0};
+  if (rules_load(&rules, o->config, d) < 0) {
+    diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0, "rule file has errors; left unchanged");
+    rules_free(&rules);
+    return 1;
+  }
+  Figures f;
+  if (figures_load(o->trace, &f) < 0) {
+    figures_free(&f);
+    rules_free(&rules);
+    return 1;
+  }
+  qsort(f.aggs.v, f.aggs.n, sizeof *f.aggs.v, cmp_excl);
+  TextEdits e = {0};
+  VEC(const Rule *) done = {0};
+  Buf what = {0};
+  int status = 1;
+  size_t removed = 0;
+  for (size_t i = 0; i < f.aggs.n; i++) {
+    const Agg *a = &f.aggs.v[i];
+    double mean_us = (double)a->incl / (double)a->count / 1e3;
+    if ((long)a->count < o->min_calls || mean_us >= o->max_mean_us) continue;
+    printf("prune: %-40s %llu calls, mean %.3f us", a->name, (unsigned long long)a->count, mean_us);
+    Origin org;
+    const Rule *ru = NULL;
+    if (locate(a, o->out, &org) == 0 && org.rule_at) ru = rule_at(&rules, org.rule_at);
+    bool seen = false;
+    for (size_t k = 0; k < done.n; k++) seen |= done.v[k] == ru;
+    if (!ru) {
+      printf(": no rule of %s made it (full trace?); exclude it by hand\n", o->config);
+    } else if (seen) {
+      printf(": its rule is removed already\n");
+    } else if (ruledit_remove_node(&rules.doc, ru->at, &e, d) == 0) {
+      printf(": rule at %s:%d removed\n", o->config, ru->at->line);
+      vec_push(&done, ru);
+      buf_printf(&what, "%s%s", what.len ? ", " : "", a->name);
+      removed++;
+    } else {
+      printf(": rule at %s:%d cannot be removed automatically\n", o->config, ru->at->line);
+    }
+    origin_free(&org);
+  }
+  if (!removed) {
+    printf("prune: nothing to remove\n");
+    status = 0;
+  } else {
+    size_t len;
+    char *text = ruledit_apply(rules.doc.src, rules.doc.len, &e, &len);
+    char *w = xasprintf("removed %s", what.s);
+    if (history_commit(o->config, rules.doc.src, rules.doc.len, text, len, &e, "prune", w, NULL, d) == 0) {
+      printf("prune: %zu rule%s removed from %s\n", removed, removed == 1 ? "" : "s", o->config);
+      status = 0;
+    }
+    free(w);
+    free(text);
+  }
+  buf_free(&what);
+  vec_free(&done);
+  textedits_free(&e);
+  figures_free(&f);
+  rules_free(&rules);
+  return status;
+}
+
+int cmd_prune(int argc, char **argv) {
+  enum { O_TRACE = 256, O_OUT, O_CALLS, O_MEAN };
+  static const struct option longs[] = {{"config", required_argument, 0, 'c'}, {"trace", required_argument, 0, O_TRACE},
+                                        {"out", required_argument, 0, O_OUT}, {"min-calls", required_argument, 0, O_CALLS},
+                                        {"max-mean-us", required_argument, 0, O_MEAN}, {"help", no_argument, 0, 'h'},
+                                        {0, 0, 0, 0}};
+  PruneOpts o = {0};
+  o.min_calls = 100000;
+  o.max_mean_us = 10;
+  optind = 1;
+  for (int c; (c = getopt_long(argc, argv, "c:h", longs, NULL)) != -1;) {
+    char *end;
+    switch (c) {
+    case 'c': o.config = optarg; break;
+    case O_TRACE: o.trace = optarg; break;
+    case O_OUT: o.out = optarg; break;
+    case O_CALLS:
+      o.min_calls = strtol(optarg, &end, 10);
+      if (*end || o.min_calls < 1) {
+        fprintf(stderr, "ncrewrite prune: error: --min-calls needs a positive number, not '%s'\n", optarg);
+        return 2;
+      }
+      break;
+    case O_MEAN:
+      o.max_mean_us = strtod(optarg, &end);
+      if (*end || !(o.max_mean_us > 0)) {
+        fprintf(stderr, "ncrewrite prune: error: --max-mean-us needs a positive number, not '%s'\n", optarg);
+        return 2;
+      }
+      break;
+    case 'h':
+      fputs("usage: ncrewrite prune --config RULES --trace TRACE [--min-calls N] [--max-mean-us U] [--out OUT]\n"
+            "\nRemove the rules of ranges called at least N times (default 100000) at a mean\n"
+            "under U microseconds (default 10): they cost more than they tell.\n",
+            stdout);
+      return 0;
+    default: return 2;
+    }
+  }
+  if (!o.config || !o.trace || optind != argc) {
+    fprintf(stderr, "ncrewrite prune: error: --config and --trace are required\n");
+    return 2;
+  }
+  Diags d = {0};
+  int rc = prune(&o, &d);
+  diags_print(&d);
+  if (rc == 1) fprintf(stderr, "ncrewrite: %s left unchanged\n", o.config);
+  diags_free(&d);
+  return rc;
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# ncrewrite drill and prune on hand-made traces whose figures are worked out
+# here: which ranges are on top by exclusive time, what is added inside them,
+# what is pruned; bad traces leave the rule file byte-identical.
+# Usage: test_drill.sh NCREWRITE
+set -u
+NC="$1"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+expect_rc() { # expect_rc WANT DESC cmd...
+  local want=$1 desc=$2; shift 2
+  "$@" >"$T/stdout" 2>"$T/stderr"; local rc=$?
+  if [ "$rc" = "$want" ]; then ok; else bad "$desc: exit $rc, want $want"; cat "$T/stdout" "$T/stderr"; fi
+}
+has() { grep -qF -- "$2" "$1" && ok || { bad "$3: '$2' not in $(basename "$1")"; cat "$1"; }; }
+# the same, with runs of spaces squeezed (table layout is not the point)
+hsq() { tr -s ' ' < "$1" > "$1.sq"; has "$1.sq" "$2" "$3"; }
+same() { cmp -s "$1" "$2" && ok || { bad "$3"; diff "$1" "$2"; }; }
+sum() { sha1sum "$1" | cut -d' ' -f1; }
+
+mkdir -p "$T/src/pkg"
+cat > "$T/src/pkg/m.py" <<'EOF'
+import math
+
+
+def f(x):
+    y = x + 1
+    z = math.sqrt(
+        y)
+    for i in range(3):
+        y += i
+        z += y
+    return y + z
+
+
+class A:
+    def g(self):
+        return f(2)
+EOF
+cat > "$T/rules.yaml" <<'EOF'
+targets:
+  pkg.m:
+    func_context_wrappings:
+      f: {}
+      A.g: {}
+EOF
+R="$T/rules.yaml"
+cp "$R" "$T/orig.yaml"
+expect_rc 0 "instrument" "$NC" -q --config "$R" "$T/src" "$T/out"
+F="$T/out/pkg/m.py"
+# One thread: f [0,1000us] holding a range 'inner' [100,400] -> f exclusive
+# 700us; f again [2000,2500] -> 500us: f 1.200 ms over 2 calls. A.g
+# [3000,3900] -> 0.900 ms. 'inner' 0.300 ms (no rule made it).
+ev() { printf '{"ph":"X","cat":"user_annotation","name":"%s","pid":1,"tid":1,"ts":%s,"dur":%s,"args":{"depth":0,"file":"%s","line":%s}}' "$@"; }
+{
+  printf '{"schemaVersion":1,"traceEvents":[\n'
+  ev f 0 1000 "$F" 4; printf ',\n'
+  ev inner 100 300 "$F" 6; printf ',\n'
+  ev f 2000 500 "$F" 4; printf ',\n'
+  ev A.g 3000 900 "$F" 15; printf ',\n'
+  printf '{"ph":"X","cat":"kernel","name":"k","pid":1,"tid":2,"ts":0,"dur":5000,"args":{}}\n'
+  printf ']}\n'
+} > "$T/t.json"
+gzip -c "$T/t.json" > "$T/t.json.gz"
+
+expect_rc 0 "drill --top 1" "$NC" drill --config "$R" --src "$T/src" --trace "$T/t.json.gz" --top 1
+hsq "$T/stdout" "f 1.200 ms exclusive (50.0%), 2 calls" "f on top with its figures"
+has "$T/stdout" "+ pkg/m.py:6-7 in f" "first statement with a call"
+has "$T/stdout" "+ pkg/m.py:8-10 in f" "the loop"
+cat > "$T/want1.yaml" <<'EOF'
+targets:
+  pkg.m:
+    func_context_wrappings:
+      f: {}
+      A.g: {}
+    func_line_range_wrappings:
+      - function: f
+        start_line: 6
+        end_line: 7
+        start_line_content: "z = math.sqrt("
+        reasoning: "drill: 'f' took 1.200 ms exclusive over 2 calls"
+      - function: f
+        start_line: 8
+        end_line: 10
+        start_line_content: "for i in range(3):"
+        reasoning: "drill: 'f' took 1.200 ms exclusive over 2 calls"
+EOF
+same "$R" "$T/want1.yaml" "drill adds the next level inside f"
+# again, top 3: f's statements are ranges already, A.g holds one plain
+# statement, 'inner' comes from no rule
+expect_rc 0 "drill --top 3 again" "$NC" drill --config "$R" --src "$T/src" --trace "$T/t.json" --top 3
+has "$T/stdout" "- pkg/m.py:6-7 skipped: already a range ('f:L6-7')" "existing range not added twice"
+hsq "$T/stdout" "A.g 0.900 ms exclusive (37.5%), 1 call" "A.g second"
+has "$T/stdout" "pkg/m.py:16-16: nothing inside worth a range of its own" "A.g has nothing inside"
+hsq "$T/stdout" "inner 0.300 ms exclusive (12.5%), 1 call" "inner third"
+has "$T/stdout" "not found in a shadow tree's manifest" "inner has no rule"
+has "$T/stdout" "drill: nothing to add" "nothing new"
+same "$R" "$T/want1.yaml" "nothing added the second time"
+
+# bad traces: clear message, rule file untouched
+before=$(sum "$R")
+expect_rc 1 "missing trace" "$NC" drill --config "$R" --src "$T/src" --trace "$T/nothere.json.gz"
+has "$T/stderr" "nothere.json.gz" "missing trace named"
+has "$T/stderr" "left unchanged" "missing trace: unchanged"
+head -c 100 "$T/t.json.gz" > "$T/cut.json.gz"
+expect_rc 1 "truncated gzip" "$NC" drill --config "$R" --src "$T/src" --trace "$T/cut.json.gz"
+has "$T/stderr" "error:" "truncated gzip reported"
+printf '{"traceEvents": [ {"ph": "X", }\n' > "$T/bad.json"
+expect_rc 1 "not JSON" "$NC" drill --config "$R" --src "$T/src" --trace "$T/bad.json"
+has "$T/stderr" "bad.json:1:" "syntax error with its place"
+expect_rc 1 "prune on a bad trace" "$NC" prune --config "$R" --trace "$T/bad.json"
+[ "$(sum "$R")" = "$before" ] && ok || bad "bad traces changed the rule file"
+printf 'targets:\n  pkg.m:\n    bogus: 1\n' > "$T/err.yaml"
+s0=$(sum "$T/err.yaml")
+expect_rc 1 "drill, rule file with errors" "$NC" drill --config "$T/err.yaml" --src "$T/src" --trace "$T/t.json"
+has "$T/stderr" "err.yaml:3:5: error: unknown key 'bogus'" "rule error has its place"
+[ "$(sum "$T/err.yaml")" = "$s0" ] && ok || bad "drill changed a rule file with errors"
+
+# prune: re-instrument, then the loop range is called 200 times at 1us:
+# over --min-calls 100 under --max-mean-us 10; f:L6-7 20 times stays
+expect_rc 0 "re-instrument" "$NC" -q --config "$R" "$T/src" "$T/out"
+{
+  printf '{"traceEvents":[\n'
+  for i in $(seq 0 199); do ev "f:L8-10" $((i * 10)) 1 "$F" 7; printf ',\n'; done
+  for i in $(seq 0 19); do ev "f:L6-7" $((5000 + i * 10)) 1 "$F" 5; printf ',\n'; done
+  ev f 0 9000 "$F" 4
+  printf ']}\n'
+} > "$T/p.json"
+expect_rc 0 "prune" "$NC" prune --config "$R" --trace "$T/p.json" --min-calls 100 --max-mean-us 10
+hsq "$T/stdout" "prune: f:L8-10 200 calls, mean 1.000 us: rule at $R:12 removed" "prune says what"
+head -n 11 "$T/want1.yaml" > "$T/want2.yaml"
+same "$R" "$T/want2.yaml" "prune removes the loop's rule, lines and all"
+expect_rc 0 "prune with defaults: nothing" "$NC" prune --config "$R" --trace "$T/p.json"
+has "$T/stdout" "prune: nothing to remove" "defaults keep 200 calls"
+# the last entry of a list: the list's key goes with it
+{
+  printf '{"traceEvents":[\n'
+  for i in $(seq 0 149); do ev "f:L6-7" $((i * 10)) 2 "$F" 5; printf ',\n'; done
+  ev f 0 9000 "$F" 4
+  printf ']}\n'
+} > "$T/p2.json"
+expect_rc 0 "prune the last line range" "$NC" prune --config "$R" --trace "$T/p2.json" --min-calls 100 --max-mean-us 10
+same "$R" "$T/orig.yaml" "the emptied list's key is removed too"
+expect_rc 0 "undo prune 2" "$NC" feedback --config "$R" --undo
+same "$R" "$T/want2.yaml" "undo prune 2"
+# undo steps back over prune, then over drill
+expect_rc 0 "undo prune" "$NC" feedback --config "$R" --undo
+same "$R" "$T/want1.yaml" "undo prune"
+# both line ranges at once: the list goes, with its key
+{
+  printf '{"traceEvents":[\n'
+  for i in $(seq 0 149); do ev "f:L6-7" $((i * 10)) 2 "$F" 5; printf ',\n'; ev "f:L8-10" $((i * 10 + 3)) 2 "$F" 7; printf ',\n'; done
+  ev f 0 9000 "$F" 4
+  printf ']}\n'
+} > "$T/p3.json"
+expect_rc 0 "prune a whole list" "$NC" prune --config "$R" --trace "$T/p3.json" --min-calls 100 --max-mean-us 10
+same "$R" "$T/orig.yaml" "the list and its key removed"
+expect_rc 0 "undo prune 3" "$NC" feedback --config "$R" --undo
+same "$R" "$T/want1.yaml" "undo prune 3"
+expect_rc 0 "undo drill" "$NC" feedback --config "$R" --undo
+same "$R" "$T/orig.yaml" "undo drill"
+
+echo "drill: $pass passed, $fail failed"
+[ "$fail" = 0 ]
