@@ -616,14 +616,30 @@ int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int li
   /* the innermost function body holding the lines */
   TSNode body = {0};
   bool found = false;
-  for (TSNode n = ts_node_named_descendant_for_point_range(ts_tree_root_node(tree), (TSPoint){(uint32_t)s, 0},
-                                                            (TSPoint){(uint32_t)s, 0});
-       !ts_node_is_null(n); n = ts_node_parent(n))
+  TSNode at = ts_node_named_descendant_for_point_range(ts_tree_root_node(tree), (TSPoint){(uint32_t)s, 0},
+                                                       (TSPoint){(uint32_t)s, 0});
+  for (TSNode n = at; !ts_node_is_null(n); n = ts_node_parent(n))
     if (is(n, "function_definition")) {
       body = ts_node_child_by_field_name(n, "body", 4);
       found = !ts_node_is_null(body) && row0(body) <= s && row1(body) >= e;
       break;
     }
+  /* `extern "C" int f(...) {` and `template <...> T f(...) {`: the node at
+   * the line's start is the wrapper, the function is inside it */
+  for (int depth = 0; !found && !ts_node_is_null(at) && depth < 3; depth++) {
+    TSNode next = {0};
+    for (uint32_t k = 0; k < ts_node_named_child_count(at); k++) {
+      TSNode c = ts_node_named_child(at, k);
+      if (row0(c) > s || row1(c) < e) continue; /* not around the lines */
+      if (is(c, "function_definition")) {
+        body = ts_node_child_by_field_name(c, "body", 4);
+        found = !ts_node_is_null(body) && row0(body) <= s && row1(body) >= e;
+      }
+      next = c;
+      break;
+    }
+    at = next;
+  }
   if (!found) goto done;
   TSNode block = body;
   int i0, i1;

@@ -288,8 +288,13 @@ static int drill(const DrillOpts *o, Diags *d) {
   size_t added = 0;
   int status = 1;
   printf("drill: the %d range%s with the most exclusive time in %s\n", o->top, o->top == 1 ? "" : "s", o->trace);
-  for (size_t i = 0; i < f.aggs.n && (int)i < o->top; i++) {
+  /* K counts the ranges refined: one with nothing inside worth a range (a
+   * function of single calls already split, a range the trace cannot trace
+   * back) passes the turn to the next */
+  int refined = 0;
+  for (size_t i = 0; i < f.aggs.n && refined < o->top; i++) {
     const Agg *a = &f.aggs.v[i];
+    size_t added_before = added;
     char t[32];
     ms(t, sizeof t, a->excl);
     printf("  %-40s %12s exclusive (%4.1f%%), %llu call%s\n", a->name, t, total ? 100.0 * (double)a->excl / (double)total : 0.0,
@@ -341,6 +346,7 @@ static int drill(const DrillOpts *o, Diags *d) {
     vec_push(&mods, mf);
     free(key);
     origin_free(&org);
+    if (added > added_before) refined++;
   }
   if (!added) {
     printf("drill: nothing to add\n");

@@ -163,5 +163,39 @@ same "$R" "$T/want1.yaml" "undo prune 3"
 expect_rc 0 "undo drill" "$NC" feedback --config "$R" --undo
 same "$R" "$T/orig.yaml" "undo drill"
 
+# CUDA host code: a function under extern "C" (the node at its first line is
+# the linkage specification, the function inside it), and --top counting
+# the ranges refined: 'one' is on top (1.000 ms) but holds a single
+# statement, so the turn passes to 'g' (0.600 ms). Found on the H100, where
+# the example's gpu_scale (extern "C") came first and drill added nothing.
+mkdir -p "$T/csrc"
+cat > "$T/csrc/k.cu" <<'EOF'
+extern "C" int g(int *x, int n) {
+  int s = 0;
+  for (int i = 0; i < n; i++) s += x[i];
+  s += helper(s);
+  return s;
+}
+
+int one(int v) {
+  return v + 1;
+}
+EOF
+cat > "$T/crules.yaml" <<'EOF'
+targets:
+  "k.cu":
+    func_context_wrappings:
+      g: {}
+      one: {}
+EOF
+expect_rc 0 "instrument C" "$NC" -q --config "$T/crules.yaml" "$T/csrc" "$T/cout"
+cev() { printf '{"ph":"X","cat":"user_annotation","name":"%s","pid":1,"tid":1,"ts":%s,"dur":%s,"args":{}}' "$@"; }
+{ printf '{"traceEvents":[\n'; cev one 0 1000; printf ',\n'; cev g 2000 600; printf '\n]}\n'; } > "$T/c.json"
+expect_rc 0 "drill C --top 1" "$NC" drill --config "$T/crules.yaml" --src "$T/csrc" --trace "$T/c.json" --out "$T/cout" --top 1
+has "$T/stdout" "k.cu:8-10: nothing inside worth a range of its own" "one: nothing inside"
+has "$T/stdout" "+ k.cu:3-3" "g under extern \"C\": its loop"
+has "$T/stdout" "+ k.cu:4-4" "g under extern \"C\": the call"
+grep -q "start_line: 3" "$T/crules.yaml" && ok || bad "the rule file has g's loop"
+
 echo "drill: $pass passed, $fail failed"
 [ "$fail" = 0 ]
