@@ -1065,6 +1065,101 @@ static int coding_floor(Py *py) {
   return 0;
 }
 
+/* Nesting among the wraps left (w->depth: multi-line wraps around it; w->k:
+ * its index among one-line wraps at the same place) and, per row, how many
+ * multi-line wraps cover it (cover[], nrows + 2 entries). */
+static void nest(Py *py, int *cover) {
+  size_t nw = py->wraps.n;
+  memset(cover, 0, ((size_t)py->nrows + 2) * sizeof *cover);
+  for (size_t i = 0; i < nw; i++) {
+    Wrap *w = &py->wraps.v[i];
+    w->depth = w->k = 0;
+    if (w->dropped) continue;
+    for (size_t j = 0; j < i; j++) {
+      Wrap *o = &py->wraps.v[j];
+      if (o->dropped || o->b1 <= w->b0) continue;
+      if (w->oneline && o->oneline && o->b0 == w->b0) w->k++;
+      else if (!o->oneline) w->depth++;
+    }
+    if (!w->oneline) {
+      cover[w->r0]++;
+      cover[w->r1 + 1]--;
+    }
+  }
+  for (int r = 1; r <= py->nrows; r++) cover[r] += cover[r - 1];
+}
+
+/* Indentation level of each row: the blocks around the node that begins the
+ * line (not one after a ':' on the same line, which adds no indentation). */
+static int *block_levels(Py *py) {
+  int n = py->nrows, depth = 0;
+  int *lv = xcalloc((size_t)n + 1, sizeof *lv);
+  TSTreeCursor c = ts_tree_cursor_new(py->root);
+  for (;;) {
+    TSNode x = ts_tree_cursor_current_node(&c);
+    int r = row0(x);
+    if (r < n && depth > lv[r] && ts_node_start_byte(x) == py->rows[r] + ws_len(py, r)) lv[r] = depth;
+    if (ts_tree_cursor_goto_first_child(&c)) {
+      depth += is(x, "block");
+      continue;
+    }
+    bool moved = false;
+    while (!(moved = ts_tree_cursor_goto_next_sibling(&c))) {
+      if (!ts_tree_cursor_goto_parent(&c)) break;
+      depth -= is(ts_tree_cursor_current_node(&c), "block");
+    }
+    if (!moved) break;
+  }
+  ts_tree_cursor_delete(&c);
+  return lv;
+}
+
+/* CPython's tokenizer refuses a line nested more than 99 indentation levels
+ * deep ("too many levels of indentation"), and each wrap adds one, so code
+ * that compiles could stop compiling. A row past the limit loses its
+ * innermost wrap (with a warning) and the caller recomputes the nesting.
+ * Returns true if it dropped one. *levels is computed on first need only:
+ * a level takes at least one character, so shallow files skip the walk. */
+#define PY_MAX_INDENT 99
+static bool too_deep(Py *py, const int *cover, int **levels) {
+  int n = py->nrows, most = 0, worst = -1;
+  size_t ws = 0;
+  for (int r = 0; r < n; r++) {
+    most = cover[r] > most ? cover[r] : most;
+    size_t k = ws_len(py, r);
+    ws = k > ws ? k : ws;
+  }
+  int oneline = 0; /* levels a one-line body gains: see below */
+  for (size_t i = 0; i < py->wraps.n; i++) {
+    const Wrap *w = &py->wraps.v[i];
+    if (!w->dropped && w->oneline && w->k + 2 > oneline) oneline = w->k + 2;
+  }
+  if (ws + (size_t)most + (size_t)oneline <= PY_MAX_INDENT) return false;
+  if (!*levels) *levels = block_levels(py);
+  const int *lv = *levels;
+  Wrap *drop = NULL;
+  for (size_t i = 0; i < py->wraps.n && !drop; i++) {
+    Wrap *w = &py->wraps.v[i];
+    /* a one-line body moves under a new `with` inside its block: two levels */
+    if (!w->dropped && w->oneline && lv[w->hrow] + cover[w->hrow] + w->k + 2 > PY_MAX_INDENT)
+      drop = w, worst = w->hrow;
+  }
+  for (int r = 0; r < n && !drop; r++) {
+    if (lv[r] + cover[r] <= PY_MAX_INDENT) continue;
+    for (size_t i = 0; i < py->wraps.n; i++) {
+      Wrap *w = &py->wraps.v[i];
+      if (!w->dropped && !w->oneline && w->r0 <= r && r <= w->r1 && (!drop || w->depth > drop->depth)) drop = w;
+    }
+    worst = r;
+  }
+  if (!drop) return false;
+  drop->dropped = true;
+  diag_at(&py->job->diags, DIAG_WARNING, py->job->rel, py->job->src, py->job->len, drop->r0 + 1, 1,
+          "range '%s' left out: line %d would be nested deeper than Python's limit of %d indentation levels",
+          drop->rec.name, worst + 1, PY_MAX_INDENT);
+  return true;
+}
+
 static void layout(Py *py) {
   FileJob *job = py->job;
   size_t nw = 0;
@@ -1075,7 +1170,7 @@ static void layout(Py *py) {
   if (!nw) return;
   qsort(py->wraps.v, nw, sizeof *py->wraps.v, cmp_wrap);
 
-  /* refuse partial overlaps; count nesting */
+  /* refuse partial overlaps */
   for (size_t i = 0; i < nw; i++) {
     Wrap *w = &py->wraps.v[i];
     for (size_t j = 0; j < i; j++) {
@@ -1090,20 +1185,15 @@ static void layout(Py *py) {
                        w->rec.name, w->r0 + 1, w->r1 + 1, job->rel, o->rec.name, o->r0 + 1, o->r1 + 1);
         break;
       }
-      if (w->oneline && o->oneline && o->b0 == w->b0) w->k++;
-      else if (!o->oneline) w->depth++;
     }
   }
 
   int n = py->nrows;
   int *cover = xcalloc((size_t)n + 2, sizeof *cover);
-  for (size_t i = 0; i < nw; i++) {
-    Wrap *w = &py->wraps.v[i];
-    if (w->dropped || w->oneline) continue;
-    cover[w->r0]++;
-    cover[w->r1 + 1]--;
-  }
-  for (int r = 1; r <= n; r++) cover[r] += cover[r - 1];
+  int *levels = NULL;
+  do nest(py, cover);
+  while (too_deep(py, cover, &levels));
+  free(levels);
 
   /* indentation of wrapped lines */
   for (int r = 0; r < n; r++) {
