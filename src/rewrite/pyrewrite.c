@@ -1065,27 +1065,46 @@ static int coding_floor(Py *py) {
   return 0;
 }
 
-/* Nesting among the wraps left (w->depth: multi-line wraps around it; w->k:
- * its index among one-line wraps at the same place) and, per row, how many
- * multi-line wraps cover it (cover[], nrows + 2 entries). */
+/* Nesting of the wraps (sorted outer first), with one stack of the wraps
+ * still open at each start, so this is linear in the number of wraps: a wrap
+ * that ends inside one still open partly overlaps it and is dropped (an
+ * error at its rule); otherwise w->depth counts the multi-line wraps around
+ * it and w->k its index among one-line wraps at the same place. Also counts,
+ * per row, the multi-line wraps covering it (cover[], nrows + 2 entries).
+ * Called again after too_deep drops a wrap: dropping makes no new overlap. */
 static void nest(Py *py, int *cover) {
   size_t nw = py->wraps.n;
+  FileJob *job = py->job;
+  VEC(Wrap *) open = {0};
   memset(cover, 0, ((size_t)py->nrows + 2) * sizeof *cover);
   for (size_t i = 0; i < nw; i++) {
     Wrap *w = &py->wraps.v[i];
     w->depth = w->k = 0;
     if (w->dropped) continue;
-    for (size_t j = 0; j < i; j++) {
-      Wrap *o = &py->wraps.v[j];
-      if (o->dropped || o->b1 <= w->b0) continue;
-      if (w->oneline && o->oneline && o->b0 == w->b0) w->k++;
-      else if (!o->oneline) w->depth++;
+    while (open.n && open.v[open.n - 1]->b1 <= w->b0) open.n--;
+    Wrap *o = NULL; /* the outermost open wrap ending inside w */
+    for (size_t j = 0; j < open.n && !o; j++)
+      if (open.v[j]->b1 < w->b1) o = open.v[j];
+    if (o) {
+      w->dropped = true;
+      const Rule *r = w->rule ? w->rule : o->rule;
+      if (r)
+        ruledoc_diag((RuleDoc *)&job->rules->doc, &job->diags, DIAG_ERROR, r->at,
+                     "range '%s' (lines %d-%d of %s) partly overlaps range '%s' (lines %d-%d); ranges must nest",
+                     w->rec.name, w->r0 + 1, w->r1 + 1, job->rel, o->rec.name, o->r0 + 1, o->r1 + 1);
+      continue;
     }
+    for (size_t j = 0; j < open.n; j++) {
+      if (w->oneline && open.v[j]->oneline && open.v[j]->b0 == w->b0) w->k++;
+      else if (!open.v[j]->oneline) w->depth++;
+    }
+    vec_push(&open, w);
     if (!w->oneline) {
       cover[w->r0]++;
       cover[w->r1 + 1]--;
     }
   }
+  vec_free(&open);
   for (int r = 1; r <= py->nrows; r++) cover[r] += cover[r - 1];
 }
 
@@ -1169,24 +1188,6 @@ static void layout(Py *py) {
   py->wraps.n = nw;
   if (!nw) return;
   qsort(py->wraps.v, nw, sizeof *py->wraps.v, cmp_wrap);
-
-  /* refuse partial overlaps */
-  for (size_t i = 0; i < nw; i++) {
-    Wrap *w = &py->wraps.v[i];
-    for (size_t j = 0; j < i; j++) {
-      Wrap *o = &py->wraps.v[j];
-      if (o->dropped || o->b1 <= w->b0) continue;
-      if (o->b1 < w->b1) {
-        w->dropped = true;
-        const Rule *r = w->rule ? w->rule : o->rule;
-        if (r)
-          ruledoc_diag((RuleDoc *)&job->rules->doc, &job->diags, DIAG_ERROR, r->at,
-                       "range '%s' (lines %d-%d of %s) partly overlaps range '%s' (lines %d-%d); ranges must nest",
-                       w->rec.name, w->r0 + 1, w->r1 + 1, job->rel, o->rec.name, o->r0 + 1, o->r1 + 1);
-        break;
-      }
-    }
-  }
 
   int n = py->nrows;
   int *cover = xcalloc((size_t)n + 2, sizeof *cover);
