@@ -47,6 +47,9 @@ typedef struct { char *name; RNode *node; } Anchor;
  * checker would walk node by node. A real rule file expands to a few
  * thousand nodes; past this limit the file is refused. */
 #define RULEDOC_MAX_EXPANDED 1000000
+/* Rule files nest a few levels; libyaml's scanner slows down quadratically
+ * with depth (100000 '[' took minutes), so stop long before that. */
+#define RULEDOC_MAX_DEPTH 64
 
 static int load_yaml(RuleDoc *doc, Diags *d) {
   yaml_parser_t p;
@@ -139,8 +142,15 @@ static int load_yaml(RuleDoc *doc, Diags *d) {
       if (anchor) vec_push(&anchors, ((Anchor){xstrdup(anchor), made}));
       if (stack.n) node_add(stack.v[stack.n - 1], made);
       else doc->root = made;
-      if (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT)
+      if (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT) {
         vec_push(&stack, made);
+        if (stack.n > RULEDOC_MAX_DEPTH) {
+          diag_at(d, DIAG_ERROR, doc->path, doc->src, doc->len, line, col,
+                  "nested more than %d levels deep; a rule file needs far fewer", RULEDOC_MAX_DEPTH);
+          rc = -1;
+          done = true;
+        }
+      }
     }
     yaml_event_delete(&ev);
   }
