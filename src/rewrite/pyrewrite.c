@@ -1335,6 +1335,7 @@ int py_rewrite(FileJob *job) {
             "already instrumented by ncrewrite; copied unchanged");
     return -1;
   }
+  if (job_too_big(job)) return -1;
   const char *crlf = memchr(py.src, '\n', py.len);
   py.nl = crlf && crlf > py.src && crlf[-1] == '\r' ? "\r\n" : "\n";
   /* reuse the worker's parser: a fresh one per file costs allocations */

@@ -56,6 +56,15 @@ typedef struct {
 int py_rewrite(FileJob *job);
 int c_rewrite(FileJob *job);
 
+/* Parsing takes about 60 bytes of memory per byte of source (tree-sitter's
+ * tree plus our indexes), and tree-sitter counts bytes in 32 bits. Files
+ * larger than this are copied unchanged with a warning: real source files
+ * stay far below it (SQLite's amalgamation is 9 MB). */
+#define NC_MAX_PARSE_BYTES ((size_t)32 << 20)
+/* True (after a warning in job->diags; job->unparsable set) if the file is
+ * too large to parse. */
+bool job_too_big(FileJob *job);
+
 void filejob_free(FileJob *job);
 void job_parser_free(void *parser);
 
