@@ -138,6 +138,15 @@ static int load_yaml(RuleDoc *doc, Diags *d) {
     }
     default: break;
     }
+    if (made && stack.n && stack.v[stack.n - 1]->kind == RN_MAP && stack.v[stack.n - 1]->n % 2 == 0 &&
+        made->kind != RN_SCALAR) {
+      /* YAML allows `? [a, b]: v`; a rule file's keys are names */
+      diag_at(d, DIAG_ERROR, doc->path, doc->src, doc->len, line, col, "a key must be a name, not a %s",
+              made->kind == RN_MAP ? "mapping" : "list");
+      made = NULL;
+      rc = -1;
+      done = true;
+    }
     if (made) {
       if (anchor) vec_push(&anchors, ((Anchor){xstrdup(anchor), made}));
       if (stack.n) node_add(stack.v[stack.n - 1], made);
