@@ -45,8 +45,9 @@ typedef struct { char *name; RNode *node; } Anchor;
 /* Aliases share the anchored node, so a small file can stand for a huge tree
  * ("billion laughs": ten aliases of ten aliases of ...), which the schema
  * checker would walk node by node. A real rule file expands to a few
- * thousand nodes; past this limit the file is refused. */
-#define RULEDOC_MAX_EXPANDED 1000000
+ * thousand nodes; past this limit (which the schema checker walks in
+ * milliseconds) the file is refused. */
+#define RULEDOC_MAX_EXPANDED 100000
 /* Rule files nest a few levels; libyaml's scanner slows down quadratically
  * with depth (100000 '[' took minutes), so stop long before that. */
 #define RULEDOC_MAX_DEPTH 64
