@@ -1201,7 +1201,9 @@ static void layout(Py *py) {
     if (!cover[r] || py->strskip[r] || row_blank(py, r)) continue;
     Buf b = {0};
     for (int k = 0; k < cover[r]; k++) buf_puts(&b, py->unit);
-    edits_add(&job->edits, py->bom + py->rows[r] + ws_len(py, r), py->bom + py->rows[r] + ws_len(py, r), b.s, 0);
+    /* after any `with` line inserted at the same place (a row with no
+     * indentation starts where its with line goes) */
+    edits_add(&job->edits, py->bom + py->rows[r] + ws_len(py, r), py->bom + py->rows[r] + ws_len(py, r), b.s, 1000);
     buf_free(&b);
   }
 
@@ -1278,9 +1280,14 @@ static void prelude(Py *py) {
   size_t i = 0;
   if (kids.n && is_docstring(kids.v[0])) after = kids.v[i++], have_after = true;
   while (i < kids.n && is(kids.v[i], "future_import_statement")) after = kids.v[i++], have_after = true;
+  /* the first statement may open a range: then the prelude needs a line of
+   * its own before the range's `with` line, like a compound statement */
+  bool first_wrapped = false;
+  for (size_t w = 0; w < py->wraps.n && kids.n && !have_after; w++)
+    first_wrapped |= !py->wraps.v[w].dropped && py->wraps.v[w].b0 == ts_node_start_byte(kids.v[0]);
   if (have_after) {
     edits_addf(&job->edits, py->bom + ts_node_end_byte(after), py->bom + ts_node_end_byte(after), -1, "; %s", p.s);
-  } else if (kids.n && !is_compound(kids.v[0])) {
+  } else if (kids.n && !is_compound(kids.v[0]) && !first_wrapped) {
     edits_addf(&job->edits, py->bom + ts_node_start_byte(kids.v[0]), py->bom + ts_node_start_byte(kids.v[0]), -1,
                "%s; ", p.s);
   } else if (kids.n) {
