@@ -2,7 +2,8 @@
  * input, in one place:
  *   - no crash, leak or undefined behaviour (the sanitizers' part);
  *   - the edits never overlap (edits_apply succeeds);
- *   - output parses whenever the input parsed (tree-sitter, same grammar);
+ *   - output parses whenever the input parsed (tree-sitter, same grammar;
+ *     for Python, an input CPython refuses is not held to it);
  *   - rewriting the output again changes nothing (it is recognised as
  *     already instrumented, or gets no edits).
  * A broken property aborts with a message, which libFuzzer reports as a
