@@ -228,7 +228,10 @@ void c_funcs_collect(CFile *c, TSNode n, const char *scope) {
           f.skip = "a C inline function with external linkage may not hold the range's static variables (C11 "
                    "6.7.4p3); make it static inline to instrument it";
         else {
-          char *m = risky_macro(c, h, lead + (pe - ts_node_start_byte(k)));
+          /* the header up to the name; a misparse can put the "name"
+           * outside the header, so stay within it */
+          size_t k0 = ts_node_start_byte(k), upto = pe >= k0 ? lead + (pe - k0) : 0;
+          char *m = risky_macro(c, h, upto < b ? upto : b);
           if (m) {
             f.skip = f.why = xasprintf("its header uses %s, a macro that may expand to constexpr, __device__ or "
                                        "__global__", m);

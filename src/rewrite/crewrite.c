@@ -521,6 +521,7 @@ int c_rewrite(FileJob *job) {
     diag_at(&job->diags, DIAG_NOTE, job->rel, NULL, 0, 0, 0, "already instrumented by ncrewrite; copied unchanged");
     return -1;
   }
+  if (job_too_big(job)) return -1;
   const char *nlp = memchr(c.src, '\n', c.len);
   c.nl = nlp && nlp > c.src && nlp[-1] == '\r' ? "\r\n" : "\n";
   if (job->parser && *job->parser) c.parser = *job->parser;

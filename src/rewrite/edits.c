@@ -69,9 +69,15 @@ void edits_free(Edits *e) {
 }
 
 int linemap_get(const LineMap *m, int orig) {
-  int d = 0;
-  for (size_t i = 0; i < m->v.n && m->v.v[i].orig <= orig; i++) d = m->v.v[i].delta;
-  return orig + d;
+  /* entries are in increasing `orig`: binary search for the last one at or
+   * before `orig` (a linear scan made full-trace runs quadratic) */
+  size_t lo = 0, hi = m->v.n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (m->v.v[mid].orig <= orig) lo = mid + 1;
+    else hi = mid;
+  }
+  return orig + (lo ? m->v.v[lo - 1].delta : 0);
 }
 
 void linemap_free(LineMap *m) { vec_free(&m->v); }

@@ -30,6 +30,15 @@ void job_explain(FileJob *job, int line, const char *fmt, ...) {
   buf_putc(&job->explain_text, '\n');
 }
 
+bool job_too_big(FileJob *job) {
+  if (job->len <= NC_MAX_PARSE_BYTES) return false;
+  job->unparsable = true;
+  diag_at(&job->diags, DIAG_WARNING, job->rel, NULL, 0, 0, 0,
+          "%zu MB is more than ncrewrite parses (%zu MB); the file is copied unchanged", job->len >> 20,
+          NC_MAX_PARSE_BYTES >> 20);
+  return true;
+}
+
 void filejob_free(FileJob *job) {
   diags_free(&job->diags);
   buf_free(&job->explain_text);

@@ -537,7 +537,10 @@ static void process(Run *run, size_t i, void **parser) {
     free(op);
   } else if (!run->opt.diff) {
     bool same = c && c->out_hash == r->out_hash && out_stat_matches(run, e->rel, c);
-    if (!same && emit_file(run->out, e->rel, data, dlen, e->mode, &job.diags) == 0) r->changed = true;
+    if (!same) {
+      if (emit_file(run->out, e->rel, data, dlen, e->mode, &job.diags) == 0) r->changed = true;
+      else r->action = "failed"; /* the manifest must not list it as written */
+    }
     record_out_stat(run, r);
   }
   diags_append(&r->diags, &job.diags);
@@ -694,14 +697,16 @@ int main(int argc, char **argv) {
   progress_end(&run.progress);
 
   /* report, in path order */
-  size_t nrew = 0, ncopy = 0, nchanged = 0, nranges = 0;
+  size_t nrew = 0, ncopy = 0, nfail = 0, nchanged = 0, nranges = 0;
   for (size_t i = 0; i < n; i++) {
     FileResult *r = &run.res[i];
     diags_append(&files, &r->diags);
-    nrew += !strcmp(r->action, "rewritten");
-    ncopy += strcmp(r->action, "rewritten") != 0;
+    bool rewritten = !strcmp(r->action, "rewritten"), failed = !strcmp(r->action, "failed");
+    nrew += rewritten;
+    nfail += failed;
+    ncopy += !rewritten && !failed;
     nchanged += r->changed;
-    nranges += r->ranges.n;
+    nranges += rewritten ? r->ranges.n : 0;
     if (run.opt.explain && run.explain_text[i].len) fwrite(run.explain_text[i].s, 1, run.explain_text[i].len, stdout);
     if (run.opt.diff && run.diff_text[i].len) fwrite(run.diff_text[i].s, 1, run.diff_text[i].len, stdout);
     if (run.opt.check && r->changed) printf("out of date: %s\n", r->rel);
@@ -721,9 +726,11 @@ int main(int argc, char **argv) {
   diags_print(&top);
   diags_print(&files);
   diags_print(&rules_d);
+  char notw[48] = "";
+  if (nfail) snprintf(notw, sizeof notw, ", %zu not written", nfail);
   if (!run.opt.quiet)
-    fprintf(stderr, "ncrewrite: %zu file%s instrumented (%zu range%s), %zu copied%s; %d error%s, %d warning%s\n", nrew,
-            nrew == 1 ? "" : "s", nranges, nranges == 1 ? "" : "s", ncopy,
+    fprintf(stderr, "ncrewrite: %zu file%s instrumented (%zu range%s), %zu copied%s%s; %d error%s, %d warning%s\n", nrew,
+            nrew == 1 ? "" : "s", nranges, nranges == 1 ? "" : "s", ncopy, notw,
             run.opt.check ? (nchanged || nstale ? ", OUT is out of date" : ", OUT is up to date") : "", errors,
             errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
   if (errors) status = 1;

@@ -1065,6 +1065,120 @@ static int coding_floor(Py *py) {
   return 0;
 }
 
+/* Nesting of the wraps (sorted outer first), with one stack of the wraps
+ * still open at each start, so this is linear in the number of wraps: a wrap
+ * that ends inside one still open partly overlaps it and is dropped (an
+ * error at its rule); otherwise w->depth counts the multi-line wraps around
+ * it and w->k its index among one-line wraps at the same place. Also counts,
+ * per row, the multi-line wraps covering it (cover[], nrows + 2 entries).
+ * Called again after too_deep drops a wrap: dropping makes no new overlap. */
+static void nest(Py *py, int *cover) {
+  size_t nw = py->wraps.n;
+  FileJob *job = py->job;
+  VEC(Wrap *) open = {0};
+  memset(cover, 0, ((size_t)py->nrows + 2) * sizeof *cover);
+  for (size_t i = 0; i < nw; i++) {
+    Wrap *w = &py->wraps.v[i];
+    w->depth = w->k = 0;
+    if (w->dropped) continue;
+    while (open.n && open.v[open.n - 1]->b1 <= w->b0) open.n--;
+    Wrap *o = NULL; /* the outermost open wrap ending inside w */
+    for (size_t j = 0; j < open.n && !o; j++)
+      if (open.v[j]->b1 < w->b1) o = open.v[j];
+    if (o) {
+      w->dropped = true;
+      const Rule *r = w->rule ? w->rule : o->rule;
+      if (r)
+        ruledoc_diag((RuleDoc *)&job->rules->doc, &job->diags, DIAG_ERROR, r->at,
+                     "range '%s' (lines %d-%d of %s) partly overlaps range '%s' (lines %d-%d); ranges must nest",
+                     w->rec.name, w->r0 + 1, w->r1 + 1, job->rel, o->rec.name, o->r0 + 1, o->r1 + 1);
+      continue;
+    }
+    for (size_t j = 0; j < open.n; j++) {
+      if (w->oneline && open.v[j]->oneline && open.v[j]->b0 == w->b0) w->k++;
+      else if (!open.v[j]->oneline) w->depth++;
+    }
+    vec_push(&open, w);
+    if (!w->oneline) {
+      cover[w->r0]++;
+      cover[w->r1 + 1]--;
+    }
+  }
+  vec_free(&open);
+  for (int r = 1; r <= py->nrows; r++) cover[r] += cover[r - 1];
+}
+
+/* Indentation level of each row: the blocks around the node that begins the
+ * line (not one after a ':' on the same line, which adds no indentation). */
+static int *block_levels(Py *py) {
+  int n = py->nrows, depth = 0;
+  int *lv = xcalloc((size_t)n + 1, sizeof *lv);
+  TSTreeCursor c = ts_tree_cursor_new(py->root);
+  for (;;) {
+    TSNode x = ts_tree_cursor_current_node(&c);
+    int r = row0(x);
+    if (r < n && depth > lv[r] && ts_node_start_byte(x) == py->rows[r] + ws_len(py, r)) lv[r] = depth;
+    if (ts_tree_cursor_goto_first_child(&c)) {
+      depth += is(x, "block");
+      continue;
+    }
+    bool moved = false;
+    while (!(moved = ts_tree_cursor_goto_next_sibling(&c))) {
+      if (!ts_tree_cursor_goto_parent(&c)) break;
+      depth -= is(ts_tree_cursor_current_node(&c), "block");
+    }
+    if (!moved) break;
+  }
+  ts_tree_cursor_delete(&c);
+  return lv;
+}
+
+/* CPython's tokenizer refuses a line nested more than 99 indentation levels
+ * deep ("too many levels of indentation"), and each wrap adds one, so code
+ * that compiles could stop compiling. A row past the limit loses its
+ * innermost wrap (with a warning) and the caller recomputes the nesting.
+ * Returns true if it dropped one. *levels is computed on first need only:
+ * a level takes at least one character, so shallow files skip the walk. */
+#define PY_MAX_INDENT 99
+static bool too_deep(Py *py, const int *cover, int **levels) {
+  int n = py->nrows, most = 0, worst = -1;
+  size_t ws = 0;
+  for (int r = 0; r < n; r++) {
+    most = cover[r] > most ? cover[r] : most;
+    size_t k = ws_len(py, r);
+    ws = k > ws ? k : ws;
+  }
+  int oneline = 0; /* levels a one-line body gains: see below */
+  for (size_t i = 0; i < py->wraps.n; i++) {
+    const Wrap *w = &py->wraps.v[i];
+    if (!w->dropped && w->oneline && w->k + 2 > oneline) oneline = w->k + 2;
+  }
+  if (ws + (size_t)most + (size_t)oneline <= PY_MAX_INDENT) return false;
+  if (!*levels) *levels = block_levels(py);
+  const int *lv = *levels;
+  Wrap *drop = NULL;
+  for (size_t i = 0; i < py->wraps.n && !drop; i++) {
+    Wrap *w = &py->wraps.v[i];
+    /* a one-line body moves under a new `with` inside its block: two levels */
+    if (!w->dropped && w->oneline && lv[w->hrow] + cover[w->hrow] + w->k + 2 > PY_MAX_INDENT)
+      drop = w, worst = w->hrow;
+  }
+  for (int r = 0; r < n && !drop; r++) {
+    if (lv[r] + cover[r] <= PY_MAX_INDENT) continue;
+    for (size_t i = 0; i < py->wraps.n; i++) {
+      Wrap *w = &py->wraps.v[i];
+      if (!w->dropped && !w->oneline && w->r0 <= r && r <= w->r1 && (!drop || w->depth > drop->depth)) drop = w;
+    }
+    worst = r;
+  }
+  if (!drop) return false;
+  drop->dropped = true;
+  diag_at(&py->job->diags, DIAG_WARNING, py->job->rel, py->job->src, py->job->len, drop->r0 + 1, 1,
+          "range '%s' left out: line %d would be nested deeper than Python's limit of %d indentation levels",
+          drop->rec.name, worst + 1, PY_MAX_INDENT);
+  return true;
+}
+
 static void layout(Py *py) {
   FileJob *job = py->job;
   size_t nw = 0;
@@ -1075,42 +1189,21 @@ static void layout(Py *py) {
   if (!nw) return;
   qsort(py->wraps.v, nw, sizeof *py->wraps.v, cmp_wrap);
 
-  /* refuse partial overlaps; count nesting */
-  for (size_t i = 0; i < nw; i++) {
-    Wrap *w = &py->wraps.v[i];
-    for (size_t j = 0; j < i; j++) {
-      Wrap *o = &py->wraps.v[j];
-      if (o->dropped || o->b1 <= w->b0) continue;
-      if (o->b1 < w->b1) {
-        w->dropped = true;
-        const Rule *r = w->rule ? w->rule : o->rule;
-        if (r)
-          ruledoc_diag((RuleDoc *)&job->rules->doc, &job->diags, DIAG_ERROR, r->at,
-                       "range '%s' (lines %d-%d of %s) partly overlaps range '%s' (lines %d-%d); ranges must nest",
-                       w->rec.name, w->r0 + 1, w->r1 + 1, job->rel, o->rec.name, o->r0 + 1, o->r1 + 1);
-        break;
-      }
-      if (w->oneline && o->oneline && o->b0 == w->b0) w->k++;
-      else if (!o->oneline) w->depth++;
-    }
-  }
-
   int n = py->nrows;
   int *cover = xcalloc((size_t)n + 2, sizeof *cover);
-  for (size_t i = 0; i < nw; i++) {
-    Wrap *w = &py->wraps.v[i];
-    if (w->dropped || w->oneline) continue;
-    cover[w->r0]++;
-    cover[w->r1 + 1]--;
-  }
-  for (int r = 1; r <= n; r++) cover[r] += cover[r - 1];
+  int *levels = NULL;
+  do nest(py, cover);
+  while (too_deep(py, cover, &levels));
+  free(levels);
 
   /* indentation of wrapped lines */
   for (int r = 0; r < n; r++) {
     if (!cover[r] || py->strskip[r] || row_blank(py, r)) continue;
     Buf b = {0};
     for (int k = 0; k < cover[r]; k++) buf_puts(&b, py->unit);
-    edits_add(&job->edits, py->bom + py->rows[r] + ws_len(py, r), py->bom + py->rows[r] + ws_len(py, r), b.s, 0);
+    /* after any `with` line inserted at the same place (a row with no
+     * indentation starts where its with line goes) */
+    edits_add(&job->edits, py->bom + py->rows[r] + ws_len(py, r), py->bom + py->rows[r] + ws_len(py, r), b.s, 1000);
     buf_free(&b);
   }
 
@@ -1187,9 +1280,14 @@ static void prelude(Py *py) {
   size_t i = 0;
   if (kids.n && is_docstring(kids.v[0])) after = kids.v[i++], have_after = true;
   while (i < kids.n && is(kids.v[i], "future_import_statement")) after = kids.v[i++], have_after = true;
+  /* the first statement may open a range: then the prelude needs a line of
+   * its own before the range's `with` line, like a compound statement */
+  bool first_wrapped = false;
+  for (size_t w = 0; w < py->wraps.n && kids.n && !have_after; w++)
+    first_wrapped |= !py->wraps.v[w].dropped && py->wraps.v[w].b0 == ts_node_start_byte(kids.v[0]);
   if (have_after) {
     edits_addf(&job->edits, py->bom + ts_node_end_byte(after), py->bom + ts_node_end_byte(after), -1, "; %s", p.s);
-  } else if (kids.n && !is_compound(kids.v[0])) {
+  } else if (kids.n && !is_compound(kids.v[0]) && !first_wrapped) {
     edits_addf(&job->edits, py->bom + ts_node_start_byte(kids.v[0]), py->bom + ts_node_start_byte(kids.v[0]), -1,
                "%s; ", p.s);
   } else if (kids.n) {
@@ -1244,6 +1342,7 @@ int py_rewrite(FileJob *job) {
             "already instrumented by ncrewrite; copied unchanged");
     return -1;
   }
+  if (job_too_big(job)) return -1;
   const char *crlf = memchr(py.src, '\n', py.len);
   py.nl = crlf && crlf > py.src && crlf[-1] == '\r' ? "\r\n" : "\n";
   /* reuse the worker's parser: a fresh one per file costs allocations */

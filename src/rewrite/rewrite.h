@@ -71,6 +71,14 @@ int py_inner_statements(const char *src, size_t len, int line0, int line1, Inner
 /* The same for C, C++ and CUDA host functions (func is always NULL: a line
  * range finds its function by the lines). */
 int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int line1, InnerStmts *out);
+/* Parsing takes about 60 bytes of memory per byte of source (tree-sitter's
+ * tree plus our indexes), and tree-sitter counts bytes in 32 bits. Files
+ * larger than this are copied unchanged with a warning: real source files
+ * stay far below it (SQLite's amalgamation is 9 MB). */
+#define NC_MAX_PARSE_BYTES ((size_t)32 << 20)
+/* True (after a warning in job->diags; job->unparsable set) if the file is
+ * too large to parse. */
+bool job_too_big(FileJob *job);
 
 void filejob_free(FileJob *job);
 void job_parser_free(void *parser);

@@ -42,6 +42,16 @@ void ruledoc_diag(RuleDoc *doc, Diags *d, DiagLevel lvl, const RNode *at, const 
 
 typedef struct { char *name; RNode *node; } Anchor;
 
+/* Aliases share the anchored node, so a small file can stand for a huge tree
+ * ("billion laughs": ten aliases of ten aliases of ...), which the schema
+ * checker would walk node by node. A real rule file expands to a few
+ * thousand nodes; past this limit (which the schema checker walks in
+ * milliseconds) the file is refused. */
+#define RULEDOC_MAX_EXPANDED 100000
+/* Rule files nest a few levels; libyaml's scanner slows down quadratically
+ * with depth (100000 '[' took minutes), so stop long before that. */
+#define RULEDOC_MAX_DEPTH 64
+
 static int load_yaml(RuleDoc *doc, Diags *d) {
   yaml_parser_t p;
   yaml_event_t ev;
@@ -53,9 +63,11 @@ static int load_yaml(RuleDoc *doc, Diags *d) {
   for (bool done = false; !done;) {
     if (!yaml_parser_parse(&p, &ev)) {
       int line = (int)p.problem_mark.line + 1, col = (int)p.problem_mark.column + 1;
-      diag_at(d, DIAG_ERROR, doc->path, doc->src, doc->len, line, col, "YAML syntax error: %s%s%s",
-              p.problem ? p.problem : "malformed", p.context ? " " : "",
-              p.context ? p.context : "");
+      /* libyaml stops looking for a plain key's ':' after 1024 characters */
+      bool long_key = p.problem && strstr(p.problem, "mapping values are not allowed") && col > 1024;
+      diag_at(d, DIAG_ERROR, doc->path, doc->src, doc->len, line, col, "YAML syntax error: %s%s%s%s",
+              p.problem ? p.problem : "malformed", p.context ? " " : "", p.context ? p.context : "",
+              long_key ? " (a YAML key may be at most 1024 characters long)" : "");
       rc = -1;
       break;
     }
@@ -82,6 +94,7 @@ static int load_yaml(RuleDoc *doc, Diags *d) {
       break;
     case YAML_SCALAR_EVENT:
       made = node_new(doc, RN_SCALAR, line, col);
+      made->weight = 1;
       made->str = xstrndup((const char *)ev.data.scalar.value, ev.data.scalar.length);
       made->quoted = ev.data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
                      ev.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE ||
@@ -93,7 +106,16 @@ static int load_yaml(RuleDoc *doc, Diags *d) {
       const char *name = (const char *)ev.data.alias.anchor;
       for (size_t i = anchors.n; i-- > 0;)
         if (!strcmp(anchors.v[i].name, name)) { made = anchors.v[i].node; break; }
-      if (!made) {
+      for (size_t i = 0; made && i < stack.n; i++)
+        if (stack.v[i] == made) {
+          diag_at(d, DIAG_ERROR, doc->path, doc->src, doc->len, line, col,
+                  "YAML alias '*%s' refers to a node that contains it (a cycle)", name);
+          made = NULL;
+          rc = -1;
+          done = true;
+          break;
+        }
+      if (!made && !done) {
         diag_at(d, DIAG_ERROR, doc->path, doc->src, doc->len, line, col,
                 "unknown YAML alias '*%s'", name);
         rc = -1;
@@ -102,13 +124,32 @@ static int load_yaml(RuleDoc *doc, Diags *d) {
       break;
     }
     case YAML_MAPPING_END_EVENT:
-    case YAML_SEQUENCE_END_EVENT:
-      if (stack.n) stack.v[stack.n - 1]->end = ev.end_mark.index;
-      stack.n--;
+    case YAML_SEQUENCE_END_EVENT: {
+      RNode *closed = stack.v[--stack.n];
+      closed->end = ev.end_mark.index;
+      closed->weight = 1;
+      for (size_t i = 0; i < closed->n; i++) closed->weight += closed->items[i]->weight;
+      if (closed->weight > RULEDOC_MAX_EXPANDED) {
+        diag_at(d, DIAG_ERROR, doc->path, doc->src, doc->len, closed->line, closed->col,
+                "YAML aliases expand this node to more than %d nodes; refusing it (an alias bomb?)",
+                RULEDOC_MAX_EXPANDED);
+        rc = -1;
+        done = true;
+      }
       break;
+    }
     default: break;
     }
-    if (made && !made->end) {
+    if (made && stack.n && stack.v[stack.n - 1]->kind == RN_MAP && stack.v[stack.n - 1]->n % 2 == 0 &&
+        made->kind != RN_SCALAR) {
+      /* YAML allows `? [a, b]: v`; a rule file's keys are names */
+      diag_at(d, DIAG_ERROR, doc->path, doc->src, doc->len, line, col, "a key must be a name, not a %s",
+              made->kind == RN_MAP ? "mapping" : "list");
+      made = NULL;
+      rc = -1;
+      done = true;
+    }
+    if (made && !made->end) { /* its byte span (a map's or list's end comes with its end event) */
       made->off = ev.start_mark.index;
       made->end = ev.end_mark.index;
     }
@@ -116,8 +157,15 @@ static int load_yaml(RuleDoc *doc, Diags *d) {
       if (anchor) vec_push(&anchors, ((Anchor){xstrdup(anchor), made}));
       if (stack.n) node_add(stack.v[stack.n - 1], made);
       else doc->root = made;
-      if (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT)
+      if (ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT) {
         vec_push(&stack, made);
+        if (stack.n > RULEDOC_MAX_DEPTH) {
+          diag_at(d, DIAG_ERROR, doc->path, doc->src, doc->len, line, col,
+                  "nested more than %d levels deep; a rule file needs far fewer", RULEDOC_MAX_DEPTH);
+          rc = -1;
+          done = true;
+        }
+      }
     }
     yaml_event_delete(&ev);
   }

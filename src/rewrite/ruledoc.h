@@ -23,6 +23,8 @@ struct RNode {
   bool quoted;     /* RN_SCALAR: written as a quoted string */
   RNode **items;   /* RN_SEQ: items; RN_MAP: key, value, key, value, ... */
   size_t n;        /* number of entries in items */
+  size_t weight;   /* nodes in this subtree with every alias expanded (YAML
+                    * aliases share nodes; this bounds what a reader walks) */
 };
 
 typedef struct {

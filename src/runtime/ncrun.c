@@ -272,6 +272,9 @@ static void forward(int sig) {
   if (child > 0) kill(child, sig);
 }
 
+/* qsort hands pointers to the elements (char *), not the strings */
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
 static int list_traces(const char *dir) {
   DIR *d = opendir(dir);
   int n = 0;
@@ -288,7 +291,7 @@ static int list_traces(const char *dir) {
     }
   }
   closedir(d);
-  qsort(names, (size_t)n, sizeof *names, (int (*)(const void *, const void *))strcmp);
+  if (n) qsort(names, (size_t)n, sizeof *names, cmp_names);
   for (int i = 0; i < n; i++) {
     if (n <= 8 || i < 4 || i >= n - 2) say("trace: %s/%s", dir, names[i]);
     else if (i == 4) say("... %d more", n - 6);

@@ -1,0 +1,2 @@
+def f():
+    return "\u00e9té"

@@ -1,0 +1,14 @@
+#!/usr/bin__future__ import division
+__ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span"), lambda *a: __ncrt__()), __enter__=lambda s: s, __exit__=lambda s, *a: None, __module__="ncrt")))
+with __ncrt__.range("m:L2-3"):
+    import sys
+
+with __ncrt__.range("m:L5-9"):
+    def main(argv):
+        """main docstring"""
+        print(__doc__)
+        return len(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
