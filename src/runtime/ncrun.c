@@ -313,6 +313,7 @@ int main(int argc, char **argv) {
   do {                                              \
     if (!v) {                                       \
       fprintf(stderr, "ncrun: %s needs a value\n%s", a, usage); \
+      cJSON_Delete(opts);                           \
       return 2;                                     \
     }                                               \
     cJSON_AddStringToObject(opts, a + (a[1] == '-' ? 2 : 1), v); \
@@ -323,6 +324,7 @@ int main(int argc, char **argv) {
       break;
     } else if (OPT("-h", "--help")) {
       fputs(usage, stdout);
+      cJSON_Delete(opts);
       return 0;
     } else if (OPT("-o", "--output")) {
       NEEDV();
@@ -343,6 +345,7 @@ int main(int argc, char **argv) {
         int k = sscanf(v, "%ld,%ld,%ld,%ld", &w, &u, &ac, &r);
         if (k < 3) {
           fprintf(stderr, "ncrun: --schedule wants wait=W,warmup=U,active=A[,repeat=R] or W,U,A[,R]\n");
+          cJSON_Delete(opts);
           return 2;
         }
         char buf[128];
@@ -379,6 +382,7 @@ int main(int argc, char **argv) {
       quiet = 1;
     } else if (a[0] == '-') {
       fprintf(stderr, "ncrun: unknown option %s\n%s", a, usage);
+      cJSON_Delete(opts);
       return 2;
     } else {
       break; /* the command starts here (no "--") */
@@ -386,6 +390,7 @@ int main(int argc, char **argv) {
   }
   if (i >= argc) {
     fputs(usage, stderr);
+    cJSON_Delete(opts);
     return 2;
   }
   char **cmd = argv + i;
@@ -411,6 +416,7 @@ int main(int argc, char **argv) {
   }
   if (mkdirs(dir)) {
     fprintf(stderr, "ncrun: cannot create %s: %s\n", dir, strerror(errno));
+    cJSON_Delete(opts);
     return 2;
   }
   char real[PATH_MAX];
@@ -437,13 +443,21 @@ int main(int argc, char **argv) {
     char s[PATH_MAX];
     prepend("PYTHONPATH", realpath(shadow, s) ? s : shadow);
   }
-  write_env_json(dir, cmd, opts, lib, cupti);
+  write_env_json(dir, cmd, opts, lib, cupti); /* takes opts */
+  opts = NULL;
   if (rules) copy_file(rules, dir);
 
+  /* LD_PRELOAD splits on blanks and ':': such a path cannot be preloaded */
+  if (preload && exists(lib) && strpbrk(lib, " \t:")) {
+    say("not preloading %s (LD_PRELOAD cannot name a path with a blank or ':'): a program that leaves by "
+        "_exit writes no trace", lib);
+    preload = 0;
+  }
   fflush(NULL);
   child = fork();
   if (child < 0) {
     fprintf(stderr, "ncrun: fork: %s\n", strerror(errno));
+    cJSON_Delete(opts);
     return 2;
   }
   if (child == 0) {

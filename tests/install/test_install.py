@@ -41,6 +41,9 @@ def run(cmd, **kw):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
     if p.returncode != 0:
         raise Fail("%s: exit %d\n%s" % (" ".join(cmd), p.returncode, p.stdout))
+    # the prefix's path has a blank: nothing may try to LD_PRELOAD through it
+    # (ld.so would split it and print errors into the program's stderr)
+    check("ld.so:" not in p.stdout, "%s: %s" % (" ".join(cmd), p.stdout))
     return p.stdout
 
 
