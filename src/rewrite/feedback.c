@@ -24,17 +24,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static char *module_of(const char *rel) {
-  size_t n = strlen(rel);
-  if (n > 3 && !strcmp(rel + n - 3, ".py")) n -= 3;
-  char *m = xstrndup(rel, n);
-  for (char *p = m; *p; p++)
-    if (*p == '/') *p = '.';
-  size_t ml = strlen(m);
-  if (ml >= 9 && !strcmp(m + ml - 9, ".__init__")) m[ml - 9] = 0;
-  return m;
-}
-
 static bool is_file(const char *dir, const char *rel) {
   char *p = xasprintf("%s/%s", dir, rel);
   struct stat st;
@@ -125,7 +114,7 @@ char *modfile_key_of(const char *srcdir, const Rules *r, const char *rel) {
     free(hit), free(tried);
     if (same) return xstrdup(r->targets.v[t].key);
   }
-  return lang_of_path(rel) == LANG_PYTHON ? module_of(rel) : xstrdup(rel);
+  return lang_of_path(rel) == LANG_PYTHON ? module_of_path(rel) : xstrdup(rel);
 }
 
 char *modfile_line(const ModFile *mf, int line) {
@@ -187,7 +176,7 @@ int proposal_run(Proposal *p, const char *rules_path, const char *old, size_t ol
   FileJob *job = &p->job;
   job->rel = mf->rel;
   job->origin = mf->path;
-  char *module = mf->lang == LANG_PYTHON ? module_of(mf->rel) : NULL;
+  char *module = mf->lang == LANG_PYTHON ? module_of_path(mf->rel) : NULL;
   job->module = module;
   job->src = mf->text;
   job->len = mf->len;

@@ -236,18 +236,6 @@ static int mkdir_p(const char *path) {
   return rc;
 }
 
-static char *module_of(const char *rel) {
-  size_t n = strlen(rel);
-  if (n > 3 && !strcmp(rel + n - 3, ".py")) n -= 3;
-  else if (n > 4 && !strcmp(rel + n - 4, ".pyw")) n -= 4;
-  char *m = xstrndup(rel, n);
-  for (char *p = m; *p; p++)
-    if (*p == '/') *p = '.';
-  size_t ml = strlen(m);
-  if (ml >= 9 && !strcmp(m + ml - 9, ".__init__")) m[ml - 9] = 0;
-  return m;
-}
-
 static ssize_t find_entry(Run *run, const char *rel) {
   size_t lo = 0, hi = run->ents.v.n;
   while (lo < hi) {
@@ -472,7 +460,7 @@ static void process(Run *run, size_t i, void **parser) {
   bool ft = run->full_trace_all || targeted_ft ||
             ((run->rules.full_trace || run->opt.full_trace) && job.ntargets);
   job.full_trace = ft;
-  char *module = job.lang == LANG_PYTHON ? module_of(e->rel) : NULL;
+  char *module = job.lang == LANG_PYTHON ? module_of_path(e->rel) : NULL;
   job.module = module;
   int wrc = 0;
   bool run_it = job.ntargets || ft;

@@ -41,19 +41,6 @@ static char *rel_of(const OneFile *o) {
   return rel;
 }
 
-/* "pkg/mod.py" -> "pkg.mod", "pkg/__init__.py" -> "pkg" (as the tree mode). */
-static char *module_name(const char *rel) {
-  size_t n = strlen(rel);
-  if (n > 3 && !strcmp(rel + n - 3, ".py")) n -= 3;
-  else if (n > 4 && !strcmp(rel + n - 4, ".pyw")) n -= 4;
-  char *m = xstrndup(rel, n);
-  for (char *p = m; *p; p++)
-    if (*p == '/') *p = '.';
-  size_t ml = strlen(m);
-  if (ml >= 9 && !strcmp(m + ml - 9, ".__init__")) m[ml - 9] = 0;
-  return m;
-}
-
 static bool target_names(const Target *tg, const char *rel, const char *module) {
   if (tg->file_path) {
     const char *fp = tg->file_path;
@@ -136,7 +123,7 @@ int onefile_run(const OneFile *o) {
     goto done;
   }
   job.lang = lang_of_path(rel);
-  module = job.lang == LANG_PYTHON ? module_name(rel) : NULL;
+  module = job.lang == LANG_PYTHON ? module_of_path(rel) : NULL;
   for (size_t t = 0; t < rules.targets.n; t++)
     if (target_names(&rules.targets.v[t], rel, module)) vec_push(&tgs, &rules.targets.v[t]);
   bool ft_target = false;

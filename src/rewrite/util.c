@@ -162,3 +162,15 @@ uint64_t hash64(const void *p, size_t n, uint64_t seed) {
 bool glob_match(const char *pat, const char *s) { return fnmatch(pat, s, 0) == 0; }
 
 bool has_glob_chars(const char *s) { return strpbrk(s, "*?[") != NULL; }
+
+char *module_of_path(const char *rel) {
+  size_t n = strlen(rel);
+  if (n > 3 && !strcmp(rel + n - 3, ".py")) n -= 3;
+  else if (n > 4 && !strcmp(rel + n - 4, ".pyw")) n -= 4;
+  char *m = xstrndup(rel, n);
+  for (char *p = m; *p; p++)
+    if (*p == '/') *p = '.';
+  size_t ml = strlen(m);
+  if (ml >= 9 && !strcmp(m + ml - 9, ".__init__")) m[ml - 9] = 0;
+  return m;
+}

@@ -60,6 +60,9 @@ int read_file(const char *path, char **out, size_t *len);
 uint64_t hash64(const void *p, size_t n, uint64_t seed);
 
 /* fnmatch-style glob ('*', '?', '[...]'), where '*' also matches '/' and '.'. */
+/* The Python module a relative path names: "pkg/mod.py" -> "pkg.mod",
+ * "pkg/__init__.py" -> "pkg" (malloc'ed). */
+char *module_of_path(const char *rel);
 bool glob_match(const char *pat, const char *s);
 bool has_glob_chars(const char *s);
 

@@ -3,18 +3,7 @@
 # Usage: test_configs.sh NCREWRITE
 set -u
 NC="$1"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-expect_rc() { # expect_rc WANT DESC cmd...
-  local want=$1 desc=$2; shift 2
-  "$@" >"$T/stdout" 2>"$T/stderr"; local rc=$?
-  if [ "$rc" = "$want" ]; then ok; else bad "$desc: exit $rc, want $want"; cat "$T/stdout" "$T/stderr"; fi
-}
-has() { grep -qF -- "$2" "$1" && ok || { bad "$3: '$2' not in $(basename "$1")"; cat "$1"; }; }
-same() { cmp -s "$1" "$2" && ok || { bad "$3"; diff "$1" "$2"; }; }
+. "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/src/pkg"
 printf 'def f(x):\n    y = x + 1\n    return abs(y)\n\n\nclass A:\n    def g(self):\n        return f(2)\n' > "$T/src/pkg/m.py"

@@ -5,21 +5,9 @@
 # Usage: test_drill.sh NCREWRITE
 set -u
 NC="$1"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-expect_rc() { # expect_rc WANT DESC cmd...
-  local want=$1 desc=$2; shift 2
-  "$@" >"$T/stdout" 2>"$T/stderr"; local rc=$?
-  if [ "$rc" = "$want" ]; then ok; else bad "$desc: exit $rc, want $want"; cat "$T/stdout" "$T/stderr"; fi
-}
-has() { grep -qF -- "$2" "$1" && ok || { bad "$3: '$2' not in $(basename "$1")"; cat "$1"; }; }
+. "$(dirname "$0")/lib.sh"
 # the same, with runs of spaces squeezed (table layout is not the point)
 hsq() { tr -s ' ' < "$1" > "$1.sq"; has "$1.sq" "$2" "$3"; }
-same() { cmp -s "$1" "$2" && ok || { bad "$3"; diff "$1" "$2"; }; }
-sum() { sha1sum "$1" | cut -d' ' -f1; }
 
 mkdir -p "$T/src/pkg"
 cat > "$T/src/pkg/m.py" <<'EOF'
