@@ -540,6 +540,31 @@ static inline int push(uint16_t dom, uint32_t name, uint8_t cat) {
   return (int)t->sp - 1;
 }
 
+/* Throttle counting. Each thread counts calls and time per name on its own
+ * (no atomic on the pop path) and adds them to the name's process-wide
+ * totals every `limit` calls; the name is judged on those totals once they
+ * reach N calls, so a name called by many threads is throttled as if by one.
+ * A thread's batch is N/16 calls, cut short to land exactly on N when one
+ * thread is alone, so a single-threaded program is throttled at call N. */
+static pthread_mutex_t throttle_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t throttle_batch(uint64_t global_count) {
+  uint64_t n = (uint64_t)rt_opt.throttle_calls, b = n / 16 ? n / 16 : 1;
+  uint64_t left = global_count < n ? n - global_count : 1;
+  return left < b ? left : b;
+}
+
+/* Mean duration in microseconds of `count` ranges lasting `total` ticks. */
+static double ticks_mean_us(uint64_t total, uint64_t count) {
+  if (rt_opt.use_tsc) {
+    /* ticks -> ns with the ratio measured so far */
+    uint64_t n1 = rt_mono_ns(), k1 = now_ticks();
+    double r = k1 > tsc0 ? (double)(n1 - ns0) / (double)(k1 - tsc0) : 1.0;
+    return (double)total * r / 1e3 / (double)count;
+  }
+  return (double)(rt_ticks_to_ns(total) - rt_ticks_to_ns(0)) / 1e3 / (double)count;
+}
+
 static void throttle_slow(RtThread *t, uint32_t name, uint64_t dur) {
   if (name >= t->nstats) {
     uint32_t n = t->nstats ? t->nstats : 256;
@@ -553,33 +578,31 @@ static void throttle_slow(RtThread *t, uint32_t name, uint64_t dur) {
   RtStat *s = &t->stats[name];
   s->count++;
   s->total += dur;
-  if (__builtin_expect(s->count >= (uint64_t)rt_opt.throttle_calls, 0)) {
-    RtName *nm = rt_name(name);
-    double avg_us = (double)(rt_ticks_to_ns(t->stats[name].total) - rt_ticks_to_ns(0)) / 1e3 / (double)s->count;
-    if (rt_opt.use_tsc) {
-      /* ticks → ns with the ratio so far */
-      uint64_t n1 = rt_mono_ns(), k1 = now_ticks();
-      double r = k1 > tsc0 ? (double)(n1 - ns0) / (double)(k1 - tsc0) : 1.0;
-      avg_us = (double)s->total * r / 1e3 / (double)s->count;
-    }
-    if (avg_us < rt_opt.throttle_us && !(nm->flags & NAME_THROTTLED)) {
-      nm->calls_at_throttle = s->count;
+  if (s->limit && s->count < s->limit) return; /* first call of this name here */
+  RtName *nm = rt_name(name);
+  pthread_mutex_lock(&throttle_lock);
+  nm->g_count += s->count;
+  nm->g_total += s->total;
+  s->count = s->total = 0;
+  if (nm->g_count >= (uint64_t)rt_opt.throttle_calls && !(nm->flags & NAME_THROTTLED)) {
+    double avg_us = ticks_mean_us(nm->g_total, nm->g_count);
+    if (avg_us < rt_opt.throttle_us) {
+      nm->calls_at_throttle = nm->g_count;
       nm->avg_us_at_throttle = avg_us;
       __atomic_or_fetch(&nm->flags, NAME_THROTTLED, __ATOMIC_RELEASE);
     } else {
-      s->count = 0; /* slow enough: look again after another N calls */
-      s->total = 0;
+      nm->g_count = nm->g_total = 0; /* slow enough: look again after another N calls */
     }
   }
+  s->limit = throttle_batch(nm->g_count);
+  pthread_mutex_unlock(&throttle_lock);
 }
 
-/* Per-thread call counts and total time per name; the slow path runs when
- * a name reaches the call limit (or is new to this thread). */
 static inline void throttle_check(RtThread *t, uint32_t name, uint64_t dur) {
   if (__builtin_expect(name < t->nstats, 1)) {
     RtStat *s = &t->stats[name];
     s->total += dur;
-    if (__builtin_expect(++s->count < (uint64_t)rt_opt.throttle_calls, 1)) return;
+    if (__builtin_expect(++s->count < s->limit, 1)) return;
     s->count--;
     s->total -= dur;
   }
@@ -873,8 +896,10 @@ static void fork_prepare(void) {
   pthread_mutex_lock(&ctl_lock);
   pthread_mutex_lock(&thread_lock);
   pthread_mutex_lock(&name_lock);
+  pthread_mutex_lock(&throttle_lock);
 }
 static void fork_parent(void) {
+  pthread_mutex_unlock(&throttle_lock);
   pthread_mutex_unlock(&name_lock);
   pthread_mutex_unlock(&thread_lock);
   pthread_mutex_unlock(&ctl_lock);
@@ -882,6 +907,7 @@ static void fork_parent(void) {
 /* The child keeps only its own thread (with its open ranges) and no records:
  * they belong to the parent's trace. It writes its own, named by pid. */
 static void fork_child(void) {
+  pthread_mutex_init(&throttle_lock, NULL);
   pthread_mutex_init(&name_lock, NULL);
   pthread_mutex_init(&thread_lock, NULL);
   pthread_mutex_init(&ctl_lock, NULL);

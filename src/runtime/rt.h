@@ -58,7 +58,8 @@ typedef struct {
   volatile uint8_t flags;
   const char *file;             /* source location, when known */
   int line;
-  /* throttle report */
+  /* throttle: process-wide totals (under throttle_lock), then the report */
+  uint64_t g_count, g_total;
   uint64_t calls_at_throttle;
   double avg_us_at_throttle;
 } RtName;
@@ -96,7 +97,8 @@ typedef struct {
 } RtFrame;
 
 typedef struct {
-  uint64_t count, total;        /* ticks */
+  uint64_t count, total;        /* calls and ticks not yet added to the name's */
+  uint64_t limit;               /* add them when count reaches this; 0: new */
 } RtStat;
 
 typedef struct RtThread {

@@ -224,6 +224,17 @@ def case_throttle(c):
     p, d = c.run([exe])
     t = one_trace(d, "throttle_c-rank0.trace.json.gz")
     check(counts(t) == {"tiny": 5000, "slow": 300} and t["ncrt"]["throttled"] == [], "default throttle")
+    # counts are process-wide: 8 threads x 20 000 calls of each name (160 000
+    # in all) pass the default N = 100 000 although no thread reaches it alone
+    exe = c.cc("threads.c")
+    p, d = c.run([exe, "8", "40000"])
+    t = one_trace(d, "threads_c-rank0.trace.json.gz")
+    th = {x["name"]: x for x in t["ncrt"]["throttled"]}
+    check(sorted(th) == ["inner", "outer"], "threads throttled %s" % t["ncrt"]["throttled"])
+    for name, n in counts(t).items():
+        # judged once the totals reach N; threads add theirs every N/16 calls
+        check(100000 <= th[name]["calls"] <= 100000 + 8 * 6250 and th[name]["calls"] <= n <= th[name]["calls"] + 8 * 6250,
+              "%s: %d recorded, throttled at %d" % (name, n, th[name]["calls"]))
 
 
 def iters(t):
