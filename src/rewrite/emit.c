@@ -1,8 +1,9 @@
-/* emit: atomic file and link writes under OUT. */
+/* emit: atomic file and link writes under OUT, and the run's staging area. */
 #include "emit.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,4 +101,68 @@ void emit_remove(const char *out_root, const char *rel) {
   char *p = xasprintf("%s/%s", out_root, rel);
   unlink(p);
   free(p);
+}
+
+/* ---- staging ---- */
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  remove(path);
+  return 0;
+}
+
+static void remove_tree(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) == 0) nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+char *emit_stage_open(const char *out_root, Diags *d) {
+  char *meta = xasprintf("%s/.ncrewrite", out_root), *stage = xasprintf("%s/stage", meta);
+  /* what an interrupted run left */
+  remove_tree(stage);
+  if ((mkdir(meta, 0777) < 0 && errno != EEXIST) || mkdir(stage, 0777) < 0) {
+    diag_at(d, DIAG_ERROR, out_root, NULL, 0, 0, 0, "cannot write: %s", strerror(errno));
+    free(meta), free(stage);
+    return NULL;
+  }
+  free(meta);
+  return stage;
+}
+
+int emit_stage_check(const char *out_root, const char *rel, Diags *d) {
+  char *p = xasprintf("%s/%s", out_root, rel);
+  struct stat st;
+  int rc = 0;
+  for (char *s = p + strlen(out_root) + 1; (s = strchr(s, '/')) && rc == 0; s++) {
+    *s = 0;
+    if (lstat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
+      diag_at(d, DIAG_ERROR, p, NULL, 0, 0, 0, "exists and is not a directory");
+      rc = -1;
+    }
+    *s = '/';
+  }
+  if (rc == 0 && lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+    diag_at(d, DIAG_ERROR, p, NULL, 0, 0, 0, "cannot replace: is a directory");
+    rc = -1;
+  }
+  free(p);
+  return rc;
+}
+
+int emit_stage_commit(const char *out_root, const char *stage, const char *rel, Diags *d) {
+  if (emit_mkdirs(out_root, rel, d) < 0) return -1;
+  char *from = xasprintf("%s/%s", stage, rel), *to = xasprintf("%s/%s", out_root, rel);
+  int rc = rename(from, to);
+  if (rc < 0) diag_at(d, DIAG_ERROR, to, NULL, 0, 0, 0, "cannot replace: %s", strerror(errno));
+  free(from), free(to);
+  return rc;
+}
+
+void emit_stage_close(const char *out_root, const char *stage, bool rolled_back, bool out_was_new) {
+  remove_tree(stage);
+  if (!rolled_back) return;
+  char *meta = xasprintf("%s/.ncrewrite", out_root);
+  rmdir(meta); /* only if empty: this run made it */
+  if (out_was_new) rmdir(out_root);
+  free(meta);
 }

@@ -5,6 +5,7 @@
 #ifndef NC_EMIT_H
 #define NC_EMIT_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "diag.h"
@@ -17,5 +18,22 @@ int emit_file(const char *out_root, const char *rel, const void *data, size_t n,
 int emit_symlink(const char *out_root, const char *rel, const char *target, Diags *d);
 /* Remove OUT/rel (a file this tool wrote earlier); missing is fine. */
 void emit_remove(const char *out_root, const char *rel);
+
+/* A tree run writes every file under OUT/.ncrewrite/stage first (with
+ * emit_file/emit_symlink, the stage as root) and moves them into OUT only
+ * once all were written and each can go in place: a run that fails leaves OUT
+ * as it was. The moves are renames within one file system; they cannot run
+ * out of space. */
+/* Make an empty stage (removing what an interrupted run left); its path, or
+ * NULL (message in d). */
+char *emit_stage_open(const char *out_root, Diags *d);
+/* Could OUT/rel be replaced: every parent a directory or missing, rel itself
+ * not a directory. */
+int emit_stage_check(const char *out_root, const char *rel, Diags *d);
+/* Move stage/rel to OUT/rel. */
+int emit_stage_commit(const char *out_root, const char *stage, const char *rel, Diags *d);
+/* Remove the stage; after a rollback also OUT/.ncrewrite if empty and, with
+ * out_was_new, OUT (if empty). */
+void emit_stage_close(const char *out_root, const char *stage, bool rolled_back, bool out_was_new);
 
 #endif

@@ -3,10 +3,12 @@
  *   ncrewrite [--config RULES] [options] SRC OUT
  *
  * Pipeline: load rules -> check paths -> walk SRC -> resolve targets to files
- * -> rewrite files in parallel (read, parse, plan edits, apply, write) ->
- * report diagnostics in a fixed order -> write the manifest -> remove files a
- * previous run wrote that SRC no longer has. Output is the same whatever -j:
- * each file is independent and everything printed is ordered by path. */
+ * -> rewrite files in parallel (read, parse, plan edits, apply, write to the
+ * stage) -> report diagnostics in a fixed order -> if every file was read and
+ * written, move the staged files into OUT, remove files a previous run wrote
+ * that SRC no longer has and write the manifest; else drop the stage, so OUT
+ * stays as it was. Output is the same whatever -j: each file is independent
+ * and everything printed is ordered by path. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -42,6 +44,8 @@ typedef struct {
   Rules rules;
   char *src, *out;          /* as given */
   char *src_real, *out_real;/* resolved (out_real may be NULL if OUT does not exist) */
+  char *stage;              /* OUT/.ncrewrite/stage (emit.h); NULL with --check, --diff */
+  bool *staged;             /* per entry: its output waits in the stage */
   Entries ents;
   VEC(Target *) *targets_of;/* per entry */
   FileResult *res;
@@ -401,7 +405,8 @@ static void do_symlink(Run *run, size_t i, FileResult *r) {
   const FileResult *c = cache_find(run, e->rel);
   if (same && c && !strcmp(c->action, "symlink") && c->src_hash == r->src_hash) r->cached = true;
   if (run->opt.check) r->changed = !same;
-  else if (!run->opt.diff && !same) emit_symlink(run->out, e->rel, target, &r->diags);
+  else if (!run->opt.diff && !same && emit_symlink(run->stage, e->rel, target, &r->diags) == 0)
+    run->staged[i] = true;
   free(abs), free(res), free(joined), free(dir), free(full);
 }
 
@@ -526,10 +531,10 @@ static void process(Run *run, size_t i, void **parser) {
   } else if (!run->opt.diff) {
     bool same = c && c->out_hash == r->out_hash && out_stat_matches(run, e->rel, c);
     if (!same) {
-      if (emit_file(run->out, e->rel, data, dlen, e->mode, &job.diags) == 0) r->changed = true;
-      else r->action = "failed"; /* the manifest must not list it as written */
+      if (emit_file(run->stage, e->rel, data, dlen, e->mode, &job.diags) == 0) r->changed = run->staged[i] = true;
+      else r->action = "failed";
     }
-    record_out_stat(run, r);
+    if (!run->staged[i]) record_out_stat(run, r); /* else once it is in place */
   }
   diags_append(&r->diags, &job.diags);
   if (run->opt.explain && job.explain_text.len) buf_add(&run->explain_text[i], job.explain_text.s, job.explain_text.len);
@@ -584,6 +589,21 @@ static void report_rules(Run *run, Diags *d) {
       Rule *ru = &rl->targets.v[t].rules.v[k];
       if (!ru->matched && ru->miss) ruledoc_diag(&rl->doc, d, DIAG_WARNING, ru->at, "rule matches nothing: %s", ru->miss);
     }
+}
+
+/* Move every staged file into OUT, once all of them can go: a run either
+ * changes all it meant to or nothing. Returns the number that failed. */
+static size_t commit_stage(Run *run, Diags *d) {
+  size_t n = run->ents.v.n, bad = 0;
+  for (size_t i = 0; i < n; i++)
+    if (run->staged[i] && emit_stage_check(run->out, run->res[i].rel, &run->res[i].diags) < 0) bad++;
+  for (size_t i = 0; i < n && !bad; i++) {
+    if (!run->staged[i]) continue;
+    /* a rename fails only if OUT changed under us since the check */
+    if (emit_stage_commit(run->out, run->stage, run->res[i].rel, d) < 0) bad++;
+    else record_out_stat(run, &run->res[i]);
+  }
+  return bad;
 }
 
 static void remove_stale(Run *run, FileResult *old, size_t nold, size_t *stale) {
@@ -666,8 +686,16 @@ int main(int argc, char **argv) {
   run.res = xcalloc(n + 1, sizeof *run.res);
   run.diff_text = xcalloc(n + 1, sizeof *run.diff_text);
   run.explain_text = xcalloc(n + 1, sizeof *run.explain_text);
-  if (!run.opt.check && !run.opt.diff && mkdir_p(run.out) < 0) {
+  run.staged = xcalloc(n + 1, sizeof *run.staged);
+  bool writes = !run.opt.check && !run.opt.diff, out_was_new = odev == 0 && oino == 0;
+  if (writes && mkdir_p(run.out) < 0) {
     diag_at(&top, DIAG_ERROR, run.out, NULL, 0, 0, 0, "cannot create OUT: %s", strerror(errno));
+    diags_print(&top);
+    status = 1;
+    goto done;
+  }
+  if (writes && !(run.stage = emit_stage_open(run.out, &top))) {
+    emit_stage_close(run.out, "", true, out_was_new);
     diags_print(&top);
     status = 1;
     goto done;
@@ -684,14 +712,22 @@ int main(int argc, char **argv) {
   }
   progress_end(&run.progress);
 
+  size_t nfail = 0;
+  for (size_t i = 0; i < n; i++) nfail += !strcmp(run.res[i].action, "failed");
+  bool rolled_back = false;
+  if (writes) {
+    if (!nfail) nfail = commit_stage(&run, &top);
+    rolled_back = nfail > 0;
+    emit_stage_close(run.out, run.stage, rolled_back, out_was_new);
+  }
+
   /* report, in path order */
-  size_t nrew = 0, ncopy = 0, nfail = 0, nchanged = 0, nranges = 0;
+  size_t nrew = 0, ncopy = 0, nchanged = 0, nranges = 0;
   for (size_t i = 0; i < n; i++) {
     FileResult *r = &run.res[i];
     diags_append(&files, &r->diags);
     bool rewritten = !strcmp(r->action, "rewritten"), failed = !strcmp(r->action, "failed");
     nrew += rewritten;
-    nfail += failed;
     ncopy += !rewritten && !failed;
     nchanged += r->changed;
     nranges += rewritten ? r->ranges.n : 0;
@@ -703,10 +739,10 @@ int main(int argc, char **argv) {
   rules_d.quiet = run.opt.quiet;
   report_rules(&run, &rules_d);
   size_t nstale = 0;
-  remove_stale(&run, stale_src, nstale_src, &nstale);
+  if (!rolled_back) remove_stale(&run, stale_src, nstale_src, &nstale);
   bool dirty = nstale || !run.cache_valid || n != run.ncache;
   for (size_t i = 0; i < n && !dirty; i++) dirty = !run.res[i].cached;
-  if (!run.opt.check && !run.opt.diff && dirty)
+  if (writes && !rolled_back && dirty)
     manifest_write(run.out, run.opt.config, run.rules.digest, run.options_key, run.res, n, &top);
 
   int errors = top.errors + files.errors + rules_d.errors;
@@ -714,11 +750,14 @@ int main(int argc, char **argv) {
   diags_print(&top);
   diags_print(&files);
   diags_print(&rules_d);
-  char notw[48] = "";
-  if (nfail) snprintf(notw, sizeof notw, ", %zu not written", nfail);
-  if (!run.opt.quiet)
-    fprintf(stderr, "ncrewrite: %zu file%s instrumented (%zu range%s), %zu copied%s%s; %d error%s, %d warning%s\n", nrew,
-            nrew == 1 ? "" : "s", nranges, nranges == 1 ? "" : "s", ncopy, notw,
+  if (run.opt.quiet)
+    ;
+  else if (rolled_back)
+    fprintf(stderr, "ncrewrite: nothing written, OUT is as it was: %zu of %zu file%s failed; %d error%s, %d warning%s\n",
+            nfail, n, n == 1 ? "" : "s", errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+  else
+    fprintf(stderr, "ncrewrite: %zu file%s instrumented (%zu range%s), %zu copied%s; %d error%s, %d warning%s\n", nrew,
+            nrew == 1 ? "" : "s", nranges, nranges == 1 ? "" : "s", ncopy,
             run.opt.check ? (nchanged || nstale ? ", OUT is out of date" : ", OUT is up to date") : "", errors,
             errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
   if (errors) status = 1;
@@ -731,7 +770,7 @@ done:
     buf_free(&run.explain_text[i]);
     vec_free(&run.targets_of[i]);
   }
-  free(run.res), free(run.diff_text), free(run.explain_text), free(run.targets_of);
+  free(run.res), free(run.diff_text), free(run.explain_text), free(run.targets_of), free(run.staged), free(run.stage);
   for (size_t i = 0; i < nold; i++) result_free(&old[i]);
   free(old);
   if (stale_src != old) {

@@ -4,7 +4,8 @@
  * every node its byte span). Block-style YAML gets whole new lines, indented
  * like their neighbours, after the last line of the collection they extend;
  * flow collections (YAML [..]/{..} and all of JSON) get a JSON-form item
- * after their last item, which is valid in both syntaxes.
+ * after their last item, which is valid in both syntaxes. Removals take
+ * whole lines in block style and a member with one comma in flow style.
  * history.c writes the result and records it. */
 #include "ruledit.h"
 
@@ -295,17 +296,32 @@ int ruledit_remove_node(const RuleDoc *doc, const RNode *node, TextEdits *out, D
     }
     return ruledit_remove_node(doc, par, out, d);
   }
+  /* the member: a list item, or a map entry's key and value */
+  size_t step = par->kind == RN_MAP ? 2 : 1, m = idx - idx % step;
+  const RNode *first = par->items[m], *last = par->items[m + step - 1];
+  size_t b = first->off, e;
   if (is_flow(doc, par)) {
-    ruledoc_diag((RuleDoc *)doc, d, DIAG_WARNING, node, "written in flow style; remove this entry by hand");
-    return -1;
+    /* [a, b, c] / {k: v, ...} (all of JSON): the member goes with one comma,
+     * the one up to the next member left, or, for the last one left, the
+     * one after the member before it */
+    size_t j = m + step;
+    while (j < par->n && removed(out, par->items[j])) j += step;
+    e = content_end(doc, last);
+    if (j < par->n) {
+      e = par->items[j]->off;
+    } else {
+      for (size_t p = m; p >= step;) {
+        p -= step;
+        if (removed(out, par->items[p])) continue;
+        b = content_end(doc, par->items[p + step - 1]);
+        break;
+      }
+    }
+  } else {
+    /* a list item from its dash; a map entry from its key; whole lines */
+    while (b > 0 && doc->src[b - 1] != '\n') b--;
+    e = after_line(doc, content_end(doc, last));
   }
-  /* a list item from its dash; a map entry from its key; whole lines */
-  const RNode *first = node, *last = node;
-  if (par->kind == RN_MAP && idx % 2 == 0) last = par->items[idx + 1];     /* node is the key */
-  else if (par->kind == RN_MAP) first = par->items[idx - 1];               /* node is the value */
-  size_t b = first->off;
-  while (b > 0 && doc->src[b - 1] != '\n') b--;
-  size_t e = after_line(doc, content_end(doc, last));
   /* removals planned inside this one are part of it now */
   size_t k = 0;
   for (size_t i = 0; i < out->n; i++) {

@@ -33,8 +33,10 @@ typedef struct {
 int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr, size_t n, TextEdits *out,
                       Diags *d);
 /* Plan the removal of a rule entry: the list item, or the map entry (key and
- * value) whose value is `node`, as whole lines. -1 with a warning when its
- * collection is written in flow style. */
+ * value) whose value is `node`: whole lines in block style, the member and
+ * one comma in flow style (and JSON). The last entry of a collection takes
+ * the collection's own entry with it; -1 with a warning when that would
+ * empty a top-level section. */
 int ruledit_remove_node(const RuleDoc *doc, const RNode *node, TextEdits *out, Diags *d);
 
 /* The text with the edits applied (sorted by offset; ties keep their order). */

@@ -247,35 +247,70 @@ def small_tree(name, n=30, size=100000):
     return src
 
 
+def tree_dirs(d):
+    return sorted(os.path.relpath(b, d) for b, _, _ in os.walk(d))
+
+
 def test_full_disk(mountable, why):
     if not mountable:
         return skip("full disk (1 MB tmpfs)", why)
-    src = small_tree("disk/src")
+    src = small_tree("disk/src", size=100)
     mnt = fresh("disk/mnt")
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt], check=True)
     try:
         out = mnt + "/out"
         rc, _, se = run(["--full-trace"], src, out)
-        check(rc == 1 and "No space left on device" in se and "not written" in se,
-              "full disk: exit 1, says which files were not written", se[-1500:])
+        check(rc == 0, "full disk: a first run that fits", se)
+        before, before_dirs = tree_sum(out), tree_dirs(out)
+        # now 30 x 100 KB: the disk fills up part way through the run
+        small_tree("disk/src", size=100000)
+        write(src + "/pkg/sub/new.py", "def g():\n    return 2\n")
+        rc, _, se = run(["--full-trace"], src, out)
+        check(rc == 1 and "No space left on device" in se and "nothing written, OUT is as it was" in se,
+              "full disk: exit 1, says which files could not be written and that OUT is as it was", se[-1500:])
+        check(tree_sum(out) == before and tree_dirs(out) == before_dirs,
+              "full disk: OUT as it was (files, manifest, no new directory, no staged file left)")
         ref = os.path.join(T, "disk/ref")
         run(["--full-trace"], src, ref)
-        written = [f for f in os.listdir(out + "/pkg")]
-        check(all(read(out + "/pkg/" + f) == read(ref + "/pkg/" + f) for f in written),
-              "full disk: every file in OUT is complete")
-        m = json.load(open(out + "/.ncrewrite/manifest.json")) if os.path.exists(out + "/.ncrewrite/manifest.json") else None
-        if m:
-            failed = {f["path"] for f in m["files"] if f["action"] == "failed"}
-            check(all(("pkg/" + f) not in failed for f in written) and
-                  failed == {"pkg/" + f for f in os.listdir(src + "/pkg")} - {"pkg/" + f for f in written},
-                  "full disk: the manifest lists exactly the files not written as failed")
         subprocess.run(["mount", "-o", "remount,size=16m", mnt], check=True)
         rc, _, se = run(["--full-trace"], src, out)
         check(rc == 0, "after freeing space: exit 0", se)
         rc, _, se = run(["--full-trace", "--check"], src, out)
         check(rc == 0 and tree_sum(out + "/pkg") == tree_sum(ref + "/pkg"), "after freeing space: OUT complete")
+        check(not os.path.exists(out + "/.ncrewrite/stage"), "after freeing space: no stage left")
     finally:
         subprocess.run(["umount", mnt])
+    # a first run into a new OUT that fails leaves no OUT at all
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt], check=True)
+    try:
+        rc, _, se = run(["--full-trace"], src, mnt + "/new")
+        check(rc == 1 and os.listdir(mnt) == [], "full disk, new OUT: exit 1 and no OUT", se[-500:])
+    finally:
+        subprocess.run(["umount", mnt])
+
+
+def test_all_or_nothing():
+    """A run that cannot put one file in place changes nothing; a stage left by
+    an interrupted run is cleared by the next."""
+    src = small_tree("tx/src", n=4, size=10)
+    out = os.path.join(T, "tx/out")
+    rc, _, se = run(["--full-trace"], src, out)
+    check(rc == 0, "all or nothing: first run", se)
+    write(src + "/pkg/f01.py", "def changed():\n    return 1\n")
+    write(src + "/pkg/new.py", "def g():\n    return 2\n")
+    os.makedirs(out + "/pkg/new.py/inside")
+    before, before_dirs = tree_sum(out), tree_dirs(out)
+    rc, _, se = run(["--full-trace"], src, out)
+    check(rc == 1 and "pkg/new.py: error: cannot replace: is a directory" in se and "OUT is as it was" in se,
+          "a directory where a file goes: exit 1, named", se)
+    check(tree_sum(out) == before and tree_dirs(out) == before_dirs, "a directory where a file goes: OUT as it was")
+    shutil.rmtree(out + "/pkg/new.py")
+    write(out + "/.ncrewrite/stage/pkg/f02.py", "half")
+    rc, _, se = run(["--full-trace"], src, out)
+    check(rc == 0 and b"changed" in read(out + "/pkg/f01.py") and os.path.isfile(out + "/pkg/new.py"),
+          "all or nothing: the next run completes OUT", se)
+    check(not os.path.exists(out + "/.ncrewrite/stage") and b"half" not in read(out + "/pkg/f02.py"),
+          "an interrupted run's stage is cleared, not used")
 
 
 def test_readonly_out(mountable, why):
@@ -330,8 +365,8 @@ def test_unreadable():
     rc, _, se = run(["--full-trace"], src, out, user="nobody")
     check(rc == 1 and "secret.py: error: cannot read: Permission denied" in se, "unreadable file: error names it", se)
     check("closed: warning: cannot read directory: Permission denied" in se, "unreadable directory: warning", se)
-    check(os.path.isfile(out + "/a.py") and b"__ncrt__.range(" in read(out + "/a.py"),
-          "unreadable file: the other files are written")
+    check("nothing written, OUT is as it was" in se and not os.path.exists(out),
+          "unreadable file: the run fails as a whole and writes nothing", se)
     os.chmod(rules, 0)
     rc, _, se = run(["-c", rules], src, os.path.join(T, "unread/out2"), user="nobody")
     check(rc == 1 and "cannot read rule file: Permission denied" in se and not os.path.exists(T + "/unread/out2"),
@@ -390,7 +425,7 @@ def main():
     mountable, why = (False, "not root") if os.geteuid() != 0 else can_mount()
     try:
         for t in (test_binary_empty_nul_utf8, test_big_files, test_deep_and_long, test_paths, test_rules,
-                  test_unreadable, lambda: test_readonly_out(mountable, why), lambda: test_full_disk(mountable, why)):
+                  test_unreadable, test_all_or_nothing, lambda: test_readonly_out(mountable, why), lambda: test_full_disk(mountable, why)):
             t()
     finally:
         for base, dirs, files in os.walk(T):

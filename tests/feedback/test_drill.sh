@@ -151,6 +151,64 @@ same "$R" "$T/want1.yaml" "undo prune 3"
 expect_rc 0 "undo drill" "$NC" feedback --config "$R" --undo
 same "$R" "$T/orig.yaml" "undo drill"
 
+# prune in flow style: JSON rule files, YAML [..] lists. A member goes with
+# one comma (the one after it, or for the last, the one before it); the last
+# member of a list takes the list's key with it.
+J="$T/rules.json"
+cat > "$J" <<'EOF'
+{
+  "targets": {
+    "pkg.m": {
+      "func_context_wrappings": {"f": {}, "A.g": {}},
+      "func_line_range_wrappings": [
+        {"function": "f", "start_line": 6, "end_line": 7},
+        {"function": "f", "start_line": 8, "end_line": 10}
+      ]
+    }
+  }
+}
+EOF
+# (prune finds a range's rule through the manifest of the tree it ran from)
+expect_rc 0 "instrument, JSON" "$NC" -q --config "$J" "$T/src" "$T/out"
+expect_rc 0 "prune, JSON" "$NC" prune --config "$J" --trace "$T/p.json" --min-calls 100 --max-mean-us 10
+cat > "$T/wantj1.json" <<'EOF'
+{
+  "targets": {
+    "pkg.m": {
+      "func_context_wrappings": {"f": {}, "A.g": {}},
+      "func_line_range_wrappings": [
+        {"function": "f", "start_line": 6, "end_line": 7}
+      ]
+    }
+  }
+}
+EOF
+same "$J" "$T/wantj1.json" "prune, JSON: the last item goes with the comma before it"
+expect_rc 0 "re-instrument, JSON" "$NC" -q --config "$J" "$T/src" "$T/out"
+expect_rc 0 "prune, JSON, the last range" "$NC" prune --config "$J" --trace "$T/p2.json" --min-calls 100 --max-mean-us 10
+cat > "$T/wantj2.json" <<'EOF'
+{
+  "targets": {
+    "pkg.m": {
+      "func_context_wrappings": {"f": {}, "A.g": {}}
+    }
+  }
+}
+EOF
+same "$J" "$T/wantj2.json" "prune, JSON: the emptied list goes with its key and comma"
+Y="$T/flow.yaml"
+cat > "$Y" <<'EOF'
+targets:
+  pkg.m:
+    func_context_wrappings: {f: {}}
+    func_line_range_wrappings: [{function: f, start_line: 6, end_line: 7},   # the call
+                                {function: f, start_line: 8, end_line: 10}]  # the loop
+EOF
+expect_rc 0 "instrument, YAML flow" "$NC" -q --config "$Y" "$T/src" "$T/out"
+expect_rc 0 "prune, YAML flow list" "$NC" prune --config "$Y" --trace "$T/p2.json" --min-calls 100 --max-mean-us 10
+printf 'targets:\n  pkg.m:\n    func_context_wrappings: {f: {}}\n    func_line_range_wrappings: [{function: f, start_line: 8, end_line: 10}]  # the loop\n' > "$T/wanty.yaml"
+same "$Y" "$T/wanty.yaml" "prune, YAML flow: the first item goes with the comma after it"
+
 # CUDA host code: a function under extern "C" (the node at its first line is
 # the linkage specification, the function inside it), and --top counting
 # the ranges refined: 'one' is on top (1.000 ms) but holds a single

@@ -13,6 +13,8 @@ cmake-package   a small CMake project using find_package(ncrewrite) and
                 ncrewrite_instrument(), built with make and with ninja, run
                 under ncrun; editing the rules re-instruments, a no-op build
                 does nothing.
+bazel           `ncrewrite --file` as a Bazel genrule (Debian's bazel-bootstrap):
+                sandboxed, cached, rerun when the rules change.
 Exit 0 passed, 1 failed, 77 skipped (the reason printed).
 """
 import glob
@@ -226,9 +228,72 @@ def case_cmake_package(build, tmp):
               gen + ": depfile lacks the input or the rules: " + dep)
 
 
+BAZEL_BUILD = '''genrule(
+    name = "instrument",
+    srcs = ["src/work.c", "ranges.yaml"],
+    outs = ["gen/work.c"],
+    cmd = "{nc} -q --config $(location ranges.yaml) --file $(location src/work.c) --as src/work.c -o $@",
+)
+
+# Compiled by a second genrule: rules_cc cannot be fetched on the test
+# machine (offline); a cc_binary with srcs = [":instrument"] is the same.
+genrule(
+    name = "app",
+    srcs = [":instrument"],
+    outs = ["work"],
+    cmd = "cc -std=c11 -Wall -Werror $(location :instrument) -o $@ {flags}",
+)
+'''
+
+
+def case_bazel(build, tmp):
+    """ncrewrite --file as a Bazel action: runs in Bazel's sandbox with only
+    its declared inputs, is cached (a no-op build does not run it), and
+    reruns when the rule file changes."""
+    if not shutil.which("bazel"):
+        print("skipped: bazel is not installed (Debian's bazel-bootstrap)")
+        sys.exit(SKIP)
+    prefix = install(build, tmp)
+    ws = os.path.join(tmp, "ws")
+    os.makedirs(os.path.join(ws, "src"))
+    pc_env = clean_env(PKG_CONFIG_PATH=os.path.join(prefix, "lib/pkgconfig"))
+    flags = shlex.split(run(["pkg-config", "--cflags", "--libs", "ncrt"], env=pc_env))
+    files = {"WORKSPACE": "", "src/work.c": C_PROG,
+             "ranges.yaml": 'targets:\n  "src/*.c":\n    func_context_wrappings:\n      work: {}\n',
+             "BUILD": BAZEL_BUILD.format(nc=shlex.quote(os.path.join(prefix, "bin/ncrewrite")),
+                                         flags=" ".join(shlex.quote(f) for f in flags))}
+    for rel, text in files.items():
+        with open(os.path.join(ws, rel), "w") as f:
+            f.write(text)
+    bazel = ["bazel", "--output_user_root=" + os.path.join(tmp, "bazel-root"), "--max_idle_secs=60"]
+    gen, exe = os.path.join(ws, "bazel-bin/gen/work.c"), os.path.join(ws, "bazel-bin/work")
+    try:
+        run(bazel + ["build", "//:app"], cwd=ws, env=clean_env())
+        with open(gen) as f:
+            text = f.read()
+        check('NCRT_RANGE("work")' in text, "bazel: the action did not instrument work():\n" + text)
+        out, trace, _ = under_ncrun(prefix, tmp, "bazel1", [exe])
+        check("total 35" in out, "bazel: the program's output changed:\n" + out)
+        check(ranges(trace) == {"work": 7}, "bazel: 7 'work' ranges expected, trace has %s" % ranges(trace))
+        # cached: a no-op build leaves the action's output alone
+        before = os.stat(gen).st_mtime_ns
+        run(bazel + ["build", "//:app"], cwd=ws, env=clean_env())
+        check(os.stat(gen).st_mtime_ns == before, "bazel: a no-op build reran the instrumenting action")
+        # the rule file is an input: changing it reruns the action
+        with open(os.path.join(ws, "ranges.yaml"), "a") as f:
+            f.write("      main: {}\n")
+        run(bazel + ["build", "//:app"], cwd=ws, env=clean_env())
+        out, trace, _ = under_ncrun(prefix, tmp, "bazel2", [exe])
+        check("total 35" in out and ranges(trace) == {"work": 7, "main": 1},
+              "bazel: after editing the rules, expected work x7 and main x1, trace has %s" % ranges(trace))
+    finally:
+        subprocess.run(bazel + ["shutdown"], cwd=ws, capture_output=True)
+        subprocess.run(["chmod", "-R", "u+w", os.path.join(tmp, "bazel-root")], capture_output=True)
+
+
 def main():
     case, build = sys.argv[1], sys.argv[2]
-    fn = {"prefix": case_prefix, "cmake-package": case_cmake_package}[case]
+    fn = {"prefix": case_prefix, "cmake-package": case_cmake_package, "bazel": case_bazel}[case]
     for tool in ("cmake", "pkg-config", "cc"):
         if not shutil.which(tool):
             print("skipped: %s is not installed" % tool)
