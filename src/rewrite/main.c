@@ -357,13 +357,8 @@ static void reuse(FileResult *r, const FileResult *c) {
   r->out_hash = c->out_hash;
   r->out_size = c->out_size;
   r->out_mtime = c->out_mtime;
-  for (size_t i = 0; i < c->ranges.n; i++) {
-    RangeOut o = c->ranges.v[i];
-    o.name = xstrdup(o.name);
-    o.rule_at = o.rule_at ? xstrdup(o.rule_at) : NULL;
-    vec_push(&r->ranges, o);
-  }
-  for (size_t i = 0; i < c->map.v.n; i++) vec_push(&r->map.v, c->map.v.v[i]);
+  r->entry = c->entry ? xstrdup(c->entry) : NULL;
+  r->nranges = c->nranges;
   r->hits = c->hits ? xstrdup(c->hits) : NULL;
   r->misses = c->misses ? xstrdup(c->misses) : NULL;
   diags_append(&r->diags, &c->diags);
@@ -498,6 +493,7 @@ static void process(Run *run, size_t i, void **parser) {
       if (x->rule) o.rule_at = xasprintf("%s:%d:%d", run->rules.doc.path, x->rule->at->line, x->rule->at->col);
       vec_push(&r->ranges, o);
     }
+    r->nranges = r->ranges.n;
   }
   /* rule hits and misses, so a later cached run reports the same */
   Buf hits = {0}, misses = {0};
@@ -730,7 +726,7 @@ int main(int argc, char **argv) {
     nrew += rewritten;
     ncopy += !rewritten && !failed;
     nchanged += r->changed;
-    nranges += rewritten ? r->ranges.n : 0;
+    nranges += rewritten ? r->nranges : 0;
     if (run.opt.explain && run.explain_text[i].len) fwrite(run.explain_text[i].s, 1, run.explain_text[i].len, stdout);
     if (run.opt.diff && run.diff_text[i].len) fwrite(run.diff_text[i].s, 1, run.diff_text[i].len, stdout);
     if (run.opt.check && r->changed) printf("out of date: %s\n", r->rel);

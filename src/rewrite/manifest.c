@@ -1,5 +1,6 @@
 /* manifest: manifest.json (deterministic record) and cache.json (stat and
- * hash data for incremental runs), both written with cJSON. */
+ * hash data for incremental runs, with each file's manifest entry kept as a
+ * string), printed directly and read with cJSON. */
 #include "manifest.h"
 
 #include <cjson/cJSON.h>
@@ -19,6 +20,7 @@ void result_free(FileResult *r) {
   linemap_free(&r->map);
   free(r->hits);
   free(r->misses);
+  free(r->entry);
   diags_free(&r->diags);
 }
 
@@ -82,8 +84,12 @@ static void jkey(Buf *b, const char *indent, const char *k, bool first) {
   buf_printf(b, "%s%s%s\"%s\": ", first ? "" : ",", *indent ? "\n" : "", indent, k);
 }
 
-/* One file's manifest entry (also embedded in the cache). */
+/* One file's manifest entry (the cache keeps it as a string). */
 static void file_entry(Buf *b, const FileResult *r, const char *ind) {
+  if (r->entry) {
+    buf_puts(b, r->entry);
+    return;
+  }
   char in2[32];
   snprintf(in2, sizeof in2, "%s  ", ind);
   buf_putc(b, '{');
@@ -128,10 +134,13 @@ int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_
              build_id(), h);
   jstring(&c, options);
   buf_puts(&c, ", \"files\": [");
+  Buf e = {0};
   for (size_t i = 0; i < n; i++) {
     const FileResult *r = &res[i];
     buf_printf(&m, "%s\n    ", i ? "," : "");
-    file_entry(&m, r, "    ");
+    e.len = 0;
+    file_entry(&e, r, "    ");
+    buf_add(&m, e.s, e.len);
     char hs[17], ho[17];
     hex(hs, r->src_hash);
     hex(ho, r->out_hash);
@@ -142,15 +151,19 @@ int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_
     jstring(&c, r->action);
     buf_printf(&c,
                ", \"src_hash\": \"%s\", \"out_hash\": \"%s\", \"stat\": \"%" PRId64 " %" PRId64 " %" PRIu64
-               " %" PRId64 " %" PRId64 "\", \"errors\": %d, \"warnings\": %d, \"manifest\": ",
+               " %" PRId64 " %" PRId64 "\", \"errors\": %d, \"warnings\": %d, \"nranges\": %zu, \"entry_hash\": ",
                hs, ho, r->src_size, r->src_mtime, r->src_ino, r->out_size, r->out_mtime, r->diags.errors,
-               r->diags.warnings);
-    file_entry(&c, r, "");
+               r->diags.warnings, r->nranges);
+    hex(hs, hash64(e.s, e.len, 0));
+    buf_printf(&c, "\"%s\", \"entry\": ", hs); /* its hash, then the entry */
+    buf_putc(&e, 0);
+    jstring(&c, e.s);
     if (r->hits) buf_puts(&c, ", \"hits\": "), jstring(&c, r->hits);
     if (r->misses) buf_puts(&c, ", \"misses\": "), jstring(&c, r->misses);
     if (r->diags.text.len) buf_puts(&c, ", \"diags\": "), jstring(&c, r->diags.text.s);
     buf_putc(&c, '}');
   }
+  buf_free(&e);
   buf_puts(&m, n ? "\n  ]\n}\n" : "]\n}\n");
   buf_puts(&c, "]}\n");
   int rc = emit_file(out_root, ".ncrewrite/manifest.json", m.s, m.len, 0644, d);
@@ -191,7 +204,6 @@ size_t cache_load(const char *out_root, uint64_t rules_digest, const char *optio
   cJSON_ArrayForEach(e, files) {
     const char *p = jstr(e, "path"), *act = jstr(e, "action");
     const char *st = jstr(e, "stat");
-    const cJSON *mf = cJSON_GetObjectItemCaseSensitive(e, "manifest");
     int64_t sz, mt, osz, omt;
     uint64_t ino;
     if (!p || !act || !st ||
@@ -212,28 +224,16 @@ size_t cache_load(const char *out_root, uint64_t rules_digest, const char *optio
     const cJSON *ne = cJSON_GetObjectItemCaseSensitive(e, "errors"), *nw = cJSON_GetObjectItemCaseSensitive(e, "warnings");
     r->diags.errors = cJSON_IsNumber(ne) ? ne->valueint : 0;
     r->diags.warnings = cJSON_IsNumber(nw) ? nw->valueint : 0;
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(mf, "ranges"), *x;
-    cJSON_ArrayForEach(x, rs) {
-      RangeOut o = {0};
-      o.name = xstrdup(jstr(x, "name") ? jstr(x, "name") : "");
-      const char *k = jstr(x, "kind");
-      static const char *const kinds[] = {"function", "calls", "lines", "full-trace", NULL};
-      o.kind = "lines";
-      for (const char *const *q = kinds; *q; q++)
-        if (k && !strcmp(*q, k)) o.kind = *q;
-      const cJSON *l = cJSON_GetObjectItemCaseSensitive(x, "lines"), *ol = cJSON_GetObjectItemCaseSensitive(x, "out_lines");
-      o.line0 = cJSON_GetArrayItem(l, 0) ? cJSON_GetArrayItem(l, 0)->valueint : 0;
-      o.line1 = cJSON_GetArrayItem(l, 1) ? cJSON_GetArrayItem(l, 1)->valueint : 0;
-      o.out0 = cJSON_GetArrayItem(ol, 0) ? cJSON_GetArrayItem(ol, 0)->valueint : 0;
-      o.out1 = cJSON_GetArrayItem(ol, 1) ? cJSON_GetArrayItem(ol, 1)->valueint : 0;
-      if (jstr(x, "rule")) o.rule_at = xstrdup(jstr(x, "rule"));
-      vec_push(&r->ranges, o);
-    }
-    const cJSON *lm = cJSON_GetObjectItemCaseSensitive(mf, "line_map");
-    cJSON_ArrayForEach(x, lm) {
-      int a = cJSON_GetArrayItem(x, 0) ? cJSON_GetArrayItem(x, 0)->valueint : 0;
-      int b = cJSON_GetArrayItem(x, 1) ? cJSON_GetArrayItem(x, 1)->valueint : 0;
-      vec_push(&r->map.v, ((LineShift){a, b - a}));
+    const cJSON *nr = cJSON_GetObjectItemCaseSensitive(e, "nranges");
+    r->nranges = cJSON_IsNumber(nr) && nr->valuedouble >= 0 ? (size_t)nr->valuedouble : 0;
+    /* an entry goes into manifest.json as it is: only if intact */
+    const char *en = jstr(e, "entry");
+    if (en && hash64(en, strlen(en), 0) == unhex(jstr(e, "entry_hash"))) r->entry = xstrdup(en);
+    else if (!any) {
+      result_free(r);
+      memset(r, 0, sizeof *r);
+      n--;
+      continue;
     }
     r->cached = true;
   }

@@ -26,6 +26,10 @@ typedef struct {
   uint64_t src_ino;
   VEC(RangeOut) ranges;
   LineMap map;
+  size_t nranges;      /* ranges.n, or for a cached result the count in entry */
+  char *entry;         /* cached result: its manifest.json entry as written
+                        * (ranges and line map stay text: parsing them was
+                        * most of an unchanged run's time) */
   char *hits;          /* rule ids "t.r" separated by spaces */
   char *misses;        /* "t.r\treason\n" lines */
   Diags diags;         /* rendered diagnostics for this file */
