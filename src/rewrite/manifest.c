@@ -64,22 +64,9 @@ static const char *build_id(void) {
   return id;
 }
 
-/* JSON is printed straight into a buffer: building a cJSON tree for every
- * range of a big tree cost more than the rewriting it records. cJSON is kept
- * for reading. */
-static void jstring(Buf *b, const char *s) {
-  buf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') buf_printf(b, "\\%c", *p);
-    else if (*p == '\n') buf_puts(b, "\\n");
-    else if (*p == '\t') buf_puts(b, "\\t");
-    else if (*p == '\r') buf_puts(b, "\\r");
-    else if (*p < 0x20) buf_printf(b, "\\u%04x", *p);
-    else buf_putc(b, (char)*p);
-  }
-  buf_putc(b, '"');
-}
-
+/* JSON is printed straight into a buffer (buf_json_string for strings):
+ * building a cJSON tree for every range of a big tree cost more than the
+ * rewriting it records. cJSON is kept for reading. */
 static void jkey(Buf *b, const char *indent, const char *k, bool first) {
   buf_printf(b, "%s%s%s\"%s\": ", first ? "" : ",", *indent ? "\n" : "", indent, k);
 }
@@ -93,19 +80,19 @@ static void file_entry(Buf *b, const FileResult *r, const char *ind) {
   char in2[32];
   snprintf(in2, sizeof in2, "%s  ", ind);
   buf_putc(b, '{');
-  jkey(b, in2, "path", true), jstring(b, r->rel);
-  jkey(b, in2, "action", false), jstring(b, r->action);
+  jkey(b, in2, "path", true), buf_json_string(b, r->rel);
+  jkey(b, in2, "action", false), buf_json_string(b, r->action);
   if (r->ranges.n) {
     jkey(b, in2, "ranges", false);
     buf_putc(b, '[');
     for (size_t k = 0; k < r->ranges.n; k++) {
       const RangeOut *x = &r->ranges.v[k];
       buf_printf(b, "%s%s%s  {\"name\": ", k ? "," : "", *ind ? "\n" : "", in2);
-      jstring(b, x->name);
+      buf_json_string(b, x->name);
       buf_puts(b, ", \"kind\": ");
-      jstring(b, x->kind);
+      buf_json_string(b, x->kind);
       buf_printf(b, ", \"lines\": [%d, %d], \"out_lines\": [%d, %d]", x->line0, x->line1, x->out0, x->out1);
-      if (x->rule_at) buf_puts(b, ", \"rule\": "), jstring(b, x->rule_at);
+      if (x->rule_at) buf_puts(b, ", \"rule\": "), buf_json_string(b, x->rule_at);
       buf_putc(b, '}');
     }
     buf_printf(b, "%s%s]", *ind ? "\n" : "", in2);
@@ -126,13 +113,13 @@ int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_
   hex(h, rules_digest);
   Buf m = {0}, c = {0};
   buf_puts(&m, "{\n  \"tool\": \"ncrewrite\",\n  \"version\": \"" NC_VERSION "\",\n  \"rules\": ");
-  jstring(&m, rules_path ? rules_path : "");
+  buf_json_string(&m, rules_path ? rules_path : "");
   buf_printf(&m, ",\n  \"rules_digest\": \"%s\",\n  \"options\": ", h);
-  jstring(&m, options);
+  buf_json_string(&m, options);
   buf_puts(&m, ",\n  \"files\": [");
   buf_printf(&c, "{\"version\": \"" NC_VERSION "\", \"build\": \"%s\", \"rules_digest\": \"%s\", \"options\": ",
              build_id(), h);
-  jstring(&c, options);
+  buf_json_string(&c, options);
   buf_puts(&c, ", \"files\": [");
   Buf e = {0};
   for (size_t i = 0; i < n; i++) {
@@ -146,9 +133,9 @@ int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_
     hex(ho, r->out_hash);
     /* stat as text: nanosecond times do not fit a double */
     buf_printf(&c, "%s\n{\"path\": ", i ? "," : "");
-    jstring(&c, r->rel);
+    buf_json_string(&c, r->rel);
     buf_puts(&c, ", \"action\": ");
-    jstring(&c, r->action);
+    buf_json_string(&c, r->action);
     buf_printf(&c,
                ", \"src_hash\": \"%s\", \"out_hash\": \"%s\", \"stat\": \"%" PRId64 " %" PRId64 " %" PRIu64
                " %" PRId64 " %" PRId64 "\", \"errors\": %d, \"warnings\": %d, \"nranges\": %zu, \"entry_hash\": ",
@@ -157,10 +144,10 @@ int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_
     hex(hs, hash64(e.s, e.len, 0));
     buf_printf(&c, "\"%s\", \"entry\": ", hs); /* its hash, then the entry */
     buf_putc(&e, 0);
-    jstring(&c, e.s);
-    if (r->hits) buf_puts(&c, ", \"hits\": "), jstring(&c, r->hits);
-    if (r->misses) buf_puts(&c, ", \"misses\": "), jstring(&c, r->misses);
-    if (r->diags.text.len) buf_puts(&c, ", \"diags\": "), jstring(&c, r->diags.text.s);
+    buf_json_string(&c, e.s);
+    if (r->hits) buf_puts(&c, ", \"hits\": "), buf_json_string(&c, r->hits);
+    if (r->misses) buf_puts(&c, ", \"misses\": "), buf_json_string(&c, r->misses);
+    if (r->diags.text.len) buf_puts(&c, ", \"diags\": "), buf_json_string(&c, r->diags.text.s);
     buf_putc(&c, '}');
   }
   buf_free(&e);

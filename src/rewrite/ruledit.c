@@ -14,19 +14,6 @@
 #include <string.h>
 #include <strings.h>
 
-void ruledit_quote(Buf *b, const char *s) {
-  buf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') buf_printf(b, "\\%c", *p);
-    else if (*p == '\n') buf_puts(b, "\\n");
-    else if (*p == '\t') buf_puts(b, "\\t");
-    else if (*p == '\r') buf_puts(b, "\\r");
-    else if (*p < 0x20) buf_printf(b, "\\u%04x", *p);
-    else buf_putc(b, (char)*p);
-  }
-  buf_putc(b, '"');
-}
-
 /* Plain YAML when it is safe (names and dotted paths), quoted otherwise. */
 static void yaml_word(Buf *b, const char *s, bool json) {
   bool plain = !json && *s && !strchr("-?:,[]{}#&*!|>'\"%@`0123456789", *s);
@@ -36,7 +23,7 @@ static void yaml_word(Buf *b, const char *s, bool json) {
   static const char *const special[] = {"null", "true", "false", "yes", "no", "on", "off", "y", "n", NULL};
   for (const char *const *w = special; *w && plain; w++) plain = strcasecmp(s, *w) != 0;
   if (plain) buf_puts(b, s);
-  else ruledit_quote(b, s);
+  else buf_json_string(b, s);
 }
 
 static bool is_json_path(const char *path) {
@@ -86,22 +73,22 @@ static void item_block(Buf *b, const LineRule *r, int dash, int key) {
   key_at(b, &f, dash, key, "start_line"), buf_printf(b, "%d\n", r->start);
   key_at(b, &f, dash, key, "end_line"), buf_printf(b, "%d\n", r->end);
   if (r->start_content)
-    key_at(b, &f, dash, key, "start_line_content"), ruledit_quote(b, r->start_content), buf_putc(b, '\n');
+    key_at(b, &f, dash, key, "start_line_content"), buf_json_string(b, r->start_content), buf_putc(b, '\n');
   if (r->context) key_at(b, &f, dash, key, "context_class"), yaml_word(b, r->context, false), buf_putc(b, '\n');
   if (r->name)
-    key_at(b, &f, dash, key, "context_values"), buf_putc(b, '['), ruledit_quote(b, r->name), buf_puts(b, "]\n");
-  if (r->reasoning) key_at(b, &f, dash, key, "reasoning"), ruledit_quote(b, r->reasoning), buf_putc(b, '\n');
+    key_at(b, &f, dash, key, "context_values"), buf_putc(b, '['), buf_json_string(b, r->name), buf_puts(b, "]\n");
+  if (r->reasoning) key_at(b, &f, dash, key, "reasoning"), buf_json_string(b, r->reasoning), buf_putc(b, '\n');
 }
 
 /* The same rule as a JSON object (valid YAML flow too). */
 static void item_flow(Buf *b, const LineRule *r) {
   buf_putc(b, '{');
-  if (r->function) buf_puts(b, "\"function\": "), ruledit_quote(b, r->function), buf_puts(b, ", ");
+  if (r->function) buf_puts(b, "\"function\": "), buf_json_string(b, r->function), buf_puts(b, ", ");
   buf_printf(b, "\"start_line\": %d, \"end_line\": %d", r->start, r->end);
-  if (r->start_content) buf_puts(b, ", \"start_line_content\": "), ruledit_quote(b, r->start_content);
-  if (r->context) buf_puts(b, ", \"context_class\": "), ruledit_quote(b, r->context);
-  if (r->name) buf_puts(b, ", \"context_values\": ["), ruledit_quote(b, r->name), buf_putc(b, ']');
-  if (r->reasoning) buf_puts(b, ", \"reasoning\": "), ruledit_quote(b, r->reasoning);
+  if (r->start_content) buf_puts(b, ", \"start_line_content\": "), buf_json_string(b, r->start_content);
+  if (r->context) buf_puts(b, ", \"context_class\": "), buf_json_string(b, r->context);
+  if (r->name) buf_puts(b, ", \"context_values\": ["), buf_json_string(b, r->name), buf_putc(b, ']');
+  if (r->reasoning) buf_puts(b, ", \"reasoning\": "), buf_json_string(b, r->reasoning);
   buf_putc(b, '}');
 }
 
@@ -129,7 +116,7 @@ static void rest_block(Buf *b, const char *const *path, int k, int col, const Li
 
 /* ... and as one flow member "key": value. */
 static void rest_flow(Buf *b, const char *const *path, int k, const LineRule *lr, size_t n) {
-  ruledit_quote(b, path[k]);
+  buf_json_string(b, path[k]);
   buf_puts(b, ": ");
   if (k < 2) {
     buf_putc(b, '{');

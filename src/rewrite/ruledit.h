@@ -43,7 +43,4 @@ int ruledit_remove_node(const RuleDoc *doc, const RNode *node, TextEdits *out, D
 char *ruledit_apply(const char *src, size_t len, TextEdits *e, size_t *outlen);
 void textedits_free(TextEdits *e);
 
-/* A JSON string literal for s (also a YAML double-quoted scalar). */
-void ruledit_quote(Buf *b, const char *s);
-
 #endif

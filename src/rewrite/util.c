@@ -104,6 +104,19 @@ void buf_free(Buf *b) {
   b->len = b->cap = 0;
 }
 
+void buf_json_string(Buf *b, const char *s) {
+  buf_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') buf_putc(b, '\\'), buf_putc(b, (char)*p);
+    else if (*p == '\n') buf_puts(b, "\\n");
+    else if (*p == '\t') buf_puts(b, "\\t");
+    else if (*p == '\r') buf_puts(b, "\\r");
+    else if (*p < 0x20) buf_printf(b, "\\u%04x", *p);
+    else buf_putc(b, (char)*p);
+  }
+  buf_putc(b, '"');
+}
+
 char *buf_steal(Buf *b) {
   if (!b->s) buf_reserve(b, 0), b->s[0] = 0;
   char *s = b->s;

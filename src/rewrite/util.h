@@ -49,6 +49,8 @@ void buf_putc(Buf *b, char c);
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vprintf(Buf *b, const char *fmt, va_list ap);
 void buf_free(Buf *b);
+/* s as a JSON string literal (also a YAML double-quoted scalar). */
+void buf_json_string(Buf *b, const char *s);
 /* Take ownership of the bytes; the Buf is reset. */
 char *buf_steal(Buf *b);
 
