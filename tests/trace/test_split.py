@@ -13,7 +13,10 @@ fast path and every fallback are exercised:
   begin-end   a B/E pair spans the middle: halves cannot pair it
   malformed   a bad event in the second half: same note (file:line:col),
               and under --strict the same error and status
-  gzip        a .gz file is never split
+  gzip        a .gz file is never split; from 1 MB on it is inflated by a
+              second thread ahead of the scan (inflate.c): the same outputs,
+              and the same errors for a truncated or corrupt stream and for
+              bad JSON inside it
 
     test_split.py NCTRACE"""
 import json
@@ -37,7 +40,8 @@ def run(nct, args, threads):
     if threads == 1:
         env["NCTRACE_THREADS"] = "1"
     r = subprocess.run([nct] + args, capture_output=True, text=True, env=env)
-    report = [l for l in r.stderr.splitlines() if l.startswith("nctrace: split load") or "read by one thread" in l]
+    report = [l for l in r.stderr.splitlines() if l.startswith("nctrace: split load") or "read by one thread" in l
+              or "inflated on a second thread" in l]
     rest = "\n".join(l for l in r.stderr.splitlines() if l not in report)
     return r.returncode, r.stdout, rest, report
 
@@ -126,6 +130,32 @@ def main():
         with open(os.path.join(tmp, "kineto.json"), "rb") as f, gzip.open(p, "wb", 1) as g:
             g.write(f.read())
         same(nct, ["summary", p], "read by one thread", tmp)
+        same(nct, ["summary", p], "inflated on a second thread", tmp)
+        same(nct, ["summary", p, "--format", "json", "--top", "1000"], "inflated on a second thread", tmp)
+        rc, _, _, out = same(nct, ["filter", p, "-o", "@OUT@", "--include-cuda-kernels"], "inflated", tmp)
+        if rc or not out:
+            raise Fail("filter of the .gz wrote nothing")
+        data = open(p, "rb").read()
+        cut = os.path.join(tmp, "cut.json.gz")
+        open(cut, "wb").write(data[:len(data) * 3 // 5])
+        rc, _, err, _ = same(nct, ["summary", cut], "inflated on a second thread", tmp)
+        if rc != 1 or "truncated gzip stream" not in err:
+            raise Fail("truncated .gz: status %d, %r" % (rc, err[-300:]))
+        bad = os.path.join(tmp, "corrupt.json.gz")
+        mid = len(data) // 2
+        open(bad, "wb").write(data[:mid] + bytes(b ^ 0x5a for b in data[mid:mid + 4096]) + data[mid + 4096:])
+        rc, _, err, _ = same(nct, ["summary", bad], "inflated on a second thread", tmp)
+        # zlib finds the damage, or the scanner the garbage it inflates to first
+        if rc != 1 or not ("corrupt gzip data" in err or "error: expected" in err):
+            raise Fail("corrupt .gz: status %d, %r" % (rc, err[-300:]))
+        mal = os.path.join(tmp, "malformed.json.gz")
+        text = open(os.path.join(tmp, "kineto.json"), "rb").read()
+        at = text.index(b'"dur":', len(text) * 2 // 3)  # one event past the middle loses its dur
+        with gzip.open(mal, "wb", 1) as g:
+            g.write(text[:at] + b'"dux":' + text[at + 6:])
+        rc, out, _, _ = same(nct, ["summary", mal], "inflated on a second thread", tmp)
+        if "malformed.json.gz:" not in out or "complete event without" not in out:
+            raise Fail("bad JSON inside a .gz is not noted with its place: %s" % out[-500:])
     print("ok")
     return 0
 
