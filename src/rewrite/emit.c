@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -104,6 +105,18 @@ void emit_remove(const char *out_root, const char *rel) {
 }
 
 /* ---- staging ---- */
+
+int emit_lock(const char *out_root, bool quiet) {
+  int fd = open(out_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+    if (!quiet) fprintf(stderr, "ncrewrite: waiting for another ncrewrite writing %s\n", out_root);
+    while (flock(fd, LOCK_EX) < 0 && errno == EINTR) {
+    }
+  }
+  /* other failures (a file system without locks): go on unlocked */
+  return fd;
+}
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
   (void)st, (void)flag, (void)ftw;

@@ -24,6 +24,11 @@ void emit_remove(const char *out_root, const char *rel);
  * once all were written and each can go in place: a run that fails leaves OUT
  * as it was. The moves are renames within one file system; they cannot run
  * out of space. */
+/* Lock OUT (flock on the directory: no file is made, and a run that dies
+ * releases it) so that two runs on one OUT take turns instead of clearing
+ * each other's stage; waits, saying so unless quiet. The fd to close at the
+ * end, or -1. */
+int emit_lock(const char *out_root, bool quiet);
 /* Make an empty stage (removing what an interrupted run left); its path, or
  * NULL (message in d). */
 char *emit_stage_open(const char *out_root, Diags *d);

@@ -629,7 +629,7 @@ int main(int argc, char **argv) {
   size_t nold = 0, nstale_src = 0, n = 0;
   top.strict = run.opt.strict;
   top.quiet = run.opt.quiet;
-  int status = 0;
+  int status = 0, lock_fd = -1;
 
   if (run.opt.config) {
     if (rules_load(&run.rules, run.opt.config, &top) < 0) {
@@ -667,6 +667,22 @@ int main(int argc, char **argv) {
   snprintf(run.options_key, sizeof run.options_key, "full_trace=%d", run.opt.full_trace);
   resolve_targets(&run, &top);
 
+  bool writes = !run.opt.check && !run.opt.diff, out_was_new = odev == 0 && oino == 0;
+  if (writes && mkdir_p(run.out) < 0) {
+    diag_at(&top, DIAG_ERROR, run.out, NULL, 0, 0, 0, "cannot create OUT: %s", strerror(errno));
+    diags_print(&top);
+    status = 1;
+    goto done;
+  }
+  /* one run at a time writes an OUT: the lock is held to the end */
+  if (writes) lock_fd = emit_lock(run.out, run.opt.quiet);
+  if (writes && !(run.stage = emit_stage_open(run.out, &top))) {
+    emit_stage_close(run.out, "", true, out_was_new);
+    diags_print(&top);
+    status = 1;
+    goto done;
+  }
+
   nold = cache_load(run.out, run.rules.digest, run.options_key, false, &old);
   /* cache_load only returns entries for the same rules/options/version */
   run.cache = old, run.ncache = nold, run.cache_valid = nold > 0;
@@ -683,19 +699,6 @@ int main(int argc, char **argv) {
   run.diff_text = xcalloc(n + 1, sizeof *run.diff_text);
   run.explain_text = xcalloc(n + 1, sizeof *run.explain_text);
   run.staged = xcalloc(n + 1, sizeof *run.staged);
-  bool writes = !run.opt.check && !run.opt.diff, out_was_new = odev == 0 && oino == 0;
-  if (writes && mkdir_p(run.out) < 0) {
-    diag_at(&top, DIAG_ERROR, run.out, NULL, 0, 0, 0, "cannot create OUT: %s", strerror(errno));
-    diags_print(&top);
-    status = 1;
-    goto done;
-  }
-  if (writes && !(run.stage = emit_stage_open(run.out, &top))) {
-    emit_stage_close(run.out, "", true, out_was_new);
-    diags_print(&top);
-    status = 1;
-    goto done;
-  }
   int nt = run.opt.jobs < (int)n ? run.opt.jobs : (int)(n ? n : 1);
   progress_start(&run.progress, n, run.opt.quiet);
   if (nt <= 1) {
@@ -776,6 +779,7 @@ done:
   entries_free(&run.ents);
   rules_free(&run.rules);
   diags_free(&top), diags_free(&files), diags_free(&rules_d);
+  if (lock_fd >= 0) close(lock_fd);
   free(run.src_real), free(run.out_real);
   return status;
 }

@@ -13,6 +13,7 @@ Checks that need privileges this machine lacks (mounting a tmpfs, dropping to
 
 usage: test_badinput.py NCREWRITE
 """
+import fcntl
 import hashlib
 import json
 import os
@@ -311,6 +312,28 @@ def test_all_or_nothing():
           "all or nothing: the next run completes OUT", se)
     check(not os.path.exists(out + "/.ncrewrite/stage") and b"half" not in read(out + "/pkg/f02.py"),
           "an interrupted run's stage is cleared, not used")
+
+    # OUT is locked while a run writes it: a second run waits its turn (here
+    # the test holds the lock), then completes; two runs at once both finish
+    write(src + "/pkg/f03.py", "def later():\n    return 3\n")
+    fd = os.open(out, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    p = subprocess.Popen([NC, "--full-trace", src, out], stderr=subprocess.PIPE)
+    waited = p.stderr.readline().decode()
+    before = tree_sum(out)
+    time.sleep(0.2)
+    check("waiting for another ncrewrite writing" in waited and p.poll() is None and tree_sum(out) == before,
+          "a second run waits for the lock and writes nothing meanwhile", waited)
+    os.close(fd)
+    rest = p.communicate()[1].decode()
+    check(p.returncode == 0 and b"later" in read(out + "/pkg/f03.py"), "then it completes", rest)
+    write(src + "/pkg/f03.py", "def again():\n    return 4\n")
+    procs = [subprocess.Popen([NC, "-q", "--full-trace", src, out], stderr=subprocess.PIPE) for _ in range(2)]
+    errs = [q.communicate()[1].decode() for q in procs]
+    check([q.returncode for q in procs] == [0, 0] and b"again" in read(out + "/pkg/f03.py"),
+          "two runs at once on one OUT both finish", errs)
+    rc, _, se = run(["--full-trace", "--check"], src, out)
+    check(rc == 0, "after two runs at once, OUT is up to date", se)
 
 
 def test_readonly_out(mountable, why):
