@@ -1,6 +1,7 @@
 /* emit: atomic file and link writes under OUT, and the run's staging area. */
 #include "emit.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -142,19 +143,40 @@ char *emit_stage_open(const char *out_root, Diags *d) {
   return stage;
 }
 
-int emit_stage_check(const char *out_root, const char *rel, Diags *d) {
+/* Does the directory OUT/rel hold nothing but files that go? */
+static bool only_gone(const char *out_root, const char *rel, EmitGone gone, void *ctx) {
   char *p = xasprintf("%s/%s", out_root, rel);
+  DIR *dir = opendir(p);
+  free(p);
+  if (!dir) return false;
+  bool ok = true;
+  for (struct dirent *de; ok && (de = readdir(dir));) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+    char *sub = xasprintf("%s/%s", rel, de->d_name), *full = xasprintf("%s/%s", out_root, sub);
+    struct stat st;
+    if (lstat(full, &st) < 0) ok = false;
+    else if (S_ISDIR(st.st_mode)) ok = only_gone(out_root, sub, gone, ctx);
+    else ok = gone(ctx, sub);
+    free(sub), free(full);
+  }
+  closedir(dir);
+  return ok;
+}
+
+int emit_stage_check(const char *out_root, const char *rel, EmitGone gone, void *ctx, Diags *d) {
+  char *p = xasprintf("%s/%s", out_root, rel);
+  const char *r = p + strlen(out_root) + 1; /* rel inside p */
   struct stat st;
   int rc = 0;
-  for (char *s = p + strlen(out_root) + 1; (s = strchr(s, '/')) && rc == 0; s++) {
+  for (char *s = (char *)r; (s = strchr(s, '/')) && rc == 0; s++) {
     *s = 0;
-    if (lstat(p, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    if (lstat(p, &st) == 0 && !S_ISDIR(st.st_mode) && !gone(ctx, r)) {
       diag_at(d, DIAG_ERROR, p, NULL, 0, 0, 0, "exists and is not a directory");
       rc = -1;
     }
     *s = '/';
   }
-  if (rc == 0 && lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+  if (rc == 0 && lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && !only_gone(out_root, rel, gone, ctx)) {
     diag_at(d, DIAG_ERROR, p, NULL, 0, 0, 0, "cannot replace: is a directory");
     rc = -1;
   }
@@ -162,11 +184,21 @@ int emit_stage_check(const char *out_root, const char *rel, Diags *d) {
   return rc;
 }
 
+static int rmdir_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)ftw;
+  if (flag == FTW_DP) rmdir(path);
+  return 0;
+}
+
 int emit_stage_commit(const char *out_root, const char *stage, const char *rel, Diags *d) {
-  if (emit_mkdirs(out_root, rel, d) < 0) return -1;
   char *from = xasprintf("%s/%s", stage, rel), *to = xasprintf("%s/%s", out_root, rel);
-  int rc = rename(from, to);
-  if (rc < 0) diag_at(d, DIAG_ERROR, to, NULL, 0, 0, 0, "cannot replace: %s", strerror(errno));
+  struct stat st;
+  /* a directory in the way was found to hold only files that went: its
+   * empty directories go too */
+  if (lstat(to, &st) == 0 && S_ISDIR(st.st_mode)) nftw(to, rmdir_one, 16, FTW_DEPTH | FTW_PHYS);
+  int rc = emit_mkdirs(out_root, rel, d); /* says why itself */
+  if (rc == 0 && (rc = rename(from, to)) < 0)
+    diag_at(d, DIAG_ERROR, to, NULL, 0, 0, 0, "cannot replace: %s", strerror(errno));
   free(from), free(to);
   return rc;
 }

@@ -32,10 +32,13 @@ int emit_lock(const char *out_root, bool quiet);
 /* Make an empty stage (removing what an interrupted run left); its path, or
  * NULL (message in d). */
 char *emit_stage_open(const char *out_root, Diags *d);
-/* Could OUT/rel be replaced: every parent a directory or missing, rel itself
- * not a directory. */
-int emit_stage_check(const char *out_root, const char *rel, Diags *d);
-/* Move stage/rel to OUT/rel. */
+/* Could OUT/rel be replaced: every parent a directory, missing or a file
+ * that goes (gone(ctx, its path under OUT): a stale file, removed before the
+ * moves), and rel not a directory unless it holds only files that go. */
+typedef bool (*EmitGone)(void *ctx, const char *rel);
+int emit_stage_check(const char *out_root, const char *rel, EmitGone gone, void *ctx, Diags *d);
+/* Move stage/rel to OUT/rel (first removing the empty directories left
+ * where a directory of stale files was in the way). */
 int emit_stage_commit(const char *out_root, const char *stage, const char *rel, Diags *d);
 /* Remove the stage; after a rollback also OUT/.ncrewrite if empty and, with
  * out_was_new, OUT (if empty). */

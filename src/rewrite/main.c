@@ -587,21 +587,6 @@ static void report_rules(Run *run, Diags *d) {
     }
 }
 
-/* Move every staged file into OUT, once all of them can go: a run either
- * changes all it meant to or nothing. Returns the number that failed. */
-static size_t commit_stage(Run *run, Diags *d) {
-  size_t n = run->ents.v.n, bad = 0;
-  for (size_t i = 0; i < n; i++)
-    if (run->staged[i] && emit_stage_check(run->out, run->res[i].rel, &run->res[i].diags) < 0) bad++;
-  for (size_t i = 0; i < n && !bad; i++) {
-    if (!run->staged[i]) continue;
-    /* a rename fails only if OUT changed under us since the check */
-    if (emit_stage_commit(run->out, run->stage, run->res[i].rel, d) < 0) bad++;
-    else record_out_stat(run, &run->res[i]);
-  }
-  return bad;
-}
-
 static void remove_stale(Run *run, FileResult *old, size_t nold, size_t *stale) {
   *stale = 0;
   for (size_t i = 0; i < nold; i++) {
@@ -610,6 +595,46 @@ static void remove_stale(Run *run, FileResult *old, size_t nold, size_t *stale) 
     if (run->opt.check) printf("stale: %s\n", old[i].rel);
     else if (!run->opt.diff) emit_remove(run->out, old[i].rel);
   }
+}
+
+/* A stale file: one the last run wrote (in the old cache, sorted by path)
+ * that SRC no longer has. */
+typedef struct {
+  Run *run;
+  FileResult *old;
+  size_t nold;
+} Stale;
+
+static bool is_stale(void *ctx, const char *rel) {
+  Stale *st = ctx;
+  size_t lo = 0, hi = st->nold;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = strcmp(st->old[mid].rel, rel);
+    if (!c) return find_entry(st->run, rel) < 0;
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return false;
+}
+
+/* Move every staged file into OUT, once all of them can go (stale files in
+ * the way are removed first): a run either changes all it meant to or
+ * nothing. Returns the number that failed. */
+static size_t commit_stage(Run *run, FileResult *old, size_t nold, size_t *nstale, Diags *d) {
+  Stale st = {run, old, nold};
+  size_t n = run->ents.v.n, bad = 0;
+  for (size_t i = 0; i < n; i++)
+    if (run->staged[i] && emit_stage_check(run->out, run->res[i].rel, is_stale, &st, &run->res[i].diags) < 0) bad++;
+  if (bad) return bad;
+  remove_stale(run, old, nold, nstale);
+  for (size_t i = 0; i < n; i++) {
+    if (!run->staged[i]) continue;
+    /* a rename fails only if OUT changed under us since the check */
+    if (emit_stage_commit(run->out, run->stage, run->res[i].rel, d) < 0) bad++;
+    else record_out_stat(run, &run->res[i]);
+  }
+  return bad;
 }
 
 int main(int argc, char **argv) {
@@ -714,8 +739,9 @@ int main(int argc, char **argv) {
   size_t nfail = 0;
   for (size_t i = 0; i < n; i++) nfail += !strcmp(run.res[i].action, "failed");
   bool rolled_back = false;
+  size_t nstale = 0;
   if (writes) {
-    if (!nfail) nfail = commit_stage(&run, &top);
+    if (!nfail) nfail = commit_stage(&run, stale_src, nstale_src, &nstale, &top);
     rolled_back = nfail > 0;
     emit_stage_close(run.out, run.stage, rolled_back, out_was_new);
   }
@@ -737,8 +763,7 @@ int main(int argc, char **argv) {
   rules_d.strict = run.opt.strict;
   rules_d.quiet = run.opt.quiet;
   report_rules(&run, &rules_d);
-  size_t nstale = 0;
-  if (!rolled_back) remove_stale(&run, stale_src, nstale_src, &nstale);
+  if (!writes) remove_stale(&run, stale_src, nstale_src, &nstale); /* --check, --diff: name them */
   bool dirty = nstale || !run.cache_valid || n != run.ncache;
   for (size_t i = 0; i < n && !dirty; i++) dirty = !run.res[i].cached;
   if (writes && !rolled_back && dirty)

@@ -299,11 +299,11 @@ def test_all_or_nothing():
     check(rc == 0, "all or nothing: first run", se)
     write(src + "/pkg/f01.py", "def changed():\n    return 1\n")
     write(src + "/pkg/new.py", "def g():\n    return 2\n")
-    os.makedirs(out + "/pkg/new.py/inside")
+    write(out + "/pkg/new.py/inside/yours.txt", "not ncrewrite's")
     before, before_dirs = tree_sum(out), tree_dirs(out)
     rc, _, se = run(["--full-trace"], src, out)
     check(rc == 1 and "pkg/new.py: error: cannot replace: is a directory" in se and "OUT is as it was" in se,
-          "a directory where a file goes: exit 1, named", se)
+          "a directory (holding a file of yours) where a file goes: exit 1, named", se)
     check(tree_sum(out) == before and tree_dirs(out) == before_dirs, "a directory where a file goes: OUT as it was")
     shutil.rmtree(out + "/pkg/new.py")
     write(out + "/.ncrewrite/stage/pkg/f02.py", "half")
@@ -312,6 +312,22 @@ def test_all_or_nothing():
           "all or nothing: the next run completes OUT", se)
     check(not os.path.exists(out + "/.ncrewrite/stage") and b"half" not in read(out + "/pkg/f02.py"),
           "an interrupted run's stage is cleared, not used")
+
+    # a file of the last run where a directory now goes, and a directory of
+    # the last run's files where a file now goes: the stale ones make way
+    write(src + "/pkg/util", "data\n")
+    write(src + "/pkg/tools/a.py", "def a():\n    return 1\n")
+    rc, _, se = run(["--full-trace"], src, out)
+    check(rc == 0, "file and directory: first run", se)
+    os.remove(src + "/pkg/util")
+    write(src + "/pkg/util/x.py", "def x():\n    return 1\n")
+    shutil.rmtree(src + "/pkg/tools")
+    write(src + "/pkg/tools", "now a file\n")
+    rc, _, se = run(["--full-trace"], src, out)
+    check(rc == 0 and os.path.isfile(out + "/pkg/util/x.py") and read(out + "/pkg/tools") == b"now a file\n",
+          "a stale file or directory of stale files in the way makes way", se)
+    rc, _, se = run(["--full-trace", "--check"], src, out)
+    check(rc == 0, "file and directory swapped: OUT up to date", se)
 
     # OUT is locked while a run writes it: a second run waits its turn (here
     # the test holds the lock), then completes; two runs at once both finish
