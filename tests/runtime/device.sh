@@ -40,7 +40,7 @@ elif [ -n "$PRE" ]; then
 fi
 
 echo "== tests"
-for c in gpu-kernels gpu-memcpy gpu-clock gpu-gated gpu-cupti-busy c-basic cpp-scoped threads exit-paths full-disk schedule-range gating fork subprocess python python-async python-contract; do
+for c in gpu-kernels gpu-memcpy gpu-clock gpu-gated gpu-cupti-busy c-basic cpp-scoped threads throttle exit-paths full-disk schedule-range gating fork subprocess python python-async python-contract; do
   printf '%-14s ' "$c"
   $PY "$ROOT/tests/runtime/test_runtime.py" "$c" "$B" 2>&1 | tail -3 | tr '\n' ' '
   echo "(rc=$?)"
