@@ -269,6 +269,11 @@ void rt_chunk_free(RtChunk *c) {
   else free(c);
 }
 
+/* Calls thread_exit (below) when a recording thread ends. */
+static pthread_key_t exit_key;
+static int exit_key_ok;
+static void thread_exit(void *arg);
+
 static RtThread *thread_new(void) {
   RtThread *t = calloc(1, sizeof *t);
   if (!t) return NULL;
@@ -288,6 +293,7 @@ static RtThread *thread_new(void) {
   __atomic_store_n(&thread_list, t, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&thread_lock);
   tls_thread = t;
+  if (__atomic_load_n(&exit_key_ok, __ATOMIC_ACQUIRE)) pthread_setspecific(exit_key, t);
   return t;
 }
 
@@ -565,6 +571,24 @@ static double ticks_mean_us(uint64_t total, uint64_t count) {
   return (double)(rt_ticks_to_ns(total) - rt_ticks_to_ns(0)) / 1e3 / (double)count;
 }
 
+/* Add a thread's counts to the name's totals and judge the name once they
+ * reach N calls. Under throttle_lock. */
+static void throttle_add(RtName *nm, RtStat *s) {
+  nm->g_count += s->count;
+  nm->g_total += s->total;
+  s->count = s->total = 0;
+  if (nm->g_count >= (uint64_t)rt_opt.throttle_calls && !(nm->flags & NAME_THROTTLED)) {
+    double avg_us = ticks_mean_us(nm->g_total, nm->g_count);
+    if (avg_us < rt_opt.throttle_us) {
+      nm->calls_at_throttle = nm->g_count;
+      nm->avg_us_at_throttle = avg_us;
+      __atomic_or_fetch(&nm->flags, NAME_THROTTLED, __ATOMIC_RELEASE);
+    } else {
+      nm->g_count = nm->g_total = 0; /* slow enough: look again after another N calls */
+    }
+  }
+}
+
 static void throttle_slow(RtThread *t, uint32_t name, uint64_t dur) {
   if (name >= t->nstats) {
     uint32_t n = t->nstats ? t->nstats : 256;
@@ -580,21 +604,24 @@ static void throttle_slow(RtThread *t, uint32_t name, uint64_t dur) {
   s->total += dur;
   if (s->limit && s->count < s->limit) return; /* first call of this name here */
   RtName *nm = rt_name(name);
-  pthread_mutex_lock(&throttle_lock);
-  nm->g_count += s->count;
-  nm->g_total += s->total;
-  s->count = s->total = 0;
-  if (nm->g_count >= (uint64_t)rt_opt.throttle_calls && !(nm->flags & NAME_THROTTLED)) {
-    double avg_us = ticks_mean_us(nm->g_total, nm->g_count);
-    if (avg_us < rt_opt.throttle_us) {
-      nm->calls_at_throttle = nm->g_count;
-      nm->avg_us_at_throttle = avg_us;
-      __atomic_or_fetch(&nm->flags, NAME_THROTTLED, __ATOMIC_RELEASE);
-    } else {
-      nm->g_count = nm->g_total = 0; /* slow enough: look again after another N calls */
-    }
+  /* never wait: a range in a signal handler may interrupt this thread right
+   * here; if the lock is busy, keep counting and try again a little later */
+  if (pthread_mutex_trylock(&throttle_lock) != 0) {
+    s->limit = s->count + 64;
+    return;
   }
+  throttle_add(nm, s);
   s->limit = throttle_batch(nm->g_count);
+  pthread_mutex_unlock(&throttle_lock);
+}
+
+/* A thread that ends hands its pending counts over (else short-lived threads
+ * calling a name fewer than N/16 times each would never add up). */
+static void thread_exit(void *arg) {
+  RtThread *t = arg;
+  pthread_mutex_lock(&throttle_lock);
+  for (uint32_t i = 0; i < t->nstats; i++)
+    if (t->stats[i].count && !(rt_name(i)->flags & NAME_THROTTLED)) throttle_add(rt_name(i), &t->stats[i]);
   pthread_mutex_unlock(&throttle_lock);
 }
 
@@ -949,6 +976,7 @@ static void global_init(void) {
     recompute();
   }
   pthread_atfork(fork_prepare, fork_parent, fork_child);
+  if (pthread_key_create(&exit_key, thread_exit) == 0) __atomic_store_n(&exit_key_ok, 1, __ATOMIC_RELEASE);
   atexit(rt_atexit);
   rt_exitpaths_init();
 }

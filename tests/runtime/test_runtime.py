@@ -235,6 +235,13 @@ def case_throttle(c):
         # judged once the totals reach N; threads add theirs every N/16 calls
         check(100000 <= th[name]["calls"] <= 100000 + 8 * 6250 and th[name]["calls"] <= n <= th[name]["calls"] + 8 * 6250,
               "%s: %d recorded, throttled at %d" % (name, n, th[name]["calls"]))
+    # threads that end hand over what they counted: 40 threads x 5 000 calls,
+    # each under the N/16 batch, still add up to the 100 000
+    p, d = c.run([exe, "40", "10000"])
+    t = one_trace(d, "threads_c-rank0.trace.json.gz")
+    th = {x["name"]: x for x in t["ncrt"]["throttled"]}
+    check(sorted(th) == ["inner", "outer"] and all(x["calls"] >= 100000 for x in th.values()),
+          "short-lived threads throttled %s" % t["ncrt"]["throttled"])
 
 
 def iters(t):
