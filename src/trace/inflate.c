@@ -8,6 +8,7 @@
  * zlib's error state beside them), so reader.c treats both the same. */
 #include "inflate.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ typedef struct {
   int len;           /* gzread's result: bytes, 0 at the end, -1 on error */
   size_t pos;        /* bytes of it the scanner has taken */
   int zerr;          /* gzerror's state after this read */
+  int err;           /* errno after it (zerr Z_ERRNO: errno is this thread's) */
   char msg[256];
   uint64_t offset;   /* compressed bytes read so far (for the progress bar) */
 } Slot;
@@ -45,7 +47,9 @@ static void *inflate_main(void *arg) {
     Slot *s = &f->slot[(f->head + f->count) % NSLOT];
     pthread_mutex_unlock(&f->lock);
     if (stop) break;
+    errno = 0;
     s->len = gzread(f->gz, s->data, SLOT);
+    s->err = errno;
     const char *m = gzerror(f->gz, &s->zerr);
     snprintf(s->msg, sizeof s->msg, "%s", m ? m : "");
     s->offset = (uint64_t)gzoffset(f->gz);
@@ -82,6 +86,7 @@ int inflater_read(Inflater *f, char *dst, size_t room, int *zerr, const char **z
   pthread_mutex_unlock(&f->lock);
   *zerr = s->zerr;
   *zmsg = s->msg;
+  errno = s->err;
   *offset = s->offset;
   if (s->len <= 0) return s->len;
   size_t n = (size_t)s->len - s->pos;

@@ -491,7 +491,9 @@ static int walk_top(Walker *w, const Visitor *v, bool *legacy) {
   return walk_end(w);
 }
 
-static int walker_open(Walker *w, const char *path) {
+/* inflate: gzip input may be inflated on a second thread (not for a split
+ * load's second half, which only reads plain files) */
+static int walker_open(Walker *w, const char *path, bool inflate) {
   memset(w, 0, sizeof *w);
   w->path = path;
   static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -505,7 +507,7 @@ static int walker_open(Walker *w, const char *path) {
   if (w->progress) progress_begin(path, size);
   /* gzip of 1 MB or more (some 10 MB of JSON): inflate on a second core */
   const char *env = getenv("NCTRACE_THREADS");
-  if (size >= (1u << 20) && !(env && atoi(env) == 1) && sysconf(_SC_NPROCESSORS_ONLN) >= 2 && !gzdirect(w->gz))
+  if (inflate && size >= (1u << 20) && !(env && atoi(env) == 1) && sysconf(_SC_NPROCESSORS_ONLN) >= 2 && !gzdirect(w->gz))
     w->inf = inflater_start(w->gz);
   if (w->inf && getenv("NCTRACE_SPLIT_REPORT")) fprintf(stderr, "nctrace: %s inflated on a second thread\n", path);
   w->cap = INIT_WINDOW;
@@ -527,7 +529,7 @@ static void walker_close(Walker *w) {
 int trace_walk_split(const char *path, const Visitor *v, bool *legacy, uint64_t split_at) {
   Walker w;
   *legacy = false;
-  if (walker_open(&w, path) < 0) return -1;
+  if (walker_open(&w, path, true) < 0) return -1;
   w.split_at = split_at;
   int rc = walk_top(&w, v, legacy);
   walker_close(&w);
@@ -538,7 +540,7 @@ int trace_walk(const char *path, const Visitor *v, bool *legacy) { return trace_
 
 int trace_walk_from(const char *path, const Visitor *v, uint64_t offset) {
   Walker w;
-  if (walker_open(&w, path) < 0) return -1;
+  if (walker_open(&w, path, false) < 0) return -1;
   int rc = -1;
   if (gzdirect(w.gz) && gzseek(w.gz, (z_off_t)offset, SEEK_SET) == (z_off_t)offset) {
     w.dropped = offset;
