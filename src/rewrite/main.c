@@ -4,11 +4,12 @@
  *
  * Pipeline: load rules -> check paths -> walk SRC -> resolve targets to files
  * -> rewrite files in parallel (read, parse, plan edits, apply, write to the
- * stage) -> report diagnostics in a fixed order -> if every file was read and
- * written, move the staged files into OUT, remove files a previous run wrote
- * that SRC no longer has and write the manifest; else drop the stage, so OUT
- * stays as it was. Output is the same whatever -j: each file is independent
- * and everything printed is ordered by path. */
+ * stage) -> if every file was read and written: check each fits in OUT,
+ * stage the manifest, remove files a previous run wrote that SRC no longer
+ * has, move the staged files in (stage.c); else drop the stage, so OUT stays
+ * as it was -> report diagnostics in a fixed order. Output is the same
+ * whatever -j: each file is independent and everything printed is ordered by
+ * path. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "emit.h"
+#include "stage.h"
 #include "feedback.h"
 #include "manifest.h"
 #include "onefile.h"
@@ -44,7 +46,7 @@ typedef struct {
   Rules rules;
   char *src, *out;          /* as given */
   char *src_real, *out_real;/* resolved (out_real may be NULL if OUT does not exist) */
-  char *stage;              /* OUT/.ncrewrite/stage (emit.h); NULL with --check, --diff */
+  Stage *stage;             /* the run's transaction on OUT (stage.h); NULL with --check, --diff */
   bool *staged;             /* per entry: its output waits in the stage */
   Entries ents;
   VEC(Target *) *targets_of;/* per entry */
@@ -227,19 +229,6 @@ static int check_paths(Run *run, Diags *d) {
   return 0;
 }
 
-static int mkdir_p(const char *path) {
-  char *p = xstrdup(path);
-  for (char *s = p + 1; *s; s++)
-    if (*s == '/') {
-      *s = 0;
-      if (mkdir(p, 0777) < 0 && errno != EEXIST) break;
-      *s = '/';
-    }
-  int rc = mkdir(p, 0777) < 0 && errno != EEXIST ? -1 : 0;
-  free(p);
-  return rc;
-}
-
 static ssize_t find_entry(Run *run, const char *rel) {
   size_t lo = 0, hi = run->ents.v.n;
   while (lo < hi) {
@@ -328,8 +317,10 @@ static bool out_stat_matches(Run *run, const char *rel, const FileResult *c) {
   return ok;
 }
 
-static void record_out_stat(Run *run, FileResult *r) {
-  char *p = xasprintf("%s/%s", run->out, r->rel);
+/* The size and time OUT/rel will have: a staged file keeps both when it is
+ * renamed in, so it is read from the stage (root). */
+static void record_out_stat(const char *root, FileResult *r) {
+  char *p = xasprintf("%s/%s", root, r->rel);
   struct stat st;
   if (lstat(p, &st) == 0) {
     r->out_size = st.st_size;
@@ -400,8 +391,10 @@ static void do_symlink(Run *run, size_t i, FileResult *r) {
   const FileResult *c = cache_find(run, e->rel);
   if (same && c && !strcmp(c->action, "symlink") && c->src_hash == r->src_hash) r->cached = true;
   if (run->opt.check) r->changed = !same;
-  else if (!run->opt.diff && !same && emit_symlink(run->stage, e->rel, target, &r->diags) == 0)
-    run->staged[i] = true;
+  else if (!run->opt.diff && !same) {
+    if (stage_symlink(run->stage, e->rel, target, &r->diags) == 0) run->staged[i] = true;
+    else r->action = "failed"; /* so the run rolls back */
+  }
   free(abs), free(res), free(joined), free(dir), free(full);
 }
 
@@ -417,7 +410,8 @@ static void process(Run *run, size_t i, void **parser) {
     return;
   }
   const FileResult *c = cache_find(run, e->rel);
-  bool may_reuse = c && !run->opt.explain && !run->opt.diff && strcmp(c->action, "symlink");
+  bool may_reuse = c && c->entry && !run->opt.explain && !run->opt.diff && strcmp(c->action, "symlink") &&
+                   strcmp(c->action, "failed");
   if (may_reuse && c->src_size == e->size && c->src_mtime == e->mtime_ns && c->src_ino == e->ino &&
       out_stat_matches(run, e->rel, c)) {
     reuse(r, c);
@@ -527,10 +521,10 @@ static void process(Run *run, size_t i, void **parser) {
   } else if (!run->opt.diff) {
     bool same = c && c->out_hash == r->out_hash && out_stat_matches(run, e->rel, c);
     if (!same) {
-      if (emit_file(run->stage, e->rel, data, dlen, e->mode, &job.diags) == 0) r->changed = run->staged[i] = true;
+      if (stage_file(run->stage, e->rel, data, dlen, e->mode, &job.diags) == 0) r->changed = run->staged[i] = true;
       else r->action = "failed";
     }
-    if (!run->staged[i]) record_out_stat(run, r); /* else once it is in place */
+    record_out_stat(run->staged[i] ? stage_root(run->stage) : run->out, r);
   }
   diags_append(&r->diags, &job.diags);
   if (run->opt.explain && job.explain_text.len) buf_add(&run->explain_text[i], job.explain_text.s, job.explain_text.len);
@@ -618,22 +612,36 @@ static bool is_stale(void *ctx, const char *rel) {
   return false;
 }
 
-/* Move every staged file into OUT, once all of them can go (stale files in
- * the way are removed first): a run either changes all it meant to or
- * nothing. Returns the number that failed. */
-static size_t commit_stage(Run *run, FileResult *old, size_t nold, size_t *nstale, Diags *d) {
-  Stale st = {run, old, nold};
+/* Before the point of no return: every staged file fits in OUT (its
+ * directories made), and the manifest is staged. The number that failed. */
+static size_t prepare_commit(Run *run, Stale *st, bool dirty, Diags *d) {
   size_t n = run->ents.v.n, bad = 0;
   for (size_t i = 0; i < n; i++)
-    if (run->staged[i] && emit_stage_check(run->out, run->res[i].rel, is_stale, &st, &run->res[i].diags) < 0) bad++;
-  if (bad) return bad;
-  remove_stale(run, old, nold, nstale);
-  for (size_t i = 0; i < n; i++) {
-    if (!run->staged[i]) continue;
-    /* a rename fails only if OUT changed under us since the check */
-    if (emit_stage_commit(run->out, run->stage, run->res[i].rel, d) < 0) bad++;
-    else record_out_stat(run, &run->res[i]);
-  }
+    if (run->staged[i] && stage_prepare(run->stage, run->res[i].rel, is_stale, st, &run->res[i].diags) < 0) bad++;
+  if (!bad && dirty &&
+      (stage_ready(run->stage) < 0 || manifest_write(stage_root(run->stage), run->opt.config, run->rules.digest,
+                                                     run->options_key, run->res, n, d) < 0))
+    bad++;
+  return bad;
+}
+
+/* Past it: stale files go, staged files move in, then the manifest. A move
+ * that fails (a directory needing a new block on a full disk) leaves that
+ * file as it was: it is marked failed and the manifest is written again to
+ * say so. The number that failed. */
+static size_t commit(Run *run, Stale *st, bool dirty, Diags *d) {
+  size_t n = run->ents.v.n, bad = 0, nstale;
+  remove_stale(run, st->old, st->nold, &nstale);
+  for (size_t i = 0; i < n; i++)
+    if (run->staged[i] && stage_move(run->stage, run->res[i].rel, d) < 0) {
+      run->res[i].action = "failed";
+      bad++;
+    }
+  if (bad)
+    manifest_write(run->out, run->opt.config, run->rules.digest, run->options_key, run->res, n, d);
+  else if (dirty && (stage_move(run->stage, ".ncrewrite/manifest.json", d) < 0 ||
+                     stage_move(run->stage, ".ncrewrite/cache.json", d) < 0))
+    bad++;
   return bad;
 }
 
@@ -654,7 +662,7 @@ int main(int argc, char **argv) {
   size_t nold = 0, nstale_src = 0, n = 0;
   top.strict = run.opt.strict;
   top.quiet = run.opt.quiet;
-  int status = 0, lock_fd = -1;
+  int status = 0;
 
   if (run.opt.config) {
     if (rules_load(&run.rules, run.opt.config, &top) < 0) {
@@ -692,17 +700,9 @@ int main(int argc, char **argv) {
   snprintf(run.options_key, sizeof run.options_key, "full_trace=%d", run.opt.full_trace);
   resolve_targets(&run, &top);
 
-  bool writes = !run.opt.check && !run.opt.diff, out_was_new = odev == 0 && oino == 0;
-  if (writes && mkdir_p(run.out) < 0) {
-    diag_at(&top, DIAG_ERROR, run.out, NULL, 0, 0, 0, "cannot create OUT: %s", strerror(errno));
-    diags_print(&top);
-    status = 1;
-    goto done;
-  }
   /* one run at a time writes an OUT: the lock is held to the end */
-  if (writes) lock_fd = emit_lock(run.out, run.opt.quiet);
-  if (writes && !(run.stage = emit_stage_open(run.out, &top))) {
-    emit_stage_close(run.out, "", true, out_was_new);
+  bool writes = !run.opt.check && !run.opt.diff;
+  if (writes && !(run.stage = stage_begin(run.out, run.opt.quiet, &top))) {
     diags_print(&top);
     status = 1;
     goto done;
@@ -736,14 +736,19 @@ int main(int argc, char **argv) {
   }
   progress_end(&run.progress);
 
-  size_t nfail = 0;
+  size_t nfail = 0, nstale = 0, nmoved_bad = 0;
   for (size_t i = 0; i < n; i++) nfail += !strcmp(run.res[i].action, "failed");
+  Stale st = {&run, stale_src, nstale_src};
+  for (size_t i = 0; i < nstale_src; i++) nstale += find_entry(&run, stale_src[i].rel) < 0;
+  bool dirty = nstale || !run.cache_valid || n != run.ncache;
+  for (size_t i = 0; i < n && !dirty; i++) dirty = !run.res[i].cached;
   bool rolled_back = false;
-  size_t nstale = 0;
   if (writes) {
-    if (!nfail) nfail = commit_stage(&run, stale_src, nstale_src, &nstale, &top);
+    if (!nfail) nfail = prepare_commit(&run, &st, dirty, &top);
     rolled_back = nfail > 0;
-    emit_stage_close(run.out, run.stage, rolled_back, out_was_new);
+    if (!rolled_back) nmoved_bad = commit(&run, &st, dirty, &top);
+    stage_end(run.stage, !rolled_back);
+    run.stage = NULL;
   }
 
   /* report, in path order */
@@ -764,10 +769,6 @@ int main(int argc, char **argv) {
   rules_d.quiet = run.opt.quiet;
   report_rules(&run, &rules_d);
   if (!writes) remove_stale(&run, stale_src, nstale_src, &nstale); /* --check, --diff: name them */
-  bool dirty = nstale || !run.cache_valid || n != run.ncache;
-  for (size_t i = 0; i < n && !dirty; i++) dirty = !run.res[i].cached;
-  if (writes && !rolled_back && dirty)
-    manifest_write(run.out, run.opt.config, run.rules.digest, run.options_key, run.res, n, &top);
 
   int errors = top.errors + files.errors + rules_d.errors;
   int warnings = top.warnings + files.warnings + rules_d.warnings;
@@ -779,6 +780,10 @@ int main(int argc, char **argv) {
   else if (rolled_back)
     fprintf(stderr, "ncrewrite: nothing written, OUT is as it was: %zu of %zu file%s failed; %d error%s, %d warning%s\n",
             nfail, n, n == 1 ? "" : "s", errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+  else if (nmoved_bad)
+    fprintf(stderr, "ncrewrite: OUT partly updated: %zu file%s could not be moved in (marked failed in the manifest; "
+            "run again); %d error%s, %d warning%s\n", nmoved_bad, nmoved_bad == 1 ? "" : "s", errors,
+            errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
   else
     fprintf(stderr, "ncrewrite: %zu file%s instrumented (%zu range%s), %zu copied%s; %d error%s, %d warning%s\n", nrew,
             nrew == 1 ? "" : "s", nranges, nranges == 1 ? "" : "s", ncopy,
@@ -794,7 +799,8 @@ done:
     buf_free(&run.explain_text[i]);
     vec_free(&run.targets_of[i]);
   }
-  free(run.res), free(run.diff_text), free(run.explain_text), free(run.targets_of), free(run.staged), free(run.stage);
+  free(run.res), free(run.diff_text), free(run.explain_text), free(run.targets_of), free(run.staged);
+  stage_end(run.stage, false); /* only on an early exit: NULL otherwise */
   for (size_t i = 0; i < nold; i++) result_free(&old[i]);
   free(old);
   if (stale_src != old) {
@@ -804,7 +810,6 @@ done:
   entries_free(&run.ents);
   rules_free(&run.rules);
   diags_free(&top), diags_free(&files), diags_free(&rules_d);
-  if (lock_fd >= 0) close(lock_fd);
   free(run.src_real), free(run.out_real);
   return status;
 }

@@ -213,15 +213,12 @@ size_t cache_load(const char *out_root, uint64_t rules_digest, const char *optio
     r->diags.warnings = cJSON_IsNumber(nw) ? nw->valueint : 0;
     const cJSON *nr = cJSON_GetObjectItemCaseSensitive(e, "nranges");
     r->nranges = cJSON_IsNumber(nr) && nr->valuedouble >= 0 ? (size_t)nr->valuedouble : 0;
-    /* an entry goes into manifest.json as it is: only if intact */
+    /* an entry goes into manifest.json as it is: only if intact. One that
+     * is not is kept all the same (entry NULL: never reused), so that its
+     * output still counts as written by the last run (stale when SRC loses
+     * the file). */
     const char *en = jstr(e, "entry");
     if (en && hash64(en, strlen(en), 0) == unhex(jstr(e, "entry_hash"))) r->entry = xstrdup(en);
-    else if (!any) {
-      result_free(r);
-      memset(r, 0, sizeof *r);
-      n--;
-      continue;
-    }
     r->cached = true;
   }
   cJSON_Delete(c);

@@ -269,6 +269,8 @@ def test_full_disk(mountable, why):
         rc, _, se = run(["--full-trace"], src, out)
         check(rc == 1 and "No space left on device" in se and "nothing written, OUT is as it was" in se,
               "full disk: exit 1, says which files could not be written and that OUT is as it was", se[-1500:])
+        check(out + "/pkg/" in se and ".ncrewrite/stage" not in se, "full disk: messages name OUT/file, not the stage",
+              se[-1500:])
         check(tree_sum(out) == before and tree_dirs(out) == before_dirs,
               "full disk: OUT as it was (files, manifest, no new directory, no staged file left)")
         ref = os.path.join(T, "disk/ref")
@@ -284,8 +286,9 @@ def test_full_disk(mountable, why):
     # a first run into a new OUT that fails leaves no OUT at all
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt], check=True)
     try:
-        rc, _, se = run(["--full-trace"], src, mnt + "/new")
-        check(rc == 1 and os.listdir(mnt) == [], "full disk, new OUT: exit 1 and no OUT", se[-500:])
+        rc, _, se = run(["--full-trace"], src, mnt + "/new/deeper/out")
+        check(rc == 1 and os.listdir(mnt) == [], "full disk, new OUT under new directories: exit 1, none of them left",
+              se[-500:])
     finally:
         subprocess.run(["umount", mnt])
 
@@ -351,14 +354,26 @@ def test_all_or_nothing():
     rc, _, se = run(["--full-trace", "--check"], src, out)
     check(rc == 0, "after two runs at once, OUT is up to date", se)
 
+    # the run it waited for removed OUT (a new OUT rolled back): the waiting
+    # run makes OUT again rather than write into a deleted directory
+    gone = os.path.join(T, "tx/gone")
+    os.makedirs(gone)
+    fd = os.open(gone, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    p = subprocess.Popen([NC, "--full-trace", src, gone], stderr=subprocess.PIPE)
+    waited = p.stderr.readline().decode()
+    os.rmdir(gone)
+    os.close(fd)
+    rest = p.communicate()[1].decode()
+    check("waiting" in waited and p.returncode == 0 and os.path.isfile(gone + "/pkg/f03.py"),
+          "a run that waited on an OUT removed meanwhile makes it again and completes", waited + rest)
+
 
 def test_readonly_out(mountable, why):
     src = small_tree("ro/src", n=3, size=10)
     out = os.path.join(T, "ro/out")
     rc, _, se = run(["--full-trace"], src, out)
     check(rc == 0, "read-only OUT: first run", se)
-    write(src + "/pkg/new.py", "def g():\n    return 2\n")
-    os.remove(src + "/pkg/f00.py")
     before = tree_sum(out)
     ro = fresh("ro/mnt")
     r = subprocess.run(["mount", "--bind", out, ro], capture_output=True)
@@ -366,6 +381,12 @@ def test_readonly_out(mountable, why):
         try:
             r = subprocess.run(["mount", "-o", "remount,bind,ro", ro], capture_output=True)
             if r.returncode == 0:
+                # up to date: the run has nothing to write, so it needs no write access
+                rc, _, se = run(["--full-trace"], src, ro)
+                check(rc == 0 and "0 files instrumented" not in se and tree_sum(out) == before,
+                      "read-only mount, OUT up to date: exit 0, nothing written", se)
+                write(src + "/pkg/new.py", "def g():\n    return 2\n")
+                os.remove(src + "/pkg/f00.py")
                 rc, _, se = run(["--full-trace"], src, ro)
                 check(rc == 1 and "Read-only file system" in se, "read-only mount: exit 1 with the reason", se)
                 check(tree_sum(out) == before, "read-only mount: OUT as it was")
@@ -373,6 +394,8 @@ def test_readonly_out(mountable, why):
             subprocess.run(["umount", ro])
     if r.returncode != 0:
         skip("read-only bind mount", r.stderr.decode().strip())
+        write(src + "/pkg/new.py", "def g():\n    return 2\n")
+        os.remove(src + "/pkg/f00.py")
     # the same as an unprivileged user on a directory without write permission
     if not shutil.which("setpriv") or os.geteuid() != 0:
         return skip("OUT without write permission", "needs root and setpriv to run as nobody")
@@ -395,7 +418,7 @@ def test_unreadable():
     write(src + "/closed/b.py", "def h():\n    return 3\n")
     os.chmod(src + "/secret.py", 0)
     os.chmod(src + "/closed", 0)
-    out = os.path.join(T, "unread/out")
+    out = os.path.join(T, "unread/new/out")
     os.chmod(T, 0o755)
     os.chmod(os.path.join(T, "unread"), 0o777)
     rules = os.path.join(T, "unread/rules.yaml")
@@ -404,7 +427,7 @@ def test_unreadable():
     rc, _, se = run(["--full-trace"], src, out, user="nobody")
     check(rc == 1 and "secret.py: error: cannot read: Permission denied" in se, "unreadable file: error names it", se)
     check("closed: warning: cannot read directory: Permission denied" in se, "unreadable directory: warning", se)
-    check("nothing written, OUT is as it was" in se and not os.path.exists(out),
+    check("nothing written, OUT is as it was" in se and not os.path.exists(os.path.dirname(out)),
           "unreadable file: the run fails as a whole and writes nothing", se)
     os.chmod(rules, 0)
     rc, _, se = run(["-c", rules], src, os.path.join(T, "unread/out2"), user="nobody")
