@@ -86,7 +86,7 @@ static void meta(Output *o, uint64_t *written, const char *name, int64_t pid, in
   Buf b = {0};
   buf_printf(&b, "{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"%s\": ", name,
              (long long)pid, (long long)tid, key);
-  if (sval) buf_json_str(&b, sval);
+  if (sval) buf_json_string(&b, sval);
   else buf_printf(&b, "%lld", ival);
   buf_puts(&b, "}}");
   if ((*written)++) out_puts(o, ",\n");

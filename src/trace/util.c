@@ -1,50 +1,10 @@
-/* util: allocation, strings, interning, hashing, diagnostics. */
+/* util: interning, hash maps, figures, diagnostics. */
 #include "util.h"
 #include "progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static _Noreturn void oom(size_t n) {
-  fprintf(stderr, "nctrace: out of memory (%zu bytes)\n", n);
-  exit(2);
-}
-
-void *xmalloc(size_t n) {
-  void *p = malloc(n ? n : 1);
-  if (!p) oom(n);
-  return p;
-}
-
-void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size ? size : 1);
-  if (!p) oom(n * size);
-  return p;
-}
-
-void *xrealloc(void *p, size_t n) {
-  p = realloc(p, n ? n : 1);
-  if (!p) oom(n);
-  return p;
-}
-
-char *xstrdup(const char *s) {
-  size_t n = strlen(s);
-  char *p = xmalloc(n + 1);
-  memcpy(p, s, n + 1);
-  return p;
-}
-
-_Noreturn void nct_bug(const char *file, int line, const char *fmt, ...) {
-  va_list ap;
-  fprintf(stderr, "nctrace: internal error at %s:%d: ", file, line);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  abort();
-}
 
 __thread bool nct_silent;
 
@@ -68,65 +28,6 @@ void warning(const char *fmt, ...) {
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fputc('\n', stderr);
-}
-
-void buf_reserve(Buf *b, size_t extra) {
-  if (b->len + extra + 1 <= b->cap) return;
-  size_t cap = b->cap ? b->cap : 64;
-  while (cap < b->len + extra + 1) cap *= 2;
-  b->s = xrealloc(b->s, cap);
-  b->cap = cap;
-}
-
-void buf_add(Buf *b, const void *p, size_t n) {
-  buf_reserve(b, n);
-  if (n) memcpy(b->s + b->len, p, n);
-  b->len += n;
-  b->s[b->len] = 0;
-}
-
-void buf_puts(Buf *b, const char *s) { buf_add(b, s, strlen(s)); }
-
-void buf_putc(Buf *b, char c) {
-  buf_reserve(b, 1);
-  b->s[b->len++] = c;
-  b->s[b->len] = 0;
-}
-
-void buf_printf(Buf *b, const char *fmt, ...) {
-  va_list ap, ap2;
-  va_start(ap, fmt);
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) BUG("vsnprintf failed");
-  buf_reserve(b, (size_t)n);
-  vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap2);
-  va_end(ap2);
-  b->len += (size_t)n;
-}
-
-void buf_free(Buf *b) {
-  free(b->s);
-  b->s = NULL;
-  b->len = b->cap = 0;
-}
-
-void buf_json_str(Buf *b, const char *s) {
-  buf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    switch (*p) {
-    case '"': buf_puts(b, "\\\""); break;
-    case '\\': buf_puts(b, "\\\\"); break;
-    case '\n': buf_puts(b, "\\n"); break;
-    case '\t': buf_puts(b, "\\t"); break;
-    case '\r': buf_puts(b, "\\r"); break;
-    default:
-      if (*p < 0x20) buf_printf(b, "\\u%04x", *p);
-      else buf_putc(b, (char)*p);
-    }
-  }
-  buf_putc(b, '"');
 }
 
 void buf_html(Buf *b, const char *s) {

@@ -1,27 +1,13 @@
-/* util: the growable array, the string builder, a string interner and the
- * error reporter used by every part of nctrace (copied in spirit from
- * src/rewrite/util.h; nctrace shares no code with the rewriter).
+/* util: the string interner, the hash maps, figure formatting and the error
+ * reporter used by every part of nctrace, on top of ncbase.h (allocation,
+ * VEC, Buf, BUG; shared with the rewriter).
  *
- * Ownership: a Buf owns its bytes; VEC arrays own their element storage;
- * an Intern table owns every string it hands out (valid until intern_free).
- * xmalloc and friends never return NULL: running out of memory ends the
- * process with a message (nctrace is a command-line tool). */
+ * Ownership: an Intern table owns every string it hands out (valid until
+ * intern_free). */
 #ifndef NCT_UTIL_H
 #define NCT_UTIL_H
 
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-void *xmalloc(size_t n);
-void *xcalloc(size_t n, size_t size);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
-
-#define BUG(...) nct_bug(__FILE__, __LINE__, __VA_ARGS__)
-_Noreturn void nct_bug(const char *file, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+#include "ncbase.h"
 
 /* Print "nctrace: error: ..." and return -1, so callers write
  * `return error(...)`. */
@@ -31,31 +17,6 @@ int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern __thread bool nct_silent;
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-#define VEC(T) struct { T *v; size_t n, cap; }
-#define vec_grow(a, want) do { \
-    if ((want) > (a)->cap) { \
-      size_t c_ = (a)->cap ? (a)->cap : 8; \
-      while (c_ < (want)) c_ *= 2; \
-      (a)->v = xrealloc((a)->v, c_ * sizeof *(a)->v); \
-      (a)->cap = c_; \
-    } \
-  } while (0)
-#define vec_push(a, x) do { vec_grow((a), (a)->n + 1); (a)->v[(a)->n++] = (x); } while (0)
-#define vec_free(a) do { free((a)->v); (a)->v = NULL; (a)->n = (a)->cap = 0; } while (0)
-
-typedef struct {
-  char *s; /* NUL-terminated while cap > 0 */
-  size_t len, cap;
-} Buf;
-
-void buf_reserve(Buf *b, size_t extra);
-void buf_add(Buf *b, const void *p, size_t n);
-void buf_puts(Buf *b, const char *s);
-void buf_putc(Buf *b, char c);
-void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void buf_free(Buf *b);
-/* Append s as a JSON string literal (quotes included). */
-void buf_json_str(Buf *b, const char *s);
 /* Append s with &, <, >, " escaped for HTML. */
 void buf_html(Buf *b, const char *s);
 /* Append a nanosecond figure as milliseconds or microseconds with three

@@ -1,0 +1,128 @@
+/* ncbase: allocation, the string builder, the internal-error abort. */
+#include "ncbase.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* the command's own name, so one library speaks as ncrewrite or nctrace */
+static const char *prog(void) { return program_invocation_short_name; }
+
+static _Noreturn void oom(size_t n) {
+  fprintf(stderr, "%s: out of memory (%zu bytes)\n", prog(), n);
+  exit(2);
+}
+
+void *xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) oom(n);
+  return p;
+}
+
+void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p) oom(n * size);
+  return p;
+}
+
+void *xrealloc(void *p, size_t n) {
+  p = realloc(p, n ? n : 1);
+  if (!p) oom(n);
+  return p;
+}
+
+char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+
+char *xstrndup(const char *s, size_t n) {
+  char *p = xmalloc(n + 1);
+  memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+
+char *xasprintf(const char *fmt, ...) {
+  Buf b = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  return buf_steal(&b);
+}
+
+_Noreturn void nc_bug(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "%s: internal error at %s:%d: ", prog(), file, line);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  abort();
+}
+
+void buf_reserve(Buf *b, size_t extra) {
+  if (b->len + extra + 1 <= b->cap) return;
+  size_t cap = b->cap ? b->cap : 64;
+  while (cap < b->len + extra + 1) cap *= 2;
+  b->s = xrealloc(b->s, cap);
+  b->cap = cap;
+}
+
+void buf_add(Buf *b, const void *p, size_t n) {
+  buf_reserve(b, n);
+  if (n) memcpy(b->s + b->len, p, n);
+  b->len += n;
+  b->s[b->len] = 0;
+}
+
+void buf_puts(Buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+
+void buf_putc(Buf *b, char c) {
+  buf_reserve(b, 1);
+  b->s[b->len++] = c;
+  b->s[b->len] = 0;
+}
+
+void buf_vprintf(Buf *b, const char *fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  if (n < 0) BUG("bad format");
+  buf_reserve(b, (size_t)n);
+  vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+  b->len += (size_t)n;
+}
+
+void buf_printf(Buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+void buf_free(Buf *b) {
+  free(b->s);
+  b->s = NULL;
+  b->len = b->cap = 0;
+}
+
+void buf_json_string(Buf *b, const char *s) {
+  buf_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') buf_putc(b, '\\'), buf_putc(b, (char)*p);
+    else if (*p == '\n') buf_puts(b, "\\n");
+    else if (*p == '\t') buf_puts(b, "\\t");
+    else if (*p == '\r') buf_puts(b, "\\r");
+    else if (*p < 0x20) buf_printf(b, "\\u%04x", *p);
+    else buf_putc(b, (char)*p);
+  }
+  buf_putc(b, '"');
+}
+
+char *buf_steal(Buf *b) {
+  if (!b->s) buf_reserve(b, 0), b->s[0] = 0;
+  char *s = b->s;
+  b->s = NULL;
+  b->len = b->cap = 0;
+  return s;
+}
