@@ -127,6 +127,12 @@ static uint32_t api_name(CUpti_CallbackDomain dom, uint32_t cbid) {
   return rt_intern(buf, strlen(buf));
 }
 
+/* Where a GPU operation ran and what launched it: the same members in each
+ * of CUPTI's (unrelated) record structs. */
+#define TAKE_PLACE(r, x) \
+  ((r)->device = (x)->deviceId, (r)->context = (x)->contextId, (r)->stream = (x)->streamId, \
+   (r)->correlation = (x)->correlationId)
+
 static void take_record(CUpti_Activity *a) {
   RtGpuRec *r;
   switch (a->kind) {
@@ -137,10 +143,7 @@ static void take_record(CUpti_Activity *a) {
     r->kind = GPU_KERNEL;
     r->start = k->start;
     r->end = k->end;
-    r->device = k->deviceId;
-    r->context = k->contextId;
-    r->stream = k->streamId;
-    r->correlation = k->correlationId;
+    TAKE_PLACE(r, k);
     r->grid[0] = k->gridX, r->grid[1] = k->gridY, r->grid[2] = k->gridZ;
     r->block[0] = k->blockX, r->block[1] = k->blockY, r->block[2] = k->blockZ;
     r->regs = k->registersPerThread;
@@ -158,10 +161,7 @@ static void take_record(CUpti_Activity *a) {
     r->bytes = m->bytes;
     r->start = m->start;
     r->end = m->end;
-    r->device = m->deviceId;
-    r->context = m->contextId;
-    r->stream = m->streamId;
-    r->correlation = m->correlationId;
+    TAKE_PLACE(r, m);
     break;
   }
   case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -172,10 +172,7 @@ static void take_record(CUpti_Activity *a) {
     r->dst_kind = (uint8_t)m->memoryKind;
     r->start = m->start;
     r->end = m->end;
-    r->device = m->deviceId;
-    r->context = m->contextId;
-    r->stream = m->streamId;
-    r->correlation = m->correlationId;
+    TAKE_PLACE(r, m);
     break;
   }
   case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -199,10 +196,7 @@ static void take_record(CUpti_Activity *a) {
     r->kind = GPU_MEMORY;
     r->bytes = m->bytes;
     r->start = r->end = m->timestamp;
-    r->device = m->deviceId;
-    r->context = m->contextId;
-    r->stream = m->streamId;
-    r->correlation = m->correlationId;
+    TAKE_PLACE(r, m);
     r->pid = m->processId;
     r->tid = 0;
     const char *n = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION ? "Memory Allocate"

@@ -430,7 +430,7 @@ void summary_markdown(const Model *m, const Summary *s, Buf *b) {
 /* ---- JSON ---- */
 
 static void jkey(Buf *b, const char *k) {
-  buf_json_str(b, k);
+  buf_json_string(b, k);
   buf_putc(b, ':');
 }
 
@@ -441,6 +441,12 @@ static void jus(Buf *b, const char *k, int64_t ns) {
 }
 
 static void jint(Buf *b, const char *k, long long v) { buf_printf(b, "\"%s\":%lld,", k, v); }
+
+static void jstr(Buf *b, const char *k, const char *v) {
+  jkey(b, k);
+  buf_json_string(b, v);
+  buf_putc(b, ',');
+}
 
 static void jend(Buf *b, char close) {
   if (b->len && b->s[b->len - 1] == ',') b->len--;
@@ -464,9 +470,7 @@ void summary_json(const Model *m, const Summary *s, Buf *b) {
   Buf md = {0}, tmp = {0};
   summary_markdown(m, s, &md);
   buf_putc(b, '{');
-  jkey(b, "markdown");
-  buf_json_str(b, md.s);
-  buf_putc(b, ',');
+  jstr(b, "markdown", md.s);
   jkey(b, "structured");
   buf_putc(b, '{');
 
@@ -475,14 +479,10 @@ void summary_json(const Model *m, const Summary *s, Buf *b) {
   for (size_t i = 0; i < s->ranges.n && i < s->opt.top_ranges; i++) {
     const RangeRow *r = &s->ranges.v[i];
     buf_putc(b, '{');
-    jkey(b, "name");
-    buf_json_str(b, intern_str(&m->names, r->name));
-    buf_putc(b, ',');
+    jstr(b, "name", intern_str(&m->names, r->name));
     tmp.len = 0;
     kinds_text(r->kinds, &tmp);
-    jkey(b, "kind");
-    buf_json_str(b, tmp.s);
-    buf_putc(b, ',');
+    jstr(b, "kind", tmp.s);
     jint(b, "count", (long long)r->count);
     jus(b, "inclusive_us", r->incl);
     jus(b, "exclusive_us", r->excl);
@@ -501,12 +501,9 @@ void summary_json(const Model *m, const Summary *s, Buf *b) {
     const Bottleneck *x = &s->bottlenecks.v[i];
     buf_putc(b, '{');
     jint(b, "rank", (long long)i + 1);
-    jkey(b, "title");
-    buf_json_str(b, x->title);
-    buf_putc(b, ',');
+    jstr(b, "title", x->title);
     jus(b, "time_at_stake_us", x->score);
-    jkey(b, "evidence");
-    buf_json_str(b, x->evidence);
+    jstr(b, "evidence", x->evidence);
     jend(b, '}');
     buf_putc(b, ',');
   }
@@ -515,7 +512,7 @@ void summary_json(const Model *m, const Summary *s, Buf *b) {
   jkey(b, "recommendations");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->bottlenecks.n; i++) {
-    buf_json_str(b, s->bottlenecks.v[i].recommendation);
+    buf_json_string(b, s->bottlenecks.v[i].recommendation);
     buf_putc(b, ',');
   }
   jend(b, ']');
@@ -526,12 +523,8 @@ void summary_json(const Model *m, const Summary *s, Buf *b) {
   for (size_t i = 0; i < s->kernels.n && i < s->opt.top_kernels; i++) {
     const KernelRow *k = &s->kernels.v[i];
     buf_putc(b, '{');
-    jkey(b, "name");
-    buf_json_str(b, intern_str(&m->names, k->name));
-    buf_putc(b, ',');
-    jkey(b, "class");
-    buf_json_str(b, class_name(k->cls));
-    buf_putc(b, ',');
+    jstr(b, "name", intern_str(&m->names, k->name));
+    jstr(b, "class", class_name(k->cls));
     jint(b, "count", (long long)k->count);
     jus(b, "total_us", k->total);
     jus(b, "mean_us", llround(k->mean));
@@ -550,9 +543,7 @@ void summary_json(const Model *m, const Summary *s, Buf *b) {
     const RankRow *r = &s->ranks.v[i];
     buf_putc(b, '{');
     jint(b, "rank", (long long)r->rank);
-    jkey(b, "file");
-    buf_json_str(b, m->traces.v[r->trace]->path);
-    buf_putc(b, ',');
+    jstr(b, "file", m->traces.v[r->trace]->path);
     jint(b, "events", (long long)r->events);
     jint(b, "cpu_ranges", (long long)r->ranges);
     jint(b, "gpu_ops", (long long)r->gpu_ops);
@@ -579,9 +570,7 @@ void summary_json(const Model *m, const Summary *s, Buf *b) {
     model_thread_label(m, m->traces.v[r->trace], r->thread, &tmp);
     buf_putc(b, '{');
     jint(b, "rank", (long long)s->ranks.v[r->trace].rank);
-    jkey(b, "stream");
-    buf_json_str(b, tmp.s);
-    buf_putc(b, ',');
+    jstr(b, "stream", tmp.s);
     jint(b, "ops", (long long)r->ops);
     jus(b, "span_us", r->span);
     jus(b, "idle_us", r->idle);
@@ -614,9 +603,7 @@ void summary_json(const Model *m, const Summary *s, Buf *b) {
     const CopyRow *c = &s->copies[k];
     if (!c->count) continue;
     buf_putc(b, '{');
-    jkey(b, "kind");
-    buf_json_str(b, copy_kind_name(k));
-    buf_putc(b, ',');
+    jstr(b, "kind", copy_kind_name(k));
     jint(b, "count", (long long)c->count);
     jint(b, "bytes", (long long)c->bytes);
     jus(b, "time_us", c->time);
@@ -633,9 +620,7 @@ void summary_json(const Model *m, const Summary *s, Buf *b) {
     const StepRow *st = &s->steps.v[i];
     buf_putc(b, '{');
     jint(b, "rank", (long long)s->ranks.v[st->trace].rank);
-    jkey(b, "name");
-    buf_json_str(b, step_label(m, st));
-    buf_putc(b, ',');
+    jstr(b, "name", step_label(m, st));
     jus(b, "start_us", st->ts);
     jus(b, "duration_us", st->dur);
     jus(b, "gpu_us", st->gpu);
@@ -650,7 +635,7 @@ void summary_json(const Model *m, const Summary *s, Buf *b) {
   jkey(b, "notes");
   buf_putc(b, '[');
   for (size_t i = 0; i < notes.n; i++) {
-    buf_json_str(b, notes.v[i]);
+    buf_json_string(b, notes.v[i]);
     buf_putc(b, ',');
   }
   jend(b, ']');
