@@ -30,6 +30,36 @@ void job_explain(FileJob *job, int line, const char *fmt, ...) {
   buf_putc(&job->explain_text, '\n');
 }
 
+typedef struct {
+  long line;
+  size_t at, len, seq;
+} ExplainLine;
+
+static int explain_cmp(const void *a, const void *b) {
+  const ExplainLine *x = a, *y = b;
+  if (x->line != y->line) return x->line < y->line ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void job_explain_sort(FileJob *job) {
+  Buf *t = &job->explain_text;
+  VEC(ExplainLine) lines = {0};
+  size_t skip = strlen(job->rel) + 1; /* "rel:" */
+  for (size_t at = 0; at < t->len;) {
+    const char *nl = memchr(t->s + at, '\n', t->len - at);
+    size_t end = nl ? (size_t)(nl - t->s) + 1 : t->len;
+    ExplainLine l = {at + skip < end ? strtol(t->s + at + skip, NULL, 10) : 0, at, end - at, lines.n};
+    vec_push(&lines, l);
+    at = end;
+  }
+  qsort(lines.v, lines.n, sizeof *lines.v, explain_cmp);
+  Buf out = {0};
+  for (size_t i = 0; i < lines.n; i++) buf_add(&out, t->s + lines.v[i].at, lines.v[i].len);
+  buf_free(t);
+  *t = out;
+  vec_free(&lines);
+}
+
 bool job_too_big(FileJob *job) {
   if (job->len <= NC_MAX_PARSE_BYTES) return false;
   job->unparsable = true;

@@ -527,6 +527,7 @@ static void process(Run *run, size_t i, void **parser) {
     record_out_stat(run->staged[i] ? stage_root(run->stage) : run->out, r);
   }
   diags_append(&r->diags, &job.diags);
+  if (run->opt.explain && job.explain_text.len) job_explain_sort(&job);
   if (run->opt.explain && job.explain_text.len) buf_add(&run->explain_text[i], job.explain_text.s, job.explain_text.len);
   buf_free(&out);
   filejob_free(&job);

@@ -580,9 +580,10 @@ static void wrap_function(Py *py, Func *f, const Rule *rule, const char *name, c
   if (why) {
     job_explain(py->job, row0(f->def) + 1, "skipped %s: %s", f->qual, why);
   } else {
-    if (add_wrap(py, f->body, &kids, first, (int)kids.n - 1, rule, name, kind, f)) {
+    Wrap *w = add_wrap(py, f->body, &kids, first, (int)kids.n - 1, rule, name, kind, f);
+    if (w) {
       f->has_func_wrap = true;
-      job_explain(py->job, row0(f->def) + 1, "%s: %s range '%s'%s", f->qual, kind, name,
+      job_explain(py->job, row0(f->def) + 1, "%s: %s range '%s'%s", f->qual, kind, w->rec.name,
                   in_span_ctx(f) ? " (start/end span: async or generator)" : "");
     }
   }
@@ -648,9 +649,10 @@ static int wrap_calls_in(Py *py, TSNode block, Rule *rule, const char *fname) {
       while (j0 > 0 && row1(kids.v[j0 - 1]) >= row0(s)) j0--;
       while (j1 + 1 < kids.n && row0(kids.v[j1 + 1]) <= row1(s)) j1++;
       char *name = xasprintf("%s:%s", fname, rule->call);
-      if (add_wrap(py, block, &kids, (int)j0, (int)j1, rule, name, "calls", NULL)) {
+      Wrap *w = add_wrap(py, block, &kids, (int)j0, (int)j1, rule, name, "calls", NULL);
+      if (w) {
         hits++;
-        job_explain(py->job, row0(s) + 1, "call to '%s' in %s: range '%s'", rule->call, fname, name);
+        job_explain(py->job, row0(s) + 1, "call to '%s' in %s: range '%s'", rule->call, fname, w->rec.name);
       }
       free(name);
       i = j1;
@@ -803,9 +805,9 @@ static void plan_lines(Py *py, Rule *r) {
     rule_hit(r);
     if (w->r0 != s || w->r1 != e)
       job_explain(py->job, s + 1, "lines %d-%d snapped to whole statements %d-%d: range '%s'", s + 1, e + 1,
-                  w->r0 + 1, w->r1 + 1, name);
+                  w->r0 + 1, w->r1 + 1, w->rec.name);
     else
-      job_explain(py->job, s + 1, "lines %d-%d: range '%s'", s + 1, e + 1, name);
+      job_explain(py->job, s + 1, "lines %d-%d: range '%s'", s + 1, e + 1, w->rec.name);
   } else if (!py->job->diags.errors) {
     rule_miss(r, xasprintf("no statement on lines %d-%d of %s", s + 1, e + 1, py->job->rel));
   }

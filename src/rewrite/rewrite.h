@@ -85,5 +85,8 @@ void job_parser_free(void *parser);
 
 /* Explain helper: appends "rel:line: text\n" to job->explain_text. */
 void job_explain(FileJob *job, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Put the explain lines in line order (rules are applied one kind after
+ * the other; the reader wants the file top to bottom). Stable. */
+void job_explain_sort(FileJob *job);
 
 #endif
