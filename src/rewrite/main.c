@@ -95,6 +95,13 @@ static void usage(FILE *f) {
         f);
 }
 
+/* "out/" -> "out", so messages read out/pkg/a.py, not out//pkg/a.py ("/"
+ * stays). */
+static char *trim_slashes(char *p) {
+  for (size_t n = strlen(p); n > 1 && p[n - 1] == '/'; n--) p[n - 1] = 0;
+  return p;
+}
+
 static int parse_args(int argc, char **argv, Run *run) {
   enum { O_FULL = 256, O_CHECK, O_DIFF, O_STRICT, O_EXPLAIN, O_VERSION, O_FILE, O_DEPFILE, O_AS, O_VALIDATE };
   static const struct option longs[] = {
@@ -168,8 +175,8 @@ static int parse_args(int argc, char **argv, Run *run) {
     fprintf(stderr, "ncrewrite: error: --check and --diff do not combine\n");
     return 2;
   }
-  run->src = argv[optind];
-  run->out = argv[optind + 1];
+  run->src = trim_slashes(argv[optind]);
+  run->out = trim_slashes(argv[optind + 1]);
   return 0;
 }
 

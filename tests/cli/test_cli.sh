@@ -42,6 +42,12 @@ printf 'targets: [\n' > "$T/bad.yaml"
 expect_rc 1 "bad rules" "$NC" --config "$T/bad.yaml" "$T/src" "$T/never"
 [ ! -e "$T/never" ] && ok || bad "bad rules must not create OUT"
 
+# paths written with a trailing slash: messages name OUT/file, not OUT//file
+mkdir -p "$T/slash"
+printf 'x\n' > "$T/slash/pkg"
+expect_rc 1 "a file where a directory goes (OUT/)" "$NC" --config "$T/rules.yaml" "$T/src/" "$T/slash/"
+has "$T/stderr" "^$T/slash/pkg: error: exists and is not a directory" "OUT/ message without //"
+
 # --diff writes nothing
 expect_rc 0 "--diff" "$NC" --config "$T/rules.yaml" --diff "$T/src" "$T/difout"
 has "$T/stdout" "+    with __ncrt__.range(\"f\"):" "--diff shows the range"
