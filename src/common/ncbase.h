@@ -16,6 +16,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+/* The project's version, printed by --version (CMake's project() sets it). */
+#ifndef NC_VERSION
+#define NC_VERSION "unknown"
+#endif
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);

@@ -5,8 +5,6 @@
 
 #include "ncbase.h"
 
-#define NC_VERSION "0.1.0"
-
 /* Whole-file read; returns 0 or -1 with errno set. *out is malloc'ed and
  * NUL-terminated (the NUL is not counted in *len). */
 int read_file(const char *path, char **out, size_t *len);

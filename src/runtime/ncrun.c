@@ -34,7 +34,7 @@ static const char usage[] =
     "      --run-dir DIR       use exactly this run directory\n"
     "  -n, --name NAME         trace name (default: the script or program name)\n"
     "  -a, --activities LIST   cpu,gpu,mem (default cpu,gpu)\n"
-    "      --schedule SPEC     wait=W,warmup=U,active=A,repeat=R (or W,U,A,R) over steps\n"
+    "      --schedule SPEC     wait=W,warmup=U,active=A,repeat=R (or W,U,A[,R]) over steps\n"
     "      --step NAME         a range named NAME starts a step (default: ncrt_step()/ncrt.step())\n"
     "      --capture-range PAT record only while a range matching PAT (fnmatch) is open\n"
     "      --throttle N:US     stop recording a name after N calls averaging under US us\n"

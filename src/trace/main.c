@@ -7,15 +7,29 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char USAGE[] =
-  "usage: nctrace summary TRACE... [--format md|json] [-o OUT] [--top N] [--step GLOB] [--strict]\n"
-  "       nctrace filter TRACE -o OUT [--min-dur-us X] [--include-cuda-kernels]\n"
-  "                      [--include-direct-children] [--name GLOB]\n"
-  "       nctrace merge RANK_TRACE... -o OUT\n"
-  "       nctrace report TRACE... -o report.html [--top N] [--step GLOB]\n"
+/* One usage line per command: `nctrace CMD --help` prints its own. */
+static const struct {
+  const char *cmd, *usage;
+  int (*run)(int, char **);
+} CMDS[] = {
+  {"summary", "nctrace summary TRACE... [--format md|json] [-o OUT] [--top N] [--step GLOB] [--strict]\n",
+   cmd_summary},
+  {"filter", "nctrace filter TRACE -o OUT [--min-dur-us X] [--include-cuda-kernels]\n"
+             "                      [--include-direct-children] [--name GLOB]\n", cmd_filter},
+  {"merge", "nctrace merge RANK_TRACE... -o OUT\n", cmd_merge},
+  {"report", "nctrace report TRACE... -o report.html [--top N] [--step GLOB]\n", cmd_report},
+};
+static const char FOOTER[] =
   "TRACE: .json or .json.gz; OUT ending in .gz is written gzip-compressed.\n"
   "-q, --quiet (any command): no progress bar while big traces are read (it is\n"
-  "only ever drawn on a terminal).\n";
+  "only ever drawn on a terminal). --version: the version. docs/nctrace.md and\n"
+  "nctrace(1) explain each figure.\n";
+
+static void usage(FILE *f, int only) {
+  for (int i = 0; i < (int)(sizeof CMDS / sizeof *CMDS); i++)
+    if (only < 0 || only == i) fprintf(f, "%s%s", only < 0 && i ? "       " : "usage: ", CMDS[i].usage);
+  fputs(FOOTER, f);
+}
 
 int main(int argc, char **argv) {
   /* -q / --quiet belongs to no command: take it out wherever it stands */
@@ -27,14 +41,23 @@ int main(int argc, char **argv) {
   argc = n;
   argv[argc] = NULL;
   if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-    fputs(USAGE, argc < 2 ? stderr : stdout);
+    usage(argc < 2 ? stderr : stdout, -1);
     return argc < 2 ? 2 : 0;
   }
-  const char *cmd = argv[1];
-  if (!strcmp(cmd, "summary")) return cmd_summary(argc - 1, argv + 1);
-  if (!strcmp(cmd, "filter")) return cmd_filter(argc - 1, argv + 1);
-  if (!strcmp(cmd, "merge")) return cmd_merge(argc - 1, argv + 1);
-  if (!strcmp(cmd, "report")) return cmd_report(argc - 1, argv + 1);
-  fprintf(stderr, "nctrace: unknown command '%s'\n%s", cmd, USAGE);
+  if (!strcmp(argv[1], "--version")) {
+    printf("nctrace %s\n", NC_VERSION);
+    return 0;
+  }
+  for (int c = 0; c < (int)(sizeof CMDS / sizeof *CMDS); c++) {
+    if (strcmp(argv[1], CMDS[c].cmd)) continue;
+    for (int i = 2; i < argc; i++)
+      if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        usage(stdout, c);
+        return 0;
+      }
+    return CMDS[c].run(argc - 1, argv + 1);
+  }
+  fprintf(stderr, "nctrace: unknown command '%s'\n", argv[1]);
+  usage(stderr, -1);
   return 2;
 }
