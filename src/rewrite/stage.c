@@ -31,6 +31,7 @@ struct Stage {
   char *out, *meta, *root; /* OUT, OUT/.ncrewrite, OUT/.ncrewrite/stage */
   int lock_fd;
   VEC(char *) made;        /* directories this run made in OUT (and OUT itself) */
+  VEC(char *) said;        /* paths in the way, reported once however many files they stop */
   pthread_mutex_t ready_lock;
   int ready;               /* 0 not yet made, 1 made, -errno failed */
 };
@@ -155,6 +156,15 @@ static bool only_gone(const char *out, const char *rel, StageGone gone, void *ct
   return ok;
 }
 
+/* Report a path in the way once: every file under a directory that cannot
+ * be made would otherwise repeat it. */
+static void in_the_way(Stage *s, const char *path, Diags *d, const char *what) {
+  for (size_t i = 0; i < s->said.n; i++)
+    if (!strcmp(s->said.v[i], path)) return;
+  vec_push(&s->said, xstrdup(path));
+  diag_at(d, DIAG_ERROR, path, NULL, 0, 0, 0, "%s", what);
+}
+
 int stage_prepare(Stage *s, const char *rel, StageGone gone, void *ctx, Diags *d) {
   char *p = xasprintf("%s/%s", s->out, rel);
   const char *r = p + strlen(s->out) + 1;
@@ -167,13 +177,15 @@ int stage_prepare(Stage *s, const char *rel, StageGone gone, void *ctx, Diags *d
       if (gone(ctx, r)) {
         blocked = true;
       } else {
-        diag_at(d, DIAG_ERROR, p, NULL, 0, 0, 0, "exists and is not a directory");
+        in_the_way(s, p, d, "exists and is not a directory");
         rc = -1;
       }
     } else if (!blocked && mkdir(p, 0777) == 0) {
       vec_push(&s->made, xstrdup(p));
     } else if (!blocked && errno != EEXIST) {
-      diag_at(d, DIAG_ERROR, p, NULL, 0, 0, 0, "cannot create directory: %s", strerror(errno));
+      char *why = xasprintf("cannot create directory: %s", strerror(errno));
+      in_the_way(s, p, d, why);
+      free(why);
       rc = -1;
     }
     *c = '/';
@@ -215,6 +227,8 @@ void stage_end(Stage *s, bool committed) {
   if (s->lock_fd >= 0) close(s->lock_fd);
   for (size_t i = 0; i < s->made.n; i++) free(s->made.v[i]);
   vec_free(&s->made);
+  for (size_t i = 0; i < s->said.n; i++) free(s->said.v[i]);
+  vec_free(&s->said);
   pthread_mutex_destroy(&s->ready_lock);
   free(s->out), free(s->meta), free(s->root);
   free(s);

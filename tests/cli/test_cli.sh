@@ -47,6 +47,7 @@ mkdir -p "$T/slash"
 printf 'x\n' > "$T/slash/pkg"
 expect_rc 1 "a file where a directory goes (OUT/)" "$NC" --config "$T/rules.yaml" "$T/src/" "$T/slash/"
 has "$T/stderr" "^$T/slash/pkg: error: exists and is not a directory" "OUT/ message without //"
+[ "$(grep -c 'exists and is not a directory' "$T/stderr")" = 1 ] && ok || bad "a path in the way of two files is named once"
 
 # --diff writes nothing
 expect_rc 0 "--diff" "$NC" --config "$T/rules.yaml" --diff "$T/src" "$T/difout"
