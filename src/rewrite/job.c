@@ -22,6 +22,7 @@ Lang lang_of_path(const char *path) {
 
 void job_explain(FileJob *job, int line, const char *fmt, ...) {
   if (!job->explain) return;
+  vec_push(&job->explain_at, ((struct ExplainAt){line, job->explain_text.len, 0}));
   buf_printf(&job->explain_text, "%s:%d: ", job->rel, line);
   va_list ap;
   va_start(ap, fmt);
@@ -30,34 +31,24 @@ void job_explain(FileJob *job, int line, const char *fmt, ...) {
   buf_putc(&job->explain_text, '\n');
 }
 
-typedef struct {
-  long line;
-  size_t at, len, seq;
-} ExplainLine;
-
 static int explain_cmp(const void *a, const void *b) {
-  const ExplainLine *x = a, *y = b;
+  const struct ExplainAt *x = a, *y = b;
   if (x->line != y->line) return x->line < y->line ? -1 : 1;
-  return x->seq < y->seq ? -1 : x->seq > y->seq;
+  return x->at < y->at ? -1 : x->at > y->at; /* stable: in the order written */
 }
 
 void job_explain_sort(FileJob *job) {
   Buf *t = &job->explain_text;
-  VEC(ExplainLine) lines = {0};
-  size_t skip = strlen(job->rel) + 1; /* "rel:" */
-  for (size_t at = 0; at < t->len;) {
-    const char *nl = memchr(t->s + at, '\n', t->len - at);
-    size_t end = nl ? (size_t)(nl - t->s) + 1 : t->len;
-    ExplainLine l = {at + skip < end ? strtol(t->s + at + skip, NULL, 10) : 0, at, end - at, lines.n};
-    vec_push(&lines, l);
-    at = end;
-  }
-  qsort(lines.v, lines.n, sizeof *lines.v, explain_cmp);
+  struct ExplainAt *v = job->explain_at.v;
+  size_t n = job->explain_at.n;
+  /* each entry runs to the start of the one written after it */
+  for (size_t i = 0; i < n; i++) v[i].len = (i + 1 < n ? v[i + 1].at : t->len) - v[i].at;
+  qsort(v, n, sizeof *v, explain_cmp);
   Buf out = {0};
-  for (size_t i = 0; i < lines.n; i++) buf_add(&out, t->s + lines.v[i].at, lines.v[i].len);
+  for (size_t i = 0; i < n; i++) buf_add(&out, t->s + v[i].at, v[i].len);
   buf_free(t);
   *t = out;
-  vec_free(&lines);
+  vec_free(&job->explain_at);
 }
 
 bool job_too_big(FileJob *job) {
@@ -72,6 +63,7 @@ bool job_too_big(FileJob *job) {
 void filejob_free(FileJob *job) {
   diags_free(&job->diags);
   buf_free(&job->explain_text);
+  vec_free(&job->explain_at);
   edits_free(&job->edits);
   for (size_t i = 0; i < job->ranges.n; i++) free(job->ranges.v[i].name);
   vec_free(&job->ranges);

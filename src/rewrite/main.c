@@ -621,23 +621,29 @@ static bool is_stale(void *ctx, const char *rel) {
 }
 
 /* Before the point of no return: every staged file fits in OUT (its
- * directories made), and the manifest is staged. The number that failed. */
-static size_t prepare_commit(Run *run, Stale *st, bool dirty, Diags *d) {
+ * directories made), and the manifest is staged. The number of files that
+ * do not fit; *manifest_bad if the manifest could not be staged. */
+static size_t prepare_commit(Run *run, Stale *st, bool dirty, bool *manifest_bad, Diags *d) {
   size_t n = run->ents.v.n, bad = 0;
   for (size_t i = 0; i < n; i++)
     if (run->staged[i] && stage_prepare(run->stage, run->res[i].rel, is_stale, st, &run->res[i].diags) < 0) bad++;
-  if (!bad && dirty &&
-      (stage_ready(run->stage) < 0 || manifest_write(stage_root(run->stage), run->opt.config, run->rules.digest,
-                                                     run->options_key, run->res, n, d) < 0))
-    bad++;
+  if (!bad && dirty && stage_ready(run->stage) < 0) {
+    diag_at(d, DIAG_ERROR, run->out, NULL, 0, 0, 0, "cannot write the manifest: %s", strerror(errno));
+    *manifest_bad = true;
+  } else if (!bad && dirty && manifest_write(stage_root(run->stage), run->opt.config, run->rules.digest,
+                                             run->options_key, run->res, n, d) < 0) {
+    *manifest_bad = true;
+  }
   return bad;
 }
 
 /* Past it: stale files go, staged files move in, then the manifest. A move
  * that fails (a directory needing a new block on a full disk) leaves that
  * file as it was: it is marked failed and the manifest is written again to
- * say so. The number that failed. */
-static size_t commit(Run *run, Stale *st, bool dirty, Diags *d) {
+ * say so. So is a manifest that could not be moved in (the cache with it:
+ * never one without the other). The number of files that failed;
+ * *manifest_bad if OUT's manifest could not be brought up to date. */
+static size_t commit(Run *run, Stale *st, bool dirty, bool *manifest_bad, Diags *d) {
   size_t n = run->ents.v.n, bad = 0, nstale;
   remove_stale(run, st->old, st->nold, &nstale);
   for (size_t i = 0; i < n; i++)
@@ -645,11 +651,12 @@ static size_t commit(Run *run, Stale *st, bool dirty, Diags *d) {
       run->res[i].action = "failed";
       bad++;
     }
-  if (bad)
-    manifest_write(run->out, run->opt.config, run->rules.digest, run->options_key, run->res, n, d);
-  else if (dirty && (stage_move(run->stage, ".ncrewrite/manifest.json", d) < 0 ||
-                     stage_move(run->stage, ".ncrewrite/cache.json", d) < 0))
-    bad++;
+  bool rewrite = bad > 0;
+  if (!rewrite && dirty)
+    rewrite = stage_move(run->stage, ".ncrewrite/manifest.json", d) < 0 ||
+              stage_move(run->stage, ".ncrewrite/cache.json", d) < 0;
+  if (rewrite && manifest_write(run->out, run->opt.config, run->rules.digest, run->options_key, run->res, n, d) < 0)
+    *manifest_bad = true;
   return bad;
 }
 
@@ -750,11 +757,11 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < nstale_src; i++) nstale += find_entry(&run, stale_src[i].rel) < 0;
   bool dirty = nstale || !run.cache_valid || n != run.ncache;
   for (size_t i = 0; i < n && !dirty; i++) dirty = !run.res[i].cached;
-  bool rolled_back = false;
+  bool rolled_back = false, manifest_bad = false;
   if (writes) {
-    if (!nfail) nfail = prepare_commit(&run, &st, dirty, &top);
-    rolled_back = nfail > 0;
-    if (!rolled_back) nmoved_bad = commit(&run, &st, dirty, &top);
+    if (!nfail) nfail = prepare_commit(&run, &st, dirty, &manifest_bad, &top);
+    rolled_back = nfail > 0 || manifest_bad;
+    if (!rolled_back) nmoved_bad = commit(&run, &st, dirty, &manifest_bad, &top);
     stage_end(run.stage, !rolled_back);
     run.stage = NULL;
   }
@@ -785,13 +792,18 @@ int main(int argc, char **argv) {
   diags_print(&rules_d);
   if (run.opt.quiet)
     ;
-  else if (rolled_back)
+  else if (rolled_back && nfail)
     fprintf(stderr, "ncrewrite: nothing written, OUT is as it was: %zu of %zu file%s failed; %d error%s, %d warning%s\n",
             nfail, n, n == 1 ? "" : "s", errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
-  else if (nmoved_bad)
-    fprintf(stderr, "ncrewrite: OUT partly updated: %zu file%s could not be moved in (marked failed in the manifest; "
-            "run again); %d error%s, %d warning%s\n", nmoved_bad, nmoved_bad == 1 ? "" : "s", errors,
-            errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+  else if (rolled_back)
+    fprintf(stderr, "ncrewrite: nothing written, OUT is as it was: the manifest could not be written; %d error%s, "
+            "%d warning%s\n", errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+  else if (nmoved_bad || manifest_bad)
+    fprintf(stderr, "ncrewrite: OUT partly updated: %zu file%s could not be moved in%s; run again; %d error%s, "
+            "%d warning%s\n", nmoved_bad, nmoved_bad == 1 ? "" : "s",
+            manifest_bad ? " and the manifest could not be written (the next run redoes every file)"
+                         : " (marked failed in the manifest)",
+            errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
   else
     fprintf(stderr, "ncrewrite: %zu file%s instrumented (%zu range%s), %zu copied%s; %d error%s, %d warning%s\n", nrew,
             nrew == 1 ? "" : "s", nranges, nranges == 1 ? "" : "s", ncopy,

@@ -25,6 +25,12 @@ typedef struct {
   const Rule *rule;/* NULL for full-trace ranges */
 } RangeRec;
 
+/* One --explain entry: its line, and its bytes in explain_text. */
+typedef struct ExplainAt {
+  int line;
+  size_t at, len;
+} ExplainAt;
+
 typedef struct {
   /* inputs */
   const char *rel;        /* path relative to SRC, '/'-separated */
@@ -45,6 +51,7 @@ typedef struct {
   /* outputs */
   Diags diags;            /* positions in this source file */
   Buf explain_text;       /* --explain lines for this file */
+  VEC(ExplainAt) explain_at; /* where each entry starts: a path or a name may hold a newline */
   Edits edits;
   VEC(RangeRec) ranges;
   bool already;           /* already instrumented: copy unchanged */

@@ -76,14 +76,18 @@ Stage *stage_begin(const char *out_root, bool quiet, Diags *d) {
   pthread_mutex_init(&s->ready_lock, NULL);
   s->lock_fd = -1;
   bool said = false;
+  /* a run rolling back removes the OUT (and parents) it made: while one
+   * does, making or opening OUT can meet ENOENT; try again (100 times) */
   for (int tries = 0;; tries++) {
     if (make_dirs(s, out_root) < 0) {
+      if (errno == ENOENT && tries < 100) continue;
       diag_at(d, DIAG_ERROR, out_root, NULL, 0, 0, 0, "cannot create OUT: %s", strerror(errno));
       stage_end(s, false);
       return NULL;
     }
     int fd = open(out_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) break; /* go on unlocked; the writes will say what is wrong */
+    if (fd < 0 && errno == ENOENT && tries < 100) continue;
+    if (fd < 0) break; /* not readable: go on unlocked; the writes will say what is wrong */
     if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
       if (!quiet && !said) fprintf(stderr, "ncrewrite: waiting for another ncrewrite writing %s\n", out_root);
       said = true;

@@ -4,21 +4,29 @@
 #include "commands.h"
 #include "progress.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 /* One usage line per command: `nctrace CMD --help` prints its own. */
 static const struct {
   const char *cmd, *usage;
+  const char *valued; /* its options that take a value: "--name -h" names "-h" */
   int (*run)(int, char **);
 } CMDS[] = {
   {"summary", "nctrace summary TRACE... [--format md|json] [-o OUT] [--top N] [--step GLOB] [--strict]\n",
-   cmd_summary},
+   " --format -o --top --step ", cmd_summary},
   {"filter", "nctrace filter TRACE -o OUT [--min-dur-us X] [--include-cuda-kernels]\n"
-             "                      [--include-direct-children] [--name GLOB]\n", cmd_filter},
-  {"merge", "nctrace merge RANK_TRACE... -o OUT\n", cmd_merge},
-  {"report", "nctrace report TRACE... -o report.html [--top N] [--step GLOB]\n", cmd_report},
+             "                      [--include-direct-children] [--name GLOB]\n", " -o --min-dur-us --name ", cmd_filter},
+  {"merge", "nctrace merge RANK_TRACE... -o OUT\n", " -o ", cmd_merge},
+  {"report", "nctrace report TRACE... -o report.html [--top N] [--step GLOB]\n", " -o --top --step ", cmd_report},
 };
+
+static bool is_value_of(const char *valued, const char *opt) {
+  char key[64];
+  snprintf(key, sizeof key, " %s ", opt);
+  return strlen(opt) < sizeof key - 2 && strstr(valued, key);
+}
 static const char FOOTER[] =
   "TRACE: .json or .json.gz; OUT ending in .gz is written gzip-compressed.\n"
   "-q, --quiet (any command): no progress bar while big traces are read (it is\n"
@@ -51,7 +59,7 @@ int main(int argc, char **argv) {
   for (int c = 0; c < (int)(sizeof CMDS / sizeof *CMDS); c++) {
     if (strcmp(argv[1], CMDS[c].cmd)) continue;
     for (int i = 2; i < argc; i++)
-      if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      if ((!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) && !is_value_of(CMDS[c].valued, argv[i - 1])) {
         usage(stdout, c);
         return 0;
       }

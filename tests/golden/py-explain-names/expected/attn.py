@@ -7,7 +7,7 @@ class Attention:
     def _attn(self, q, k, v):
         with __ncrt__.range("attn.matmul"):
             s = matmul(q, k)
-        with __ncrt__.range("attn.scale+softmax"):
+        with __ncrt__.range("attn.scale\n+softmax"):
             s = s / math.sqrt(len(q))
             s = softmax(s)
         with __ncrt__.range("attn.matmul"):
