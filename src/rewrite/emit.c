@@ -16,7 +16,7 @@ static void say(Diags *d, const char *shown, const char *rel, size_t rlen, const
   free(name);
 }
 
-int emit_mkdirs_in(const char *root, const char *shown, const char *rel, Diags *d) {
+static int mkdirs_in(const char *root, const char *shown, const char *rel, Diags *d) {
   char *p = xasprintf("%s/%s", root, rel);
   const char *r = p + strlen(root) + 1;
   int rc = 0;
@@ -36,7 +36,7 @@ int emit_mkdirs_in(const char *root, const char *shown, const char *rel, Diags *
   return rc;
 }
 
-int emit_mkdirs(const char *out_root, const char *rel, Diags *d) { return emit_mkdirs_in(out_root, out_root, rel, d); }
+int emit_mkdirs(const char *out_root, const char *rel, Diags *d) { return mkdirs_in(out_root, out_root, rel, d); }
 
 static char *temp_name(const char *out_root, const char *rel) {
   const char *slash = strrchr(rel, '/');
@@ -46,7 +46,7 @@ static char *temp_name(const char *out_root, const char *rel) {
 
 int emit_file_in(const char *out_root, const char *shown, const char *rel, const void *data, size_t n, mode_t mode,
                  Diags *d) {
-  if (emit_mkdirs_in(out_root, shown, rel, d) < 0) return -1;
+  if (mkdirs_in(out_root, shown, rel, d) < 0) return -1;
   char *tmp = temp_name(out_root, rel), *dst = xasprintf("%s/%s", out_root, rel);
   size_t rl = strlen(rel);
   int fd = mkstemp(tmp), rc = -1;
@@ -90,7 +90,7 @@ int emit_file(const char *out_root, const char *rel, const void *data, size_t n,
 }
 
 int emit_symlink_in(const char *out_root, const char *shown, const char *rel, const char *target, Diags *d) {
-  if (emit_mkdirs_in(out_root, shown, rel, d) < 0) return -1;
+  if (mkdirs_in(out_root, shown, rel, d) < 0) return -1;
   char *dst = xasprintf("%s/%s", out_root, rel);
   char *tmp = NULL;
   int rc = -1;
@@ -110,13 +110,8 @@ int emit_symlink_in(const char *out_root, const char *shown, const char *rel, co
   return rc;
 }
 
-int emit_symlink(const char *out_root, const char *rel, const char *target, Diags *d) {
-  return emit_symlink_in(out_root, out_root, rel, target, d);
-}
-
 void emit_remove(const char *out_root, const char *rel) {
   char *p = xasprintf("%s/%s", out_root, rel);
   unlink(p);
   free(p);
 }
-

@@ -534,8 +534,10 @@ static void process(Run *run, size_t i, void **parser) {
     record_out_stat(run->staged[i] ? stage_root(run->stage) : run->out, r);
   }
   diags_append(&r->diags, &job.diags);
-  if (run->opt.explain && job.explain_text.len) job_explain_sort(&job);
-  if (run->opt.explain && job.explain_text.len) buf_add(&run->explain_text[i], job.explain_text.s, job.explain_text.len);
+  if (run->opt.explain && job.explain_text.len) {
+    job_explain_sort(&job);
+    buf_add(&run->explain_text[i], job.explain_text.s, job.explain_text.len);
+  }
   buf_free(&out);
   filejob_free(&job);
   free(module);
@@ -589,11 +591,9 @@ static void report_rules(Run *run, Diags *d) {
     }
 }
 
-static void remove_stale(Run *run, FileResult *old, size_t nold, size_t *stale) {
-  *stale = 0;
+static void remove_stale(Run *run, FileResult *old, size_t nold) {
   for (size_t i = 0; i < nold; i++) {
     if (find_entry(run, old[i].rel) >= 0) continue;
-    (*stale)++;
     if (run->opt.check) printf("stale: %s\n", old[i].rel);
     else if (!run->opt.diff) emit_remove(run->out, old[i].rel);
   }
@@ -644,8 +644,8 @@ static size_t prepare_commit(Run *run, Stale *st, bool dirty, bool *manifest_bad
  * never one without the other). The number of files that failed;
  * *manifest_bad if OUT's manifest could not be brought up to date. */
 static size_t commit(Run *run, Stale *st, bool dirty, bool *manifest_bad, Diags *d) {
-  size_t n = run->ents.v.n, bad = 0, nstale;
-  remove_stale(run, st->old, st->nold, &nstale);
+  size_t n = run->ents.v.n, bad = 0;
+  remove_stale(run, st->old, st->nold);
   for (size_t i = 0; i < n; i++)
     if (run->staged[i] && stage_move(run->stage, run->res[i].rel, d) < 0) {
       run->res[i].action = "failed";
@@ -783,7 +783,7 @@ int main(int argc, char **argv) {
   rules_d.strict = run.opt.strict;
   rules_d.quiet = run.opt.quiet;
   report_rules(&run, &rules_d);
-  if (!writes) remove_stale(&run, stale_src, nstale_src, &nstale); /* --check, --diff: name them */
+  if (!writes) remove_stale(&run, stale_src, nstale_src); /* --check, --diff: name them */
 
   int errors = top.errors + files.errors + rules_d.errors;
   int warnings = top.warnings + files.warnings + rules_d.warnings;

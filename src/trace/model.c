@@ -300,8 +300,7 @@ static void *half_main(void *arg) {
 
 /* Where the second half may start: 0 if nowhere (or not worth it). */
 static uint64_t split_point(const char *path) {
-  const char *env = getenv("NCTRACE_THREADS");
-  if ((env && atoi(env) == 1) || sysconf(_SC_NPROCESSORS_ONLN) < 2) return 0;
+  if (!trace_second_thread()) return 0;
   FILE *f = fopen(path, "rb");
   if (!f) return 0;
   uint64_t at = 0;

@@ -491,6 +491,11 @@ static int walk_top(Walker *w, const Visitor *v, bool *legacy) {
   return walk_end(w);
 }
 
+bool trace_second_thread(void) {
+  const char *env = getenv("NCTRACE_THREADS");
+  return !(env && atoi(env) == 1) && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+}
+
 /* inflate: gzip input may be inflated on a second thread (not for a split
  * load's second half, which only reads plain files) */
 static int walker_open(Walker *w, const char *path, bool inflate) {
@@ -506,8 +511,7 @@ static int walker_open(Walker *w, const char *path, bool inflate) {
   uint64_t size = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
   if (w->progress) progress_begin(path, size);
   /* gzip of 1 MB or more (some 10 MB of JSON): inflate on a second core */
-  const char *env = getenv("NCTRACE_THREADS");
-  if (inflate && size >= (1u << 20) && !(env && atoi(env) == 1) && sysconf(_SC_NPROCESSORS_ONLN) >= 2 && !gzdirect(w->gz))
+  if (inflate && size >= (1u << 20) && !gzdirect(w->gz) && trace_second_thread())
     w->inf = inflater_start(w->gz);
   if (w->inf && getenv("NCTRACE_SPLIT_REPORT")) fprintf(stderr, "nctrace: %s inflated on a second thread\n", path);
   w->cap = INIT_WINDOW;

@@ -48,6 +48,9 @@ typedef struct {
   bool (*on_split)(void *ctx, bool exact, uint64_t events);
 } Visitor;
 
+/* May a read use a second thread? Not with NCTRACE_THREADS=1 or on one
+ * core. */
+bool trace_second_thread(void);
 /* A split load of a plain file: trace_walk_split stops at the event
  * starting at byte split_at if on_split agrees; trace_walk_from reads the
  * events from that byte to the end (and the top-level members after them). */
