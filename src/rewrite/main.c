@@ -57,6 +57,7 @@ typedef struct {
   size_t ncache;
   bool cache_valid;
   bool full_trace_all;
+  bool python_tree;         /* SRC holds Python files (see process()) */
   char options_key[64];
   size_t next;              /* work queue index, atomic */
   pthread_mutex_t print_lock;
@@ -458,9 +459,17 @@ static void process(Run *run, size_t i, void **parser) {
   job.diags.quiet = run->opt.quiet;
   bool targeted_ft = false;
   for (size_t t = 0; t < job.ntargets; t++) targeted_ft |= job.targets[t]->full_trace;
-  bool ft = run->full_trace_all || targeted_ft ||
+  /* Full trace of a Python tree is about its Python: the C/C++/CUDA files
+   * in it are often templates a program compiles at run time
+   * (torch.utils.benchmark, torch.utils.cpp_extension users), which must
+   * stay as they are. A rule naming such a file instruments it. */
+  bool c_in_py_tree = run->full_trace_all && run->python_tree && job.lang != LANG_PYTHON && job.lang != LANG_NONE;
+  bool ft = (run->full_trace_all && !c_in_py_tree) || targeted_ft ||
             ((run->rules.full_trace || run->opt.full_trace) && job.ntargets);
   job.full_trace = ft;
+  if (c_in_py_tree && !ft && !job.ntargets)
+    job_explain(&job, 1, "not instrumented: full trace of a Python tree leaves C, C++ and CUDA files as they are "
+                         "(a rule naming the file instruments it)");
   char *module = job.lang == LANG_PYTHON ? module_of_path(e->rel) : NULL;
   job.module = module;
   int wrc = 0;
@@ -712,6 +721,8 @@ int main(int argc, char **argv) {
     goto done;
   }
   run.full_trace_all = (run.rules.full_trace || run.opt.full_trace) && run.rules.targets.n == 0;
+  for (size_t i = 0; i < run.ents.v.n && !run.python_tree; i++)
+    run.python_tree = !run.ents.v.v[i].link && lang_of_path(run.ents.v.v[i].rel) == LANG_PYTHON;
   snprintf(run.options_key, sizeof run.options_key, "full_trace=%d", run.opt.full_trace);
   resolve_targets(&run, &top);
 

@@ -17,6 +17,7 @@
  *    markers into no-ops when the ncrt module is not importable.
  * Async functions and generators get start/end spans (ncrt.span), never
  * push/pop ranges, which must not stay open across await/yield. */
+#include "pyjit.h"
 #include "rewrite.h"
 
 #include <stdlib.h>
@@ -36,8 +37,25 @@ const TSLanguage *tree_sitter_python(void);
 #define NC_PY_PRELUDE \
   "__ncrt__ = __import__(\"sys\").modules.get(\"ncrt\") or (" NC_PY_MARK " if any(getattr(f, \"find_spec\", " \
   "lambda *a: None)(\"ncrt\", None) for f in __import__(\"sys\").meta_path) else type(\"ncrt_nop\", (), " \
-  "dict(dict.fromkeys((\"range\", \"span\", \"torch_range\", \"torch_span\"), lambda *a: __ncrt__()), " \
-  "__enter__=lambda s: s, __exit__=lambda s, *a: None, __module__=\"ncrt\")))"
+  "dict(dict.fromkeys((\"range\", \"span\", \"torch_range\", \"torch_span\"), staticmethod(lambda *a: __ncrt__)), " \
+  "__enter__=staticmethod(lambda: None), __exit__=staticmethod(lambda *a: None), __module__=\"ncrt\"))())"
+/* The no-op is one instance per module whose range callables return the
+ * instance itself: a marker then allocates nothing (staticmethods are not
+ * bound on lookup) and costs less than contextlib.nullcontext.
+ *
+ * Files in TorchScript territory (pyjit.h) also bind __ncrt_t__: a module
+ * object that finds torch's attributes at call time through a PEP 562
+ * __getattr__ and keeps them once torch has them (torch.jit with
+ * is_scripting, torch.compiler with is_compiling); until then it answers
+ * with itself, whose is_scripting() and is_compiling() are False. So the
+ * markers run while torch is still being imported, or without torch, and
+ * TorchScript, which resolves __ncrt_t__.jit.is_scripting at compile time,
+ * finds the real function. */
+#define NC_PY_TORCH_PRELUDE \
+  "__ncrt_t__ = (lambda m: m.__dict__.update(is_scripting=lambda: False, is_compiling=lambda: False, " \
+  "__getattr__=lambda n: (lambda t: m.__dict__.setdefault(n, t) if t is not None and hasattr(t, " \
+  "{\"jit\": \"is_scripting\", \"compiler\": \"is_compiling\"}.get(n, \"__name__\")) else m)" \
+  "(getattr(__import__(\"sys\").modules.get(\"torch\"), n, None))) or m)(type(__import__(\"sys\"))(\"ncrt.torch\"))"
 
 typedef VEC(TSNode) Nodes;
 typedef VEC(char *) Strs;
@@ -89,6 +107,8 @@ typedef struct {
   bool *used_blank; /* rows already taken by a layout decision */
   char *strskip;    /* rows that start inside a multi-line string */
   bool uses_ncrt;    /* the prelude must import ncrt (with its fallback) */
+  PyJit *jit;       /* what the file's JIT compilers compile */
+  bool uses_torch;  /* the prelude must bind __ncrt_t__ (TorchScript-safe markers) */
   /* context aliases used, in first-use order */
   VEC(char *) alias_names;
   VEC(char *) alias_defs;
@@ -224,6 +244,17 @@ static bool row_blank(Py *py, int r) {
   for (size_t i = a; i < e; i++)
     if (py->src[i] != '\r' && py->src[i] != '\n') return false;
   return true;
+}
+
+/* Does row r continue the row above (which ends in a backslash)? Then r,
+ * even when blank, belongs to that logical line: `"""doc""" \` over an
+ * empty row ends the statement there, and deleting the empty row would
+ * join the next line onto it. A backslash ending a comment does not
+ * continue, but counting it too only leaves a blank row unused. */
+static bool continued(Py *py, int r) {
+  if (r <= 0) return false;
+  size_t e = row_end(py, r - 1);
+  return e > py->rows[r - 1] && py->src[e - 1] == '\\';
 }
 
 /* Rows that begin inside a multi-line string must keep their bytes. A string
@@ -418,7 +449,26 @@ static char *with_text(Py *py, const Rule *rule, const char *dflt_name, bool spa
     }
   }
   char *args = buf_steal(&b);
-  char *w = xasprintf("with %s(%s):", alias_for(py, cls, span), args);
+  char *w;
+  if (!span && ctx_kind(cls) != CTX_USER && pyjit_torch(py->jit)) {
+    /* TorchScript territory: torch.jit.script(module) compiles every
+     * function forward reaches, in any file, and cannot compile an ncrt
+     * call. It takes record_function, and folds torch.jit.is_scripting()
+     * to True in a conditional expression, so it never sees the ncrt call;
+     * dynamo folds torch.compiler.is_compiling() the same way (no graph
+     * break). Python evaluates both to False and runs the ncrt range.
+     * __ncrt_t__ (the prelude) finds torch at call time, so the line also
+     * works while torch itself is being imported. */
+    const char *rf = "__ncrt_t__.autograd.profiler.record_function";
+    bool expr = vals && vals->values.v[0].variable;
+    w = xasprintf("with %s(%s%s%s) if __ncrt_t__.jit.is_scripting() else %s(%s%s%s) if "
+                  "__ncrt_t__.compiler.is_compiling() else %s(%s):",
+                  rf, expr ? "str(" : "", args, expr ? ")" : "", rf, expr ? "str(" : "", args, expr ? ")" : "",
+                  alias_for(py, cls, span), args);
+    py->uses_torch = true;
+  } else {
+    w = xasprintf("with %s(%s):", alias_for(py, cls, span), args);
+  }
   free(args);
   return w;
 }
@@ -576,7 +626,8 @@ static bool trivial_body(Py *py, Nodes *kids, int first) {
 static void wrap_function(Py *py, Func *f, const Rule *rule, const char *name, const char *kind) {
   Nodes kids = {0};
   int first;
-  const char *why = func_body_skip(py, f, &kids, &first);
+  const char *why = pyjit_why(py->jit, f->def);
+  if (!why) why = func_body_skip(py, f, &kids, &first);
   if (why) {
     job_explain(py->job, row0(f->def) + 1, "skipped %s: %s", f->qual, why);
   } else {
@@ -797,6 +848,20 @@ static void plan_lines(Py *py, Rule *r) {
     }
     start = ts_node_child_by_field_name(fn->def, "body", 4);
   }
+  /* lines inside a compiled function: the innermost function around them */
+  const Func *in = fn;
+  for (size_t i = 0; !fn && i < py->funcs.n; i++) {
+    const Func *f = py->funcs.v[i];
+    if (row0(f->def) < s && row1(f->def) >= e && (!in || ts_node_start_byte(f->def) > ts_node_start_byte(in->def)))
+      in = f;
+  }
+  const char *jit_why = in ? pyjit_why(py->jit, in->def) : NULL;
+  if (jit_why) {
+    job_explain(py->job, s + 1, "skipped lines %d-%d: %s", s + 1, e + 1, jit_why);
+    rule_miss(r, xasprintf("lines %d-%d of %s are in %s, which is %s", s + 1, e + 1, py->job->rel, in->qual,
+                           jit_why));
+    return;
+  }
   char *name;
   const char *base = fn ? fn->qual : py->job->module ? py->job->module : py->job->rel;
   name = s == e ? xasprintf("%s:L%d", base, s + 1) : xasprintf("%s:L%d-%d", base, s + 1, e + 1);
@@ -823,11 +888,19 @@ static void plan_rule(Py *py, Rule *r) {
   case RULE_FUNC:
   case RULE_CALLS: {
     int hits = 0, fns = 0, errs = py->job->diags.errors;
+    const Func *jitted = NULL;
+    const char *jit_why = NULL;
     for (size_t i = 0; i < py->funcs.n; i++) {
       Func *f = py->funcs.v[i];
       if (r->cls ? !cls_match(r->cls, f) : (f->cls_qual != NULL || f->parent != NULL)) continue;
       if (!name_match(r->func, f->name)) continue;
       fns++;
+      const char *why = pyjit_why(py->jit, f->def);
+      if (why) { /* a marker there would break the compile, or tell nothing */
+        job_explain(py->job, row0(f->def) + 1, "skipped %s: %s", f->qual, why);
+        jitted = f, jit_why = why;
+        continue;
+      }
       if (r->kind == RULE_FUNC) {
         const char *nm = f->qual;
         size_t before = py->wraps.n;
@@ -840,6 +913,8 @@ static void plan_rule(Py *py, Rule *r) {
     if (hits) rule_hit(r);
     else if (py->job->diags.errors > errs) {
       /* already reported (e.g. a bad context value) */
+    } else if (jitted) {
+      rule_miss(r, xasprintf("%s in %s is %s", jitted->qual, py->job->rel, jit_why));
     } else if (!fns) {
       bool any_cls = false;
       for (size_t i = 0; r->cls && i < py->funcs.n; i++) any_cls |= cls_match(r->cls, py->funcs.v[i]);
@@ -995,7 +1070,8 @@ static void plan_full_trace(Py *py) {
   for (size_t i = 0; i < py->funcs.n; i++) {
     Func *f = py->funcs.v[i];
     if (f->has_func_wrap) continue;
-    const char *why = excluded(py, f);
+    const char *why = pyjit_why(py->jit, f->def);
+    if (!why) why = excluded(py, f);
     if (why) {
       job_explain(py->job, row0(f->def) + 1, "skipped %s: %s", f->qual, why);
       continue;
@@ -1025,11 +1101,15 @@ static int cmp_wrap(const void *pa, const void *pb) {
 
 /* The closest free blank row above `row`, not before `floor`; -1 if none.
  * Deleting a blank row outside strings never changes meaning, and only the
- * rows between it and `row` move (up by one) to make room for a new line. */
-static int blank_above(Py *py, int row, int floor) {
+ * rows between it and `row` move (up by one) to make room for a new line.
+ * `headers`: those rows are only a def's header, decorators, docstring and
+ * comments (a whole-function wrap), which tracebacks do not point at, while
+ * inserting would move the statements below: always take the blank. Else
+ * take it only when it moves fewer lines than inserting would. */
+static int blank_above(Py *py, int row, int floor, bool headers) {
   for (int r = row - 1; r >= floor && r >= 0; r--)
-    if (!py->strskip[r] && !py->used_blank[r] && row_blank(py, r))
-      return row - r <= py->nrows - row ? r : -1; /* else inserting moves fewer lines */
+    if (!py->strskip[r] && !py->used_blank[r] && row_blank(py, r) && !continued(py, r))
+      return headers || row - r <= py->nrows - row ? r : -1;
   return -1;
 }
 
@@ -1220,7 +1300,7 @@ static void layout(Py *py) {
       for (int k = 0; k < w->depth; k++) buf_puts(&line, py->unit);
       buf_printf(&line, "%s%s", w->with, py->nl);
       Func *fn = w->fn ? w->fn : func_at(py, w->b0);
-      int b = blank_above(py, w->r0, blank_floor(py, fn));
+      int b = blank_above(py, w->r0, blank_floor(py, fn), w->fn != NULL);
       if (b >= 0) {
         py->used_blank[b] = 1;
         size_t end = b + 1 < n ? py->rows[b + 1] : py->len;
@@ -1242,7 +1322,7 @@ static void layout(Py *py) {
         edits_addf(&job->edits, py->bom + pe, py->bom + ts_node_start_byte(first), 0, "%s%s", py->nl, base.s);
       }
       if (!ts_node_is_null(w->stmt_outer)) {
-        int b = blank_above(py, row0(w->stmt_outer), blank_floor(py, w->fn ? w->fn : func_at(py, w->b0)));
+        int b = blank_above(py, row0(w->stmt_outer), blank_floor(py, w->fn ? w->fn : func_at(py, w->b0)), w->fn != NULL);
         if (b >= 0) {
           py->used_blank[b] = 1;
           size_t end = b + 1 < n ? py->rows[b + 1] : py->len;
@@ -1270,6 +1350,7 @@ static void prelude(Py *py) {
      * builtins and sys (never importlib or contextlib), so instrumenting
      * those modules themselves cannot make an import cycle. */
     buf_puts(&p, NC_PY_PRELUDE);
+  if (py->uses_torch) buf_printf(&p, "; %s", NC_PY_TORCH_PRELUDE);
   for (size_t i = 0; i < py->alias_defs.n; i++) {
     char *s = alias_import(py->alias_defs.v[i]);
     buf_printf(&p, "%s%s", p.len ? "; " : "", s);
@@ -1293,7 +1374,7 @@ static void prelude(Py *py) {
     edits_addf(&job->edits, py->bom + ts_node_start_byte(kids.v[0]), py->bom + ts_node_start_byte(kids.v[0]), -1,
                "%s; ", p.s);
   } else if (kids.n) {
-    int b = blank_above(py, row0(kids.v[0]), coding_floor(py));
+    int b = blank_above(py, row0(kids.v[0]), coding_floor(py), false);
     if (b >= 0) {
       py->used_blank[b] = 1;
       edits_add(&job->edits, py->bom + py->rows[b], py->bom + row_end(py, b), p.s, -1);
@@ -1304,6 +1385,40 @@ static void prelude(Py *py) {
   }
   vec_free(&kids);
   buf_free(&p);
+}
+
+/* ---- moved lines (--explain) ------------------------------------------ */
+
+/* Say which functions' def line or body statements moved in the output
+ * (tracebacks, co_firstlineno and debuggers see the new numbers). The
+ * layout keeps them wherever a blank line gives room; this tells where it
+ * could not. Only with --explain: it applies the edits once more. */
+static void explain_moves(Py *py) {
+  FileJob *job = py->job;
+  if (!job->explain || !job->edits.v.n) return;
+  Buf out = {0};
+  LineMap map = {0};
+  if (edits_apply(&job->edits, job->src, job->len, &out, &map) == 0) {
+    for (size_t i = 0; i < py->funcs.n; i++) {
+      const Func *f = py->funcs.v[i];
+      int dl = row0(f->def) + 1, dm = linemap_get(&map, dl), first = 0, nmoved = 0;
+      size_t k0 = f->kids.n && is_docstring(f->kids.v[0]); /* not a statement that runs */
+      for (size_t k = k0; k < f->kids.n; k++) {
+        int l = row0(f->kids.v[k]) + 1;
+        if (linemap_get(&map, l) != l && !nmoved++) first = l;
+      }
+      if (dm == dl && !nmoved) continue;
+      Buf b = {0};
+      if (dm != dl) buf_printf(&b, "def line %d is line %d", dl, dm);
+      if (nmoved)
+        buf_printf(&b, "%s%d of %zu body statements moved (line %d is line %d)", b.len ? "; " : "", nmoved,
+                   f->kids.n - k0, first, linemap_get(&map, first));
+      job_explain(job, dl, "%s: moved in the output: %s", f->qual, b.s);
+      buf_free(&b);
+    }
+  }
+  buf_free(&out);
+  linemap_free(&map);
 }
 
 /* ---- entry ----------------------------------------------------------- */
@@ -1332,6 +1447,130 @@ static void report_syntax_error(Py *py) {
             "syntax error: this does not parse as Python; the file is copied unchanged");
 }
 
+/* tree-sitter-python has gaps (0.25 rejects `host, *rest = endpoint, *[]`,
+ * valid since Python 3.5). An error confined to one simple statement on
+ * one row leaves the block structure around it intact (indentation is
+ * tracked by the scanner, not the expression grammar): that statement is
+ * kept as it is, and the rest of the file is instrumented. Anything larger
+ * (an error across rows, in a compound statement's header, or that opens
+ * a string) makes the file unparsable. */
+static TSNode statement_of(TSNode n) {
+  for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); n = p, p = ts_node_parent(p))
+    if (is(p, "block") || is(p, "module")) return n;
+  return (TSNode){0};
+}
+
+static bool error_is_local(Py *py, TSNode bad) {
+  TSNode st = statement_of(bad);
+  if (ts_node_is_null(st) || ts_node_is_error(st) || ts_node_is_missing(st) || is_compound(st) ||
+      is(st, "decorated_definition") || row0(st) != row1(st))
+    return false;
+  /* no quote or backslash-newline that the misparse could hide a string in */
+  uint32_t a = ts_node_start_byte(st), b = ts_node_end_byte(st);
+  for (uint32_t i = a; i + 2 < b; i++)
+    if ((py->src[i] == '"' || py->src[i] == '\'') && py->src[i + 1] == py->src[i] && py->src[i + 2] == py->src[i])
+      return false;
+  return true;
+}
+
+/* tree-sitter-python 0.25 takes only a name after the star of an
+ * unpacking in a bare expression list (`a, *b` parses, `a, *[]` and
+ * `a, *(x or y)` do not). A copy of the text for the parser has such
+ * operands (a bracketed group on one line, after a unary star) replaced by
+ * as many underscores: a name, at the same byte offsets and rows, so the
+ * tree fits the real text. Returns NULL when there is nothing to mask. */
+static bool unary_star_at(const char *s, size_t i) {
+  size_t k = i;
+  while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t')) k--;
+  if (k == 0 || s[k - 1] == '\n' || strchr(",([{=:", s[k - 1])) return true;
+  static const char *const kw[] = {"return", "yield", "in", "else", NULL};
+  for (const char *const *w = kw; *w; w++) {
+    size_t l = strlen(*w);
+    if (k >= l && !memcmp(s + k - l, *w, l) &&
+        (k == l || !(s[k - l - 1] == '_' || (unsigned)((s[k - l - 1] | 32) - 'a') < 26u ||
+                     (unsigned)(s[k - l - 1] - '0') < 10u)))
+      return true;
+  }
+  return false;
+}
+
+static char *mask_splats(const char *s, size_t n) {
+  char *m = NULL;
+  for (size_t i = 0; i + 1 < n; i++) {
+    if (s[i] != '*' || s[i + 1] == '*' || (i > 0 && s[i - 1] == '*') || !unary_star_at(s, i)) continue;
+    size_t j = i + 1;
+    while (j < n && (s[j] == ' ' || s[j] == '\t')) j++;
+    if (j >= n || !strchr("([{", s[j])) continue;
+    int depth = 0;
+    size_t k = j;
+    for (; k < n && s[k] != '\n' && s[k] != '#' && s[k] != '"' && s[k] != '\'' && s[k] != '\\'; k++) {
+      if (strchr("([{", s[k])) depth++;
+      else if (strchr(")]}", s[k]) && --depth == 0) break;
+    }
+    if (k >= n || depth != 0 || !strchr(")]}", s[k])) continue;
+    if (!m) m = xstrndup(s, n);
+    memset(m + j, '_', k - j + 1);
+    i = k;
+  }
+  return m;
+}
+
+/* Parse text, through mask_splats when it does not parse as it is. */
+static TSTree *parse_py(TSParser *parser, const char *s, size_t n) {
+  TSTree *t = ts_parser_parse_string(parser, NULL, s, (uint32_t)n);
+  if (!ts_node_has_error(ts_tree_root_node(t))) return t;
+  char *m = mask_splats(s, n);
+  if (!m) return t;
+  /* the masked text has the same syntax errors, if any, and no false ones */
+  TSTree *t2 = ts_parser_parse_string(parser, NULL, m, (uint32_t)n);
+  free(m);
+  ts_tree_delete(t);
+  return t2;
+}
+
+/* Every ERROR or MISSING node local? Counts them in *n; the first goes to
+ * *first. */
+static bool errors_local(Py *py, TSNode root, int *n, TSNode *first) {
+  TSTreeCursor c = ts_tree_cursor_new(root);
+  bool ok = true;
+  *n = 0;
+  for (;;) {
+    TSNode x = ts_tree_cursor_current_node(&c);
+    bool descend = ts_node_has_error(x);
+    if (ts_node_is_error(x) || ts_node_is_missing(x)) {
+      if (!(*n)++) *first = x;
+      if (ok && !error_is_local(py, x)) ok = false;
+      descend = false;
+    }
+    if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
+    bool more = false;
+    while (!(more = ts_tree_cursor_goto_next_sibling(&c)))
+      if (!ts_tree_cursor_goto_parent(&c)) break;
+    if (!more) break;
+  }
+  ts_tree_cursor_delete(&c);
+  return ok;
+}
+
+/* After planning around local errors: does the output parse with exactly
+ * as many errors? If not, the edits touched what the parser misread. */
+static bool output_keeps_errors(Py *py, int nerr) {
+  FileJob *job = py->job;
+  Buf out = {0};
+  bool ok = false;
+  if (edits_apply(&job->edits, job->src, job->len, &out, NULL) == 0) {
+    size_t bom = out.len >= 3 && !memcmp(out.s, "\xef\xbb\xbf", 3) ? 3 : 0;
+    TSTree *t = parse_py(py->parser, out.s + bom, out.len - bom);
+    int n = 0;
+    TSNode first;
+    errors_local(py, ts_tree_root_node(t), &n, &first);
+    ts_tree_delete(t);
+    ok = n == nerr;
+  }
+  buf_free(&out);
+  return ok;
+}
+
 int py_rewrite(FileJob *job) {
   Py py = {0};
   py.job = job;
@@ -1351,20 +1590,30 @@ int py_rewrite(FileJob *job) {
   if (job->parser && *job->parser) py.parser = *job->parser;
   else py.parser = ts_parser_new();
   ts_parser_set_language(py.parser, tree_sitter_python());
-  py.tree = ts_parser_parse_string(py.parser, NULL, py.src, (uint32_t)py.len);
+  py.tree = parse_py(py.parser, py.src, py.len);
   py.root = ts_tree_root_node(py.tree);
-  int rc = 0;
-  if (ts_node_has_error(py.root)) {
-    job->unparsable = true;
-    report_syntax_error(&py);
-    rc = -1;
-    goto done;
-  }
+  int rc = 0, nerr = 0;
   index_rows(&py);
+  if (ts_node_has_error(py.root)) {
+    TSNode first;
+    if (!errors_local(&py, py.root, &nerr, &first)) {
+      job->unparsable = true;
+      report_syntax_error(&py);
+      rc = -1;
+      goto done;
+    }
+    TSPoint p = ts_node_start_point(first);
+    diag_at(&job->diags, DIAG_NOTE, job->rel, job->src, job->len, (int)p.row + 1,
+            (int)p.column + 1 + (p.row == 0 ? (int)py.bom : 0),
+            "tree-sitter-python does not parse %s; %s kept as %s, the rest of the file is instrumented",
+            nerr > 1 ? "these statements" : "this statement", nerr > 1 ? "they are" : "it is",
+            nerr > 1 ? "they are" : "it is");
+  }
   py.strskip = xcalloc((size_t)py.nrows + 1, 1);
   py.used_blank = xcalloc((size_t)py.nrows + 1, sizeof *py.used_blank);
   mark_strings(&py, py.root);
   pick_unit(&py);
+  py.jit = pyjit_scan(py.src, py.root, job->origin);
   collect(&py, py.root, "", NULL, NULL);
 
   for (size_t t = 0; t < job->ntargets; t++)
@@ -1380,6 +1629,14 @@ int py_rewrite(FileJob *job) {
     }
   layout(&py);
   prelude(&py);
+  if (nerr && !output_keeps_errors(&py, nerr)) {
+    edits_free(&job->edits);
+    job->unparsable = true;
+    report_syntax_error(&py);
+    rc = -1;
+    goto done;
+  }
+  explain_moves(&py);
   for (size_t i = 0; i < py.wraps.n; i++) {
     Wrap *w = &py.wraps.v[i];
     if (!w->dropped) {
@@ -1406,6 +1663,7 @@ done:
   free(py.rows);
   free(py.strskip);
   free(py.used_blank);
+  pyjit_free(py.jit);
   ts_tree_delete(py.tree);
   if (job->parser) *job->parser = py.parser;
   else ts_parser_delete(py.parser);

@@ -113,6 +113,14 @@ def c_compiles(path):
     return r.returncode == 0
 
 
+def everything():
+    """Full trace of every file, C included: --full-trace alone leaves the
+    C files of a tree holding Python as they are."""
+    rules = os.path.join(T, "everything.yaml")
+    write(rules, 'targets:\n  "*":\n    full_trace_mode: true\n')
+    return ["-c", rules]
+
+
 def fresh(name):
     d = os.path.join(T, name)
     shutil.rmtree(d, ignore_errors=True)
@@ -134,7 +142,7 @@ def test_binary_empty_nul_utf8():
     write(src + "/nul.c", b"int f(void) { return 0; }\n\0\n")
     write(src + "/latin1.py", b"# caf\xe9\ndef f():\n    return 1\n")
     write(src + "/latin1.c", b"const char *s = \"caf\xe9\";\nint f(void) { return 1; }\n")
-    rc, _, se = run(["--full-trace"], src, out)
+    rc, _, se = run(everything(), src, out)
     check(rc == 0, "binary/empty/NUL files: exit 0 (warnings only)", se)
     for f in ("blob.py", "blob.c", "empty.py", "empty.c", "nul.py"):
         check(read(out + "/" + f) == read(src + "/" + f), "%s copied byte for byte" % f)
@@ -189,7 +197,7 @@ def test_deep_and_long():
     # a 4 MB line of Python, and a C file of one 2 MB line
     write(src + "/longline.py", "def f():\n    return [" + ", ".join(str(i) for i in range(500000)) + "]\n")
     write(src + "/longline.c", "int f(void) { return 0" + " + 1" * 500000 + "; }\n")
-    rc, _, se = run(["--full-trace"], src, out, timeout=300)
+    rc, _, se = run(everything(), src, out, timeout=300)
     check(rc == 0, "deep/long: exit 0", se)
     check(read(out + "/deep.py") == read(src + "/deep.py") and "deep.py:" in se,
           "Python nested 3000 deep: copied unchanged, with a warning", se[:2000])

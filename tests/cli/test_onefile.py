@@ -51,6 +51,10 @@ def golden_equivalence(golden, tmp):
                 if os.path.islink(src):
                     continue
                 rel = os.path.relpath(src, os.path.join(d, "input"))
+                if case == "py-full-trace-python-tree" and not rel.endswith(".py"):
+                    # the tree mode leaves the C files of a Python tree out of
+                    # full trace; --file instruments the one file it is named
+                    continue
                 out = os.path.join(tmp, "eq", case, rel)
                 rc, _, err = nc(*cfg, *args, "-q", "--file", os.path.join("input", rel), "--as", rel, "-o", out, cwd=d)
                 check(rc == 0, "%s/%s: --file exit %d\n%s" % (case, rel, rc, err))

@@ -10,7 +10,7 @@
 
 Besides the byte-for-byte comparison, every case checks that:
   - every output file that is Python, C, C++ or CUDA compiles wherever its
-    input compiles (py_compile; gcc/g++ -fsyntax-only; nvcc host syntax);
+    input compiles (compile() and tokenize; gcc/g++ -fsyntax-only; nvcc host syntax);
   - the output is the same with -j 1 as with -j 4 (determinism);
   - instrumenting the output again changes nothing (no double instrumentation);
   - --check on the fresh OUT reports it up to date.
@@ -52,8 +52,12 @@ def run(cmd, cwd):
 
 def compiles(path, lang):
     if lang == "py":
+        # compiles, and tokenize reads it too (inspect.getsource and
+        # TorchScript use tokenize, which is stricter about where a
+        # backslash continuation may end)
         r = subprocess.run([sys.executable, "-c",
-                            "import sys; compile(open(sys.argv[1],'rb').read(), sys.argv[1], 'exec')", path],
+                            "import sys, tokenize; compile(open(sys.argv[1],'rb').read(), sys.argv[1], 'exec'); "
+                            "list(tokenize.tokenize(open(sys.argv[1],'rb').readline))", path],
                            capture_output=True)
     elif lang in ("c", "h"):
         r = subprocess.run(["gcc", "-std=gnu11", "-fsyntax-only"] + INCLUDES + ["-x", "c", path], capture_output=True)

@@ -1,13 +1,13 @@
-__ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span"), lambda *a: __ncrt__()), __enter__=lambda s: s, __exit__=lambda s, *a: None, __module__="ncrt"))); import torch
+__ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span"), staticmethod(lambda *a: __ncrt__)), __enter__=staticmethod(lambda: None), __exit__=staticmethod(lambda *a: None), __module__="ncrt"))()); __ncrt_t__ = (lambda m: m.__dict__.update(is_scripting=lambda: False, is_compiling=lambda: False, __getattr__=lambda n: (lambda t: m.__dict__.setdefault(n, t) if t is not None and hasattr(t, {"jit": "is_scripting", "compiler": "is_compiling"}.get(n, "__name__")) else m)(getattr(__import__("sys").modules.get("torch"), n, None))) or m)(type(__import__("sys"))("ncrt.torch")); import torch
 
 from model.net import Net
 def train_step(model, opt, x, y):
-    with __ncrt__.range("train_step:zero_grad"):
+    with __ncrt_t__.autograd.profiler.record_function("train_step:zero_grad") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("train_step:zero_grad") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("train_step:zero_grad"):
         opt.zero_grad()
     loss = torch.nn.functional.mse_loss(model(x), y)
-    with __ncrt__.range("train_step:backward"):
+    with __ncrt_t__.autograd.profiler.record_function("train_step:backward") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("train_step:backward") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("train_step:backward"):
         loss.backward()
-    with __ncrt__.range("train_step:step"):
+    with __ncrt_t__.autograd.profiler.record_function("train_step:step") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("train_step:step") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("train_step:step"):
         opt.step()
     return loss.item()
 

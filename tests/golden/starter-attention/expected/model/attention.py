@@ -1,4 +1,4 @@
-__ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span"), lambda *a: __ncrt__()), __enter__=lambda s: s, __exit__=lambda s, *a: None, __module__="ncrt"))); import math
+__ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span"), staticmethod(lambda *a: __ncrt__)), __enter__=staticmethod(lambda: None), __exit__=staticmethod(lambda *a: None), __module__="ncrt"))()); __ncrt_t__ = (lambda m: m.__dict__.update(is_scripting=lambda: False, is_compiling=lambda: False, __getattr__=lambda n: (lambda t: m.__dict__.setdefault(n, t) if t is not None and hasattr(t, {"jit": "is_scripting", "compiler": "is_compiling"}.get(n, "__name__")) else m)(getattr(__import__("sys").modules.get("torch"), n, None))) or m)(type(__import__("sys"))("ncrt.torch")); import math
 
 import torch
 from torch import nn
@@ -18,21 +18,21 @@ class SelfAttention(nn.Module):
         b, t, d = x.shape
         return x.view(b, t, self.heads, d // self.heads).transpose(1, 2)
     def forward(self, x):
-        with __ncrt__.range("attention.forward"):
-            with __ncrt__.range("attention.proj"):
+        with __ncrt_t__.autograd.profiler.record_function("attention.forward") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.forward") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.forward"):
+            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"):
                 q = self.split(self.q_proj(x))
-            with __ncrt__.range("attention.proj"):
+            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"):
                 k = self.split(self.k_proj(x))
-            with __ncrt__.range("attention.proj"):
+            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"):
                 v = self.split(self.v_proj(x))
-            with __ncrt__.range("attention.matmul"):
+            with __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.matmul"):
                 scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
-            with __ncrt__.range("attention.softmax"):
+            with __ncrt_t__.autograd.profiler.record_function("attention.softmax") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.softmax") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.softmax"):
                 weights = F.softmax(scores, dim=-1)
-            with __ncrt__.range("attention.matmul"):
+            with __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.matmul"):
                 out = torch.matmul(weights, v)
             b, h, t, dh = out.shape
-            with __ncrt__.range("attention.proj"):
+            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"):
                 return self.out_proj(out.transpose(1, 2).reshape(b, t, h * dh))
 
 
@@ -50,12 +50,12 @@ class FusedAttention(nn.Module):
         super().__init__()
         self.qkv_proj = nn.Linear(d, 3 * d)
     def forward(self, x):
-        with __ncrt__.range("attention.forward"):
-            with __ncrt__.range("attention.proj"):
+        with __ncrt_t__.autograd.profiler.record_function("attention.forward") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.forward") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.forward"):
+            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"):
                 q, k, v = self.qkv_proj(x).chunk(3, dim=-1)
-            with __ncrt__.range("attention.matmul"):
+            with __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.matmul"):
                 scores = torch.bmm(q, k.transpose(1, 2))
-            with __ncrt__.range("attention.dropout"):
+            with __ncrt_t__.autograd.profiler.record_function("attention.dropout") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.dropout") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.dropout"):
                 scores = F.dropout(scores, p=0.0)
-            with __ncrt__.range("attention.sdpa"):
+            with __ncrt_t__.autograd.profiler.record_function("attention.sdpa") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.sdpa") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.sdpa"):
                 return F.scaled_dot_product_attention(q, k, v)

@@ -1,4 +1,4 @@
-"""A small model: two nn.Modules."""; __ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span"), lambda *a: __ncrt__()), __enter__=lambda s: s, __exit__=lambda s, *a: None, __module__="ncrt")))
+"""A small model: two nn.Modules."""; __ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span"), staticmethod(lambda *a: __ncrt__)), __enter__=staticmethod(lambda: None), __exit__=staticmethod(lambda *a: None), __module__="ncrt"))()); __ncrt_t__ = (lambda m: m.__dict__.update(is_scripting=lambda: False, is_compiling=lambda: False, __getattr__=lambda n: (lambda t: m.__dict__.setdefault(n, t) if t is not None and hasattr(t, {"jit": "is_scripting", "compiler": "is_compiling"}.get(n, "__name__")) else m)(getattr(__import__("sys").modules.get("torch"), n, None))) or m)(type(__import__("sys"))("ncrt.torch"))
 import torch
 from torch import nn
 
@@ -9,7 +9,7 @@ class MLP(nn.Module):
         self.fc1 = nn.Linear(d, 4 * d)
         self.fc2 = nn.Linear(4 * d, d)
     def forward(self, x):
-        with __ncrt__.torch_range("MLP.forward"):
+        with __ncrt_t__.autograd.profiler.record_function("MLP.forward") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("MLP.forward") if __ncrt_t__.compiler.is_compiling() else __ncrt__.torch_range("MLP.forward"):
             return self.fc2(torch.relu(self.fc1(x)))
 
 
@@ -19,6 +19,6 @@ class Net(nn.Module):
         self.mlp = MLP(d)
         self.norm = nn.LayerNorm(d)
     def forward(self, x):
-        with __ncrt__.torch_range("Net.forward"):
+        with __ncrt_t__.autograd.profiler.record_function("Net.forward") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("Net.forward") if __ncrt_t__.compiler.is_compiling() else __ncrt__.torch_range("Net.forward"):
             x = x + self.mlp(self.norm(x))
             return x

@@ -1,0 +1,61 @@
+"""numba: decorators through every import form, and run-time compiles."""
+import numba
+import numba as nb
+from numba import njit as nj, vectorize, guvectorize
+from numba.experimental import jitclass
+from numba.extending import register_jitable
+
+
+@numba.njit
+def add1(x):
+    return x + 1
+
+
+@nb.jit(nopython=True, cache=False)
+def outer(x):
+    def inner(y):
+        return y * 2
+    return inner(x)
+
+
+@nj
+def aliased(x):
+    return x
+
+
+@vectorize(["float64(float64)"])
+def twice(x):
+    return x * 2
+
+
+@guvectorize(["void(float64[:], float64[:])"], "(n)->(n)")
+def copy(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i]
+
+
+@register_jitable
+def helper(x):
+    return x - 1
+
+
+@jitclass([("v", numba.float64)])
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+    def get(self):
+        return self.v
+
+
+def slow(x):
+    return x * 3
+
+
+fast = numba.njit(slow)
+fast_parallel = nb.njit(parallel=False)(aliased)
+
+
+def plain(x):
+    y = add1(x)
+    return y

@@ -1,0 +1,10 @@
+from numba import *
+
+
+@njit
+def starred(x):
+    return x
+
+
+def plain(x):
+    return starred(x)

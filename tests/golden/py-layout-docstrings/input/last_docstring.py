@@ -1,0 +1,6 @@
+import os
+
+
+def f0():
+    """d"""
+    return 0

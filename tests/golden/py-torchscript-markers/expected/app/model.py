@@ -1,0 +1,22 @@
+"""A file that imports torch: markers TorchScript and dynamo can compile."""; __ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span"), staticmethod(lambda *a: __ncrt__)), __enter__=staticmethod(lambda: None), __exit__=staticmethod(lambda *a: None), __module__="ncrt"))()); __ncrt_t__ = (lambda m: m.__dict__.update(is_scripting=lambda: False, is_compiling=lambda: False, __getattr__=lambda n: (lambda t: m.__dict__.setdefault(n, t) if t is not None and hasattr(t, {"jit": "is_scripting", "compiler": "is_compiling"}.get(n, "__name__")) else m)(getattr(__import__("sys").modules.get("torch"), n, None))) or m)(type(__import__("sys"))("ncrt.torch"))
+import torch
+from torch import nn
+
+def helper(x):
+    with __ncrt_t__.autograd.profiler.record_function("app.model.helper") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("app.model.helper") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("app.model.helper"):
+        return x * 2
+
+class Block(nn.Module):
+    def forward(self, x):
+        with __ncrt_t__.autograd.profiler.record_function("app.model.Block.forward") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("app.model.Block.forward") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("app.model.Block.forward"):
+            y = helper(x)
+            return y + 1
+
+async def fetch(x):
+    with __ncrt__.span("app.model.fetch"):
+        return x
+
+def gen(n):
+    with __ncrt__.span("app.model.gen"):
+        for i in range(n):
+            yield i

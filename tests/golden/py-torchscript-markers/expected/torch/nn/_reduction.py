@@ -1,0 +1,8 @@
+# Inside a package named torch, without importing torch (torch's own
+# nn/_reduction.py): TorchScript compiles it from nn/functional.py.
+__ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span"), staticmethod(lambda *a: __ncrt__)), __enter__=staticmethod(lambda: None), __exit__=staticmethod(lambda *a: None), __module__="ncrt"))()); __ncrt_t__ = (lambda m: m.__dict__.update(is_scripting=lambda: False, is_compiling=lambda: False, __getattr__=lambda n: (lambda t: m.__dict__.setdefault(n, t) if t is not None and hasattr(t, {"jit": "is_scripting", "compiler": "is_compiling"}.get(n, "__name__")) else m)(getattr(__import__("sys").modules.get("torch"), n, None))) or m)(type(__import__("sys"))("ncrt.torch"))
+def get_enum(reduction: str) -> int:
+    with __ncrt_t__.autograd.profiler.record_function("torch.nn._reduction.get_enum") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("torch.nn._reduction.get_enum") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("torch.nn._reduction.get_enum"):
+        if reduction == "none":
+            return 0
+        return 1

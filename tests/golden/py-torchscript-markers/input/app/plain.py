@@ -1,0 +1,5 @@
+"""No torch here: the plain ncrt marker."""
+
+
+def work(x):
+    return x + 1
