@@ -45,17 +45,21 @@ const TSLanguage *tree_sitter_python(void);
  *
  * Files in TorchScript territory (pyjit.h) also bind __ncrt_t__: a module
  * object that finds torch's attributes at call time through a PEP 562
- * __getattr__ and keeps them once torch has them (torch.jit with
- * is_scripting, torch.compiler with is_compiling); until then it answers
- * with itself, whose is_scripting() and is_compiling() are False. So the
- * markers run while torch is still being imported, or without torch, and
- * TorchScript, which resolves __ncrt_t__.jit.is_scripting at compile time,
- * finds the real function. */
+ * __getattr__ (torch.jit if it has is_scripting, torch.compiler if it has
+ * is_compiling, torch.autograd; any other name is looked up as on a plain
+ * module, so introspection sees nothing odd), answering with itself, whose is_scripting() and
+ * is_compiling() are False, where torch has none. Once torch has finished
+ * importing (its spec no longer _initializing) the answer is kept, a miss
+ * too (torch 1.x has no torch.compiler: a failing lookup per call cost
+ * ~1 us); before that nothing is kept, so the markers run while torch is
+ * still being imported, or without torch. TorchScript, which resolves
+ * __ncrt_t__.jit.is_scripting at compile time, finds the real function. */
 #define NC_PY_TORCH_PRELUDE \
   "__ncrt_t__ = (lambda m: m.__dict__.update(is_scripting=lambda: False, is_compiling=lambda: False, " \
-  "__getattr__=lambda n: (lambda t: m.__dict__.setdefault(n, t) if t is not None and hasattr(t, " \
-  "{\"jit\": \"is_scripting\", \"compiler\": \"is_compiling\"}.get(n, \"__name__\")) else m)" \
-  "(getattr(__import__(\"sys\").modules.get(\"torch\"), n, None))) or m)(type(__import__(\"sys\"))(\"ncrt.torch\"))"
+  "__getattr__=lambda n, k={\"jit\": \"is_scripting\", \"compiler\": \"is_compiling\", \"autograd\": \"profiler\"}: " \
+  "object.__getattribute__(m, n) if n not in k else (lambda t: (lambda v: m.__dict__.setdefault(n, v) if t is not None " \
+  "and not getattr(getattr(t, \"__spec__\", None), \"_initializing\", False) else v)((lambda a: a if hasattr(a, k[n]) " \
+  "else m)(getattr(t, n, None))))(__import__(\"sys\").modules.get(\"torch\"))) or m)(type(__import__(\"sys\"))(\"ncrt.torch\"))"
 
 typedef VEC(TSNode) Nodes;
 typedef VEC(char *) Strs;

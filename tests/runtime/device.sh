@@ -4,6 +4,8 @@
 # CPU cases and the C push/pop benchmark there.
 #
 #   sh tests/runtime/device.sh [BUILD_DIR] [PREBUILT_DIR]
+#   NCREWRITE=path/to/ncrewrite sh tests/runtime/device.sh ...   also the
+#   torch.compile and Triton cases (tests/run/test_gpu_compilers.py)
 #
 # PREBUILT_DIR (optional): ncrun/libncrt.so/python built elsewhere, used for
 # the pieces that fail to build here (e.g. no libcjson headers).
@@ -31,11 +33,21 @@ if ! gcc -O2 -std=gnu11 "$ROOT/src/runtime/ncrun.c" -o "$B/ncrun" -lcjson; then
     [ -f "$PRE/../devlib/libcjson.so.1" ] && export LD_LIBRARY_PATH="$PRE/../devlib:${LD_LIBRARY_PATH:-}"
 fi
 PY=/usr/bin/python3
-if PYINC=$($PY -c 'import sysconfig;print(sysconfig.get_paths()["include"])') && [ -f "$PYINC/Python.h" ]; then
-  SUF=$($PY -c 'import sysconfig;print(sysconfig.get_config_var("EXT_SUFFIX"))')
-  gcc -O2 -fPIC -shared -mtls-dialect=gnu2 -I"$CUDA_INC" -I"$PYINC" "$ROOT/src/runtime/python/ncrtmodule.c" \
-    -o "$B/python/ncrt$SUF" && echo "python module built"
-elif [ -n "$PRE" ]; then
+# the ncrt module for each Python here (one file per EXT_SUFFIX, as CMake does)
+built=0
+suffixes=" "
+pythons=""
+for P in /usr/bin/python3 $(command -v python3) $(command -v python3.12) $(command -v python3.13); do
+  if PYINC=$($P -c 'import sysconfig;print(sysconfig.get_paths()["include"])' 2>/dev/null) && [ -f "$PYINC/Python.h" ]; then
+    SUF=$($P -c 'import sysconfig;print(sysconfig.get_config_var("EXT_SUFFIX"))')
+    case "$suffixes" in *" $SUF "*) continue ;; esac
+    suffixes="$suffixes$SUF "
+    pythons="$pythons${pythons:+,}$($P -c 'import sys;print("%d.%d" % sys.version_info[:2])')=$P"
+    gcc -O2 -fPIC -shared -mtls-dialect=gnu2 -I"$CUDA_INC" -I"$PYINC" "$ROOT/src/runtime/python/ncrtmodule.c" \
+      -o "$B/python/ncrt$SUF" && echo "python module built for $P (ncrt$SUF)" && built=1
+  fi
+done
+if [ $built = 0 ] && [ -n "$PRE" ]; then
   cp "$PRE"/python/* "$B/python/" && echo "python module: prebuilt copy"
 fi
 
@@ -46,12 +58,39 @@ for c in gpu-kernels gpu-memcpy gpu-clock gpu-gated gpu-cupti-busy c-basic cpp-s
   echo "(rc=$?)"
 done
 
+echo "== the ncrt module: decorators under GC stress, torch.jit.trace, recursion ($pythons)"
+for c in decorator-gc recursion; do
+  printf '%-14s ' "$c"
+  $PY "$ROOT/tests/runtime/test_pymodule.py" "$c" "$B" "$pythons" 0 2>&1 | tail -3 | tr '\n' ' '
+  echo "(rc=$?)"
+done
+printf '%-14s ' jit-trace
+NCRT_TEST_PYTHON=$(command -v python3) $PY "$ROOT/tests/runtime/test_pymodule.py" jit-trace "$B" "$pythons" 0 2>&1 |
+  tail -3 | tr '\n' ' '
+echo
+
 echo "== launchers (torchrun with the machine's own torch)"
 for c in torchrun mpirun; do
   printf '%-14s ' "$c"
   NCRT_TEST_PYTHON=$(command -v python3) $PY "$ROOT/tests/runtime/test_runtime.py" "$c" "$B" 2>&1 | tail -3 | tr '\n' ' '
   echo "(rc=$?)"
 done
+
+echo "== compilers over instrumented code (torch.compile, Triton, TorchScript)"
+# NCREWRITE: an ncrewrite binary built elsewhere (the run tool can carry
+# build/src/rewrite/ncrewrite; its grammars are linked in statically).
+if [ -n "${NCREWRITE:-}" ] && [ -x "$NCREWRITE" ]; then
+  TPY=$(command -v python3)
+  for c in torch-compile triton; do
+    echo "-- $c ($TPY)"
+    $TPY "$ROOT/tests/run/test_gpu_compilers.py" "$NCREWRITE" "$c" "$B/python" > "$B/$c.log" 2>&1
+    rc=$?
+    tail -12 "$B/$c.log"
+    echo "(rc=$rc: 0 passed, 1 failed, 77 skipped)"
+  done
+else
+  echo "no NCREWRITE binary given: torch.compile and Triton cases not run"
+fi
 
 echo "== CUPTI busy: a second subscriber"
 if command -v nsys >/dev/null; then
