@@ -1,7 +1,7 @@
 # Install layout (`cmake --install build --prefix P`):
 #   P/bin/ncrewrite, ncrun, nctrace
 #   P/lib/libncrt.so                     the collector (NVTX/CUDA injection)
-#   P/lib/ncrewrite/python/ncrt*.so      the ncrt Python module
+#   P/lib/ncrewrite/python/ncrt*.so      the ncrt Python module, one per CPython version
 #   P/include/ncrt.h                     the one public header
 #   P/lib/pkgconfig/ncrt.pc              pkg-config --cflags --libs ncrt
 #   P/lib/cmake/ncrewrite/               find_package(ncrewrite)
@@ -22,8 +22,10 @@ if(TARGET ncrt)
   install(TARGETS ncrt LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(FILES ${PROJECT_SOURCE_DIR}/src/runtime/include/ncrt.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endif()
-if(TARGET ncrt_python)
-  install(TARGETS ncrt_python LIBRARY DESTINATION ${NC_PY_INSTALL_DIR})
+# the ncrt module, one file per CPython version it was built for
+get_property(nc_py_targets GLOBAL PROPERTY NC_PY_MODULE_TARGETS)
+if(nc_py_targets)
+  install(TARGETS ${nc_py_targets} LIBRARY DESTINATION ${NC_PY_INSTALL_DIR})
 endif()
 if(TARGET ncrun)
   # ncrun finds libncrt.so and the module from its own directory: in the build

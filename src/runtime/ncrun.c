@@ -15,8 +15,10 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -267,6 +269,205 @@ static void copy_file(const char *from, const char *dir) {
   if (out) fclose(out);
 }
 
+/* ---- Can the program's Python import ncrt? ----
+ *
+ * When the command is a Python interpreter (python, python3, python3.X, or
+ * a script whose #! line names one), that interpreter is run once before
+ * the program, with the environment the program gets (PYTHONPATH and the
+ * interpreter's -I/-E/-s/-S flags; no collector attached), to import ncrt.
+ * If it cannot, one warning says which interpreter, its version and why,
+ * and the program runs anyway: otherwise the user learns only "no trace was
+ * written" afterwards, or a trace without the Python ranges. */
+
+static const char py_check_src[] =
+    "import sys, os\n"
+    "d = sys.argv[1]\n"
+    "impl = getattr(getattr(sys, 'implementation', None), 'name', 'python')\n"
+    "impl = {'cpython': 'CPython', 'pypy': 'PyPy'}.get(impl, impl)\n"
+    "v = '%s, %s %d.%d.%d' % ((sys.executable, impl) + tuple(sys.version_info[:3]))\n"
+    "sys.stdout.write('\\n@@ncrun-version ' + v + '\\n')\n"
+    "sys.stdout.flush()\n"
+    "try:\n"
+    "    import ncrt\n"
+    "    sys.stdout.write('@@ncrun-result ok\\n')\n"
+    "except Exception as e:\n"
+    "    import re\n"
+    "    try:\n"
+    "        import sysconfig\n"
+    "        suf = sysconfig.get_config_var('EXT_SUFFIX')\n"
+    "    except Exception:\n"
+    "        suf = None\n"
+    "    have = sorted(os.listdir(d)) if os.path.isdir(d) else []\n"
+    "    built = sorted(set((int(m.group(1)), int(m.group(2))) for m in\n"
+    "                       (re.match(r'ncrt\\.cpython-(\\d)(\\d+)', f) for f in have) if m))\n"
+    "    if sys.flags.ignore_environment:\n"
+    "        why = 'it ignores PYTHONPATH (-I or -E), where ncrun puts ncrt (%s)' % d\n"
+    "    elif isinstance(e, ImportError) and getattr(e, 'name', None) == 'ncrt' and suf \\\n"
+    "            and not os.path.exists(os.path.join(d, 'ncrt' + suf)):\n"
+    "        why = 'ncrt has no build for %s %d.%d (looked in %s for ncrt%s; built for: %s)' % (\n"
+    "            impl, sys.version_info[0], sys.version_info[1], d, suf,\n"
+    "            ', '.join('%d.%d' % b for b in built) or 'none')\n"
+    "    else:\n"
+    "        why = '%s: %s' % (type(e).__name__, e)\n"
+    "    sys.stdout.write('@@ncrun-result ' + why.replace('\\n', ' ') + '\\n')\n";
+
+static int python_name(const char *path) {
+  const char *b = strrchr(path, '/');
+  b = b ? b + 1 : path;
+  if (strncmp(b, "python", 6)) return 0;
+  return b[6 + strspn(b + 6, "0123456789.")] == 0;
+}
+
+/* execvp's search: the file cmd would run */
+static int resolve_cmd(const char *cmd, char *out, size_t n) {
+  if (strchr(cmd, '/')) {
+    snprintf(out, n, "%s", cmd);
+    return access(out, X_OK) == 0;
+  }
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+  for (const char *p = path; *p;) {
+    size_t l = strcspn(p, ":");
+    snprintf(out, n, "%.*s%s%s", (int)l, p, l ? "/" : "", cmd);
+    struct stat st;
+    if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) return 1;
+    p += l;
+    if (*p == ':') p++;
+  }
+  return 0;
+}
+
+/* Collect the interpreter flags that change what it imports (-I -E -s -S)
+ * from a Python command line's options, up to the script, -c or -m. */
+static void py_flags(char **args, char *flags, size_t n) {
+  size_t k = 0;
+  for (; *args && (*args)[0] == '-' && (*args)[1] && strcmp(*args, "--") && strcmp(*args, "-"); args++) {
+    if ((*args)[1] == '-') continue; /* --long options take no value worth following */
+    for (const char *p = *args + 1; *p; p++) {
+      if (strchr("IEsS", *p)) {
+        if (k + 1 < n && !memchr(flags, *p, k)) flags[k++] = *p;
+      } else if (*p == 'c' || *p == 'm') {
+        flags[k] = 0;
+        return;
+      } else if (*p == 'W' || *p == 'X') { /* these take a value */
+        if (!p[1] && args[1]) args++;
+        break;
+      }
+    }
+  }
+  flags[k] = 0;
+}
+
+static void check_python(char **cmd, const char *pydir) {
+  char interp[PATH_MAX], flags[8] = "", script[PATH_MAX];
+  if (python_name(cmd[0])) {
+    snprintf(interp, sizeof interp, "%s", cmd[0]);
+    py_flags(cmd + 1, flags, sizeof flags);
+  } else {
+    /* a script with a #! line naming python (directly or through env) */
+    if (!resolve_cmd(cmd[0], script, sizeof script)) return;
+    FILE *f = fopen(script, "rb");
+    char line[512] = "";
+    if (!f) return;
+    if (!fgets(line, sizeof line, f)) line[0] = 0;
+    fclose(f);
+    if (strncmp(line, "#!", 2)) return;
+    line[strcspn(line, "\r\n")] = 0;
+    char *save = NULL, *tok = strtok_r(line + 2, " \t", &save);
+    if (!tok) return;
+    if (!strcmp(tok + (strrchr(tok, '/') ? strrchr(tok, '/') - tok + 1 : 0), "env")) {
+      do tok = strtok_r(NULL, " \t", &save); /* env's own options, env -S */
+      while (tok && tok[0] == '-');
+      if (!tok) return;
+    }
+    if (!python_name(tok)) return;
+    snprintf(interp, sizeof interp, "%s", tok);
+    char *rest[8] = {0};
+    for (int r = 0; r < 7 && (rest[r] = strtok_r(NULL, " \t", &save)); r++) {
+    }
+    py_flags(rest, flags, sizeof flags);
+  }
+
+  int fd[2];
+  if (pipe(fd)) return;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return;
+  }
+  if (pid == 0) {
+    /* the program's environment, without the collector (this process
+     * records nothing and must write no trace) */
+    unsetenv("NVTX_INJECTION64_PATH");
+    unsetenv("CUDA_INJECTION64_PATH");
+    dup2(fd[1], 1);
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      dup2(null, 0);
+      dup2(null, 2);
+    }
+    close(fd[0]);
+    char opt[16];
+    snprintf(opt, sizeof opt, "-%s", flags);
+    char *argv[] = {interp, opt, "-c", (char *)py_check_src, (char *)pydir, NULL};
+    execvp(interp, flags[0] ? argv : (char *[]){interp, "-c", (char *)py_check_src, (char *)pydir, NULL});
+    _exit(127);
+  }
+  close(fd[1]);
+  static char out[65536], junk[4096];
+  size_t got = 0;
+  int timed_out = 0;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    long left = 10000 - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+    struct pollfd p = {fd[0], POLLIN, 0};
+    int r = left > 0 ? poll(&p, 1, (int)left) : 0;
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) { /* 10 s and no answer: give up on the check, not the run */
+      kill(pid, SIGKILL);
+      timed_out = 1;
+      break;
+    }
+    int full = got == sizeof out - 1; /* then drain: the child must not die of SIGPIPE */
+    ssize_t k = full ? read(fd[0], junk, sizeof junk) : read(fd[0], out + got, sizeof out - 1 - got);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    if (!full) got += (size_t)k;
+  }
+  close(fd[0]);
+  out[got] = 0;
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    say("warning: %s gave no answer in 10 s to whether it can import ncrt; running the program anyway", interp);
+    return;
+  }
+  /* marked lines: a sitecustomize may print too */
+  char *version = strstr(out, "\n@@ncrun-version "), *why = strstr(out, "\n@@ncrun-result ");
+  if (!version) return; /* did not start (127), or no answer: the run itself will tell */
+  version += strlen("\n@@ncrun-version ");
+  if (why) why += strlen("\n@@ncrun-result ");
+  else why = version + strlen(version); /* the import died: "" */
+  version[strcspn(version, "\n")] = 0;
+  why[strcspn(why, "\n")] = 0;
+  if (!strcmp(why, "ok")) return;
+  char sig[64];
+  if (!*why && WIFSIGNALED(st)) {
+    snprintf(sig, sizeof sig, "importing ncrt killed it (signal %d)", WTERMSIG(st));
+    why = sig;
+  } else if (!*why) {
+    return;
+  }
+  say("warning: %s (%s) cannot import ncrt: %s. Its Python ranges will not be recorded; running it anyway",
+      interp, version, why);
+}
+
 static pid_t child;
 static void forward(int sig) {
   if (child > 0) kill(child, sig);
@@ -453,6 +654,7 @@ int main(int argc, char **argv) {
         "_exit writes no trace", lib);
     preload = 0;
   }
+  if (!quiet) check_python(cmd, pydir);
   fflush(NULL);
   child = fork();
   if (child < 0) {

@@ -129,8 +129,12 @@ def case_prefix(build, tmp):
                 "lib/cmake/ncrewrite/ncrewriteConfigVersion.cmake",
                 "share/man/man1/ncrewrite.1", "share/man/man1/ncrun.1", "share/man/man1/nctrace.1"):
         check(os.path.isfile(os.path.join(prefix, rel)), "not installed: " + rel)
-    mods = glob.glob(os.path.join(prefix, "lib/ncrewrite/python/ncrt*.so"))
-    check(len(mods) == 1, "the ncrt Python module is not installed: %s" % mods)
+    # one build per CPython found at configure time; /usr/bin/python3's must be there
+    suffix = subprocess.run(["/usr/bin/python3", "-c", "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"],
+                            capture_output=True, text=True).stdout.strip()
+    mods = [m for m in glob.glob(os.path.join(prefix, "lib/ncrewrite/python/ncrt*.so")) if m.endswith("/ncrt" + suffix)]
+    check(len(mods) == 1, "the ncrt Python module for /usr/bin/python3 (ncrt%s) is not installed: %s" %
+          (suffix, glob.glob(os.path.join(prefix, "lib/ncrewrite/python/*"))))
     nc = os.path.join(prefix, "bin/ncrewrite")
 
     # Python: instrument, run under the installed ncrun, read the trace

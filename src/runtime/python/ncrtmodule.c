@@ -20,7 +20,24 @@
  * and never imports torch on its own otherwise.
  *
  * The first time a name is seen, its source file and line (the caller's
- * frame) go to the collector as a control mark, so traces carry them. */
+ * frame) go to the collector as a control mark, so traces carry them.
+ *
+ * Built once per CPython minor version (3.9 and later: one file per
+ * EXT_SUFFIX, see src/runtime/CMakeLists.txt), so only public API: frames
+ * and code objects are read through PyFrame_* accessors and attributes,
+ * never through struct fields.
+ *
+ * Decorators: @ncrt.range("x") and @ncrt.span("x") on a plain function
+ * are a C wrapper (a GC-tracked object: it holds the function and, through
+ * __dict__ and __wrapped__, can sit in reference cycles); the other forms
+ * (torch_*, coroutine and generator functions) are Python functions made by
+ * a small helper, GC-correct by construction.
+ *
+ * torch.jit.trace records every torch op called while it traces, and
+ * record_function's enter/exit are ops: under tracing the torch bridge
+ * opens no record_function (one call of torch._C._get_tracing_state(), on
+ * the torch path only), so a traced graph is the one the code gives without
+ * ncrt. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <frameobject.h>
@@ -34,7 +51,7 @@ static nvtxDomainHandle_t domain, control;
 static PyObject *cache;      /* str -> RangeObject */
 static PyObject *record_function; /* torch.profiler.record_function or NULL */
 static int torch_checked, torch_forced;
-static PyObject *async_wrap; /* Python helper for coroutine/generator functions */
+static PyObject *async_wrap; /* Python helper: torch_* and coroutine/generator decorators */
 
 #define CACHE_MAX 100000
 
@@ -79,7 +96,8 @@ static void tell_location(PyObject *name) {
   PyFrameObject *f = PyEval_GetFrame();
   if (!f) return;
   PyCodeObject *code = PyFrame_GetCode(f);
-  const char *file = code ? PyUnicode_AsUTF8(code->co_filename) : NULL;
+  PyObject *fname = code ? PyObject_GetAttrString((PyObject *)code, "co_filename") : NULL;
+  const char *file = fname && PyUnicode_Check(fname) ? PyUnicode_AsUTF8(fname) : NULL;
   const char *n = PyUnicode_AsUTF8(name);
   if (file && n) {
     PyObject *msg = PyUnicode_FromFormat("loc\t%s\t%s\t%d", n, file, PyFrame_GetLineNumber(f));
@@ -88,6 +106,7 @@ static void tell_location(PyObject *name) {
     Py_XDECREF(msg);
   }
   PyErr_Clear();
+  Py_XDECREF(fname);
   Py_XDECREF(code);
 }
 
@@ -161,10 +180,19 @@ static RangeObject *range_get(PyObject *arg) {
   return r;
 }
 
+/* RangeObject holds only its name (a str): it can be in no cycle, so it is
+ * not a GC type. */
 static void range_dealloc(RangeObject *self) {
   Py_XDECREF(self->name);
   PyObject_Free(self);
 }
+
+/* ---- decorators ---- */
+
+/* The kinds of range a decorator makes; the helper is given the module's
+ * own callables for them (sync, and async for coroutine/generator life). */
+enum { K_RANGE, K_SPAN, K_TORCH_RANGE, K_TORCH_SPAN, K_N };
+static PyObject *kind_fn[K_N]; /* ncrt.range, ncrt.span, ncrt.torch_range, ncrt.torch_span */
 
 static int is_async_or_gen(PyObject *fn) {
   PyObject *code = PyObject_GetAttrString(fn, "__code__");
@@ -172,7 +200,13 @@ static int is_async_or_gen(PyObject *fn) {
     PyErr_Clear();
     return 0;
   }
-  int flags = PyCode_Check(code) ? ((PyCodeObject *)code)->co_flags : 0;
+  long flags = 0;
+  if (PyCode_Check(code)) {
+    PyObject *f = PyObject_GetAttrString(code, "co_flags");
+    flags = f && PyLong_Check(f) ? PyLong_AsLong(f) : 0;
+    Py_XDECREF(f);
+    PyErr_Clear();
+  }
   Py_DECREF(code);
   return (flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)) != 0;
 }
@@ -182,41 +216,70 @@ typedef struct {
   PyObject *fn;
   RangeObject *range;
   PyObject *dict;
+  PyObject *weakrefs;
   vectorcallfunc vectorcall;
+  int span; /* 1: start/end around each call (@ncrt.span), 0: push/pop */
 } WrapperObject;
 
 static PyObject *wrapper_vcall(WrapperObject *w, PyObject *const *args, size_t nargsf, PyObject *kw) {
+  if (__builtin_expect(!w->fn, 0)) {
+    /* only after tp_clear, i.e. while its cycle is being collected */
+    PyErr_SetString(PyExc_ReferenceError, "ncrt: this decorated function is being garbage-collected");
+    return NULL;
+  }
+  if (w->span) {
+    nvtxRangeId_t id = nvtxDomainRangeStartEx(domain, &w->range->attr);
+    PyObject *r = PyObject_Vectorcall(w->fn, args, nargsf, kw);
+    nvtxDomainRangeEnd(domain, id);
+    return r;
+  }
   nvtxDomainRangePushEx(domain, &w->range->attr);
   PyObject *r = PyObject_Vectorcall(w->fn, args, nargsf, kw);
   nvtxDomainRangePop(domain);
   return r;
 }
 
-/* @ncrt.range("x") on a function: push/pop around each call. Coroutine and
- * generator functions get a span around their whole life instead (a
- * Python helper: they suspend, and may resume on another thread). */
-static PyObject *range_call(RangeObject *self, PyObject *args, PyObject *kw) {
+static PyObject *helper_wrap(PyObject *name, PyObject *fn, int kind) {
+  int torch = kind == K_TORCH_RANGE || kind == K_TORCH_SPAN;
+  return PyObject_CallFunctionObjArgs(async_wrap, name, fn, kind_fn[kind], kind_fn[torch ? K_TORCH_SPAN : K_SPAN],
+                                      is_async_or_gen(fn) ? Py_True : Py_False, NULL);
+}
+
+/* @ncrt.range("x") / @ncrt.span("x") on a plain function: push/pop or
+ * start/end around each call, a C wrapper (it adds no recursion level).
+ * The torch kinds, and coroutine and generator functions (which suspend,
+ * and may resume on another thread: a span around their whole life), go to
+ * the Python helper. */
+static PyObject *decorate(RangeObject *range, int kind, PyObject *args, PyObject *kw) {
   PyObject *fn;
-  if (kw || !PyArg_ParseTuple(args, "O:range decorator", &fn)) {
+  if ((kw && PyDict_GET_SIZE(kw)) || !PyArg_ParseTuple(args, "O:range decorator", &fn)) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "ncrt.range(name) decorates one function");
     return NULL;
   }
-  if (is_async_or_gen(fn)) return PyObject_CallFunctionObjArgs(async_wrap, self->name, fn, NULL);
-  WrapperObject *w = PyObject_New(WrapperObject, &WrapperType);
+  if ((kind != K_RANGE && kind != K_SPAN) || is_async_or_gen(fn)) return helper_wrap(range->name, fn, kind);
+  WrapperObject *w = PyObject_GC_New(WrapperObject, &WrapperType);
   if (!w) return NULL;
   Py_INCREF(fn);
-  Py_INCREF(self);
+  Py_INCREF(range);
   w->fn = fn;
-  w->range = self;
+  w->range = range;
   w->dict = NULL;
+  w->weakrefs = NULL;
   w->vectorcall = (vectorcallfunc)wrapper_vcall;
-  /* functools.update_wrapper-like: __wrapped__, __name__, __doc__, ... */
+  w->span = kind == K_SPAN;
+  PyObject_GC_Track((PyObject *)w); /* every field set: the collector may look now */
+  /* functools.update_wrapper: __wrapped__, __name__, __qualname__, __doc__,
+   * __module__ and the function's __dict__ */
   PyObject *ft = PyImport_ImportModule("functools");
   PyObject *res = ft ? PyObject_CallMethod(ft, "update_wrapper", "OO", (PyObject *)w, fn) : NULL;
   Py_XDECREF(ft);
   if (!res) PyErr_Clear();
   Py_XDECREF(res);
   return (PyObject *)w;
+}
+
+static PyObject *range_call(RangeObject *self, PyObject *args, PyObject *kw) {
+  return decorate(self, K_RANGE, args, kw);
 }
 
 static PyObject *range_repr(RangeObject *self) { return PyUnicode_FromFormat("ncrt.range(%R)", self->name); }
@@ -237,19 +300,27 @@ static PyTypeObject RangeType = {
     .tp_doc = "A push/pop NVTX range: a context manager and a decorator.",
 };
 
-/* ---- Wrapper: a decorated function ---- */
+/* ---- Wrapper: a function decorated by @ncrt.range or @ncrt.span ---- */
 
-static void wrapper_dealloc(WrapperObject *w) {
-  PyObject_GC_UnTrack(w);
-  Py_XDECREF(w->fn);
-  Py_XDECREF(w->range);
-  Py_XDECREF(w->dict);
-  PyObject_GC_Del(w);
-}
 static int wrapper_traverse(WrapperObject *w, visitproc visit, void *arg) {
   Py_VISIT(w->fn);
+  Py_VISIT(w->range);
   Py_VISIT(w->dict);
   return 0;
+}
+static int wrapper_clear(WrapperObject *w) {
+  Py_CLEAR(w->dict);
+  Py_CLEAR(w->fn);
+  /* the range stays: it holds no references but its name, and a call after
+   * clearing is refused before it is read */
+  return 0;
+}
+static void wrapper_dealloc(WrapperObject *w) {
+  PyObject_GC_UnTrack(w);
+  if (w->weakrefs) PyObject_ClearWeakRefs((PyObject *)w);
+  wrapper_clear(w);
+  Py_CLEAR(w->range);
+  PyObject_GC_Del(w);
 }
 static PyObject *wrapper_get(PyObject *self, PyObject *obj, PyObject *type) {
   if (!obj || obj == Py_None) {
@@ -257,6 +328,10 @@ static PyObject *wrapper_get(PyObject *self, PyObject *obj, PyObject *type) {
     return self;
   }
   return PyMethod_New(self, obj);
+}
+static PyObject *wrapper_repr(WrapperObject *w) {
+  return PyUnicode_FromFormat(w->span ? "<ncrt.span(%R) of %R>" : "<ncrt.range(%R) of %R>",
+                              w->range ? w->range->name : Py_None, w->fn ? w->fn : Py_None);
 }
 
 static PyGetSetDef wrapper_getset[] = {
@@ -268,13 +343,16 @@ static PyTypeObject WrapperType = {
     .tp_dealloc = (destructor)wrapper_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_traverse = (traverseproc)wrapper_traverse,
+    .tp_clear = (inquiry)wrapper_clear,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(WrapperObject, vectorcall),
     .tp_descr_get = wrapper_get,
     .tp_dictoffset = offsetof(WrapperObject, dict),
+    .tp_weaklistoffset = offsetof(WrapperObject, weakrefs),
     .tp_getset = wrapper_getset,
     .tp_getattro = PyObject_GenericGetAttr,
     .tp_setattro = PyObject_GenericSetAttr,
+    .tp_repr = (reprfunc)wrapper_repr,
 };
 
 /* ---- Span: start/end, and the torch bridges ---- */
@@ -286,7 +364,10 @@ typedef struct {
   PyObject *rf;   /* record_function instance, or NULL */
   char push;      /* 1: push/pop (torch_range), 0: start/end */
   char started;
+  char kind;      /* K_*: what a decorator made from it does */
 } SpanObject;
+
+static PyObject *tracing_state; /* torch._C._get_tracing_state, or NULL */
 
 static int torch_on(void) {
   if (record_function) return 1;
@@ -306,11 +387,32 @@ static int torch_on(void) {
   }
   record_function = PyObject_GetAttrString(prof, "record_function");
   Py_DECREF(prof);
-  if (!record_function) PyErr_Clear();
-  return record_function != NULL;
+  if (!record_function) {
+    PyErr_Clear();
+    return 0;
+  }
+  PyObject *tc = PyImport_ImportModule("torch._C");
+  tracing_state = tc ? PyObject_GetAttrString(tc, "_get_tracing_state") : NULL;
+  Py_XDECREF(tc);
+  PyErr_Clear();
+  return 1;
 }
 
-static PyObject *span_new(PyObject *arg, int push, int torch) {
+/* torch.jit.trace in progress: record_function's ops would be traced into
+ * the graph, so the bridge stays out (NVTX ranges are not ops: kept). */
+static int torch_tracing(void) {
+  if (!tracing_state) return 0;
+  PyObject *st = PyObject_CallNoArgs(tracing_state);
+  if (!st) {
+    PyErr_Clear();
+    return 0;
+  }
+  int on = st != Py_None;
+  Py_DECREF(st);
+  return on;
+}
+
+static PyObject *span_new(PyObject *arg, int push, int torch, int kind) {
   RangeObject *r = range_get(arg);
   if (!r) return NULL;
   SpanObject *s = PyObject_New(SpanObject, &SpanType);
@@ -323,7 +425,8 @@ static PyObject *span_new(PyObject *arg, int push, int torch) {
   s->rf = NULL;
   s->push = (char)push;
   s->started = 0;
-  if (torch && torch_on()) {
+  s->kind = (char)kind;
+  if (torch && torch_on() && !torch_tracing()) {
     s->rf = PyObject_CallOneArg(record_function, r->name);
     if (!s->rf) {
       PyErr_Clear();
@@ -360,8 +463,8 @@ static PyObject *span_exit(SpanObject *s, PyObject *const *args, Py_ssize_t n) {
 }
 
 static PyObject *span_call(SpanObject *s, PyObject *args, PyObject *kw) {
-  /* @ncrt.span("x") / @ncrt.torch_range("x") as decorators */
-  return range_call(s->range, args, kw);
+  /* @ncrt.span("x"), @ncrt.torch_range("x"), ... as decorators */
+  return decorate(s->range, s->kind, args, kw);
 }
 
 static void span_dealloc(SpanObject *s) {
@@ -375,6 +478,8 @@ static PyMethodDef span_methods[] = {
     {"__exit__", (PyCFunction)(void (*)(void))span_exit, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL}};
 
+/* Not a GC type: a span holds its range and a record_function instance,
+ * neither of which can lead back to it. */
 static PyTypeObject SpanType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ncrt.Span",
     .tp_basicsize = sizeof(SpanObject),
@@ -388,15 +493,15 @@ static PyTypeObject SpanType = {
 /* ---- module functions ---- */
 
 static PyObject *m_range(PyObject *mod, PyObject *arg) {
-  if (torch_forced) return span_new(arg, 1, 1);
+  if (torch_forced) return span_new(arg, 1, 1, K_TORCH_RANGE);
   return (PyObject *)range_get(arg);
 }
-static PyObject *m_span(PyObject *mod, PyObject *arg) { return span_new(arg, 0, 0); }
+static PyObject *m_span(PyObject *mod, PyObject *arg) { return span_new(arg, 0, 0, K_SPAN); }
 static PyObject *m_torch_range(PyObject *mod, PyObject *arg) {
   if (!record_function && !torch_on()) return (PyObject *)range_get(arg);
-  return span_new(arg, 1, 1);
+  return span_new(arg, 1, 1, K_TORCH_RANGE);
 }
-static PyObject *m_torch_span(PyObject *mod, PyObject *arg) { return span_new(arg, 0, 1); }
+static PyObject *m_torch_span(PyObject *mod, PyObject *arg) { return span_new(arg, 0, 1, K_TORCH_SPAN); }
 
 static PyObject *m_control(const char *what) {
   control_mark(what);
@@ -424,27 +529,31 @@ static PyMethodDef methods[] = {
     {"mark", m_mark, METH_O, "mark(name): an instant event."},
     {NULL, NULL, 0, NULL}};
 
+/* Decorators other than the plain @ncrt.range on a plain function. `cm`
+ * makes the context manager for one call, `life` the span around a
+ * coroutine's or generator's whole life. functools is imported when the
+ * first such decorator is made, not when ncrt is. */
 static const char helper_src[] =
-    "import functools, inspect\n"
-    "def _async_wrap(name, fn):\n"
-    "    import ncrt\n"
-    "    if inspect.iscoroutinefunction(fn):\n"
-    "        @functools.wraps(fn)\n"
+    "def _wrap(name, fn, cm, life, is_async):\n"
+    "    import functools, inspect\n"
+    "    if not is_async:\n"
+    "        def w(*a, **k):\n"
+    "            with cm(name):\n"
+    "                return fn(*a, **k)\n"
+    "    elif inspect.iscoroutinefunction(fn):\n"
     "        async def w(*a, **k):\n"
-    "            with ncrt.span(name):\n"
+    "            with life(name):\n"
     "                return await fn(*a, **k)\n"
     "    elif inspect.isasyncgenfunction(fn):\n"
-    "        @functools.wraps(fn)\n"
     "        async def w(*a, **k):\n"
-    "            with ncrt.span(name):\n"
+    "            with life(name):\n"
     "                async for x in fn(*a, **k):\n"
     "                    yield x\n"
     "    else:\n"
-    "        @functools.wraps(fn)\n"
     "        def w(*a, **k):\n"
-    "            with ncrt.span(name):\n"
+    "            with life(name):\n"
     "                return (yield from fn(*a, **k))\n"
-    "    return w\n";
+    "    return functools.update_wrapper(w, fn)\n";
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ncrt",
                                     "NVTX ranges for Python (ncrewrite's runtime).", -1, methods};
@@ -460,15 +569,22 @@ __attribute__((visibility("default"))) PyMODINIT_FUNC PyInit_ncrt(void) {
   const char *tv = getenv("NCRT_TORCH");
   torch_forced = tv && tv[0] == '1';
   PyObject *g = PyDict_New();
-  if (!cache || !g) return NULL;
-  PyDict_SetItemString(g, "__builtins__", PyEval_GetBuiltins());
+  if (!cache || !g) goto fail;
+  if (PyDict_SetItemString(g, "__builtins__", PyEval_GetBuiltins()) < 0) goto fail;
   PyObject *r = PyRun_String(helper_src, Py_file_input, g, g);
-  if (!r) return NULL;
+  if (!r) goto fail;
   Py_DECREF(r);
-  async_wrap = PyDict_GetItemString(g, "_async_wrap");
+  async_wrap = PyDict_GetItemString(g, "_wrap");
   Py_XINCREF(async_wrap);
-  Py_DECREF(g);
-  PyModule_AddObject(m, "_cache", cache);
+  Py_CLEAR(g);
+  static const char *const kinds[K_N] = {"range", "span", "torch_range", "torch_span"};
+  for (int k = 0; k < K_N; k++)
+    if (!(kind_fn[k] = PyObject_GetAttrString(m, kinds[k]))) goto fail;
+  if (!async_wrap || PyModule_AddObject(m, "_cache", cache) < 0) goto fail;
   Py_INCREF(cache);
   return m;
+fail:
+  Py_XDECREF(g);
+  Py_DECREF(m);
+  return NULL;
 }
