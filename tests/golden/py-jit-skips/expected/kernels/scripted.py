@@ -72,3 +72,19 @@ def from_elsewhere(x):
 
 
 compiled = torch.jit.script(from_elsewhere)
+
+class Legacy(torch.jit.ScriptModule):
+    def __init__(self):
+        with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Legacy.__init__") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Legacy.__init__") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.Legacy.__init__"):
+            super().__init__()
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return x + 1
+
+    @torch.jit._overload_method
+    def pick(self, x: int) -> int:
+        ...
+    def helper(self, x):
+        with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Legacy.helper") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Legacy.helper") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.Legacy.helper"):
+            return x

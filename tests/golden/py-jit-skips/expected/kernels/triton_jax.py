@@ -54,3 +54,8 @@ def launch(x):
     with __ncrt__.range("kernels.triton_jax.launch"):
         add_kernel[(1,)](x, 1)
         return x
+
+
+@jax.pmap
+def replicated(x):
+    return x * 2

@@ -59,3 +59,18 @@ fast_parallel = nb.njit(parallel=False)(aliased)
 def plain(x):
     y = add1(x)
     return y
+
+
+@numba.cfunc("float64(float64)")
+def cb(x):
+    return x
+
+
+@numba.stencil
+def smooth(a):
+    return (a[-1] + a[0] + a[1]) / 3
+
+
+@numba.cuda.jit
+def gpu_kernel(out):
+    out[0] = 1

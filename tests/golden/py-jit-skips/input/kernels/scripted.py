@@ -72,3 +72,19 @@ def from_elsewhere(x):
 
 
 compiled = torch.jit.script(from_elsewhere)
+
+
+class Legacy(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return x + 1
+
+    @torch.jit._overload_method
+    def pick(self, x: int) -> int:
+        ...
+
+    def helper(self, x):
+        return x

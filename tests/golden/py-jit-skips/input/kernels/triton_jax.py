@@ -54,3 +54,8 @@ compiled = jax.jit(scaled)
 def launch(x):
     add_kernel[(1,)](x, 1)
     return x
+
+
+@jax.pmap
+def replicated(x):
+    return x * 2
