@@ -1536,7 +1536,7 @@ static TSTree *parse_py(TSParser *parser, const char *s, size_t n) {
 }
 
 /* Every ERROR or MISSING node local? Counts them in *n; the first goes to
- * *first. */
+ * *first. py NULL: only count (a tree of another text than py->src). */
 static bool errors_local(Py *py, TSNode root, int *n, TSNode *first) {
   TSTreeCursor c = ts_tree_cursor_new(root);
   bool ok = true;
@@ -1546,7 +1546,7 @@ static bool errors_local(Py *py, TSNode root, int *n, TSNode *first) {
     bool descend = ts_node_has_error(x);
     if (ts_node_is_error(x) || ts_node_is_missing(x)) {
       if (!(*n)++) *first = x;
-      if (ok && !error_is_local(py, x)) ok = false;
+      if (ok && py && !error_is_local(py, x)) ok = false;
       descend = false;
     }
     if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
@@ -1570,7 +1570,7 @@ static bool output_keeps_errors(Py *py, int nerr) {
     TSTree *t = parse_py(py->parser, out.s + bom, out.len - bom);
     int n = 0;
     TSNode first;
-    errors_local(py, ts_tree_root_node(t), &n, &first);
+    errors_local(NULL, ts_tree_root_node(t), &n, &first);
     ts_tree_delete(t);
     ok = n == nerr;
   }
