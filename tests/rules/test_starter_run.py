@@ -12,6 +12,7 @@ import glob
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,8 +26,24 @@ def check(cond, msg):
         FAILS.append(msg)
 
 
-def under_ncrun(ncrun, tmp, name, cmd, cwd):
+def private_copy(case, tmp):
+    """The case's input/ and expected/ trees copied under tmp: the programs
+    run there, never in tests/golden, which the golden/starter-* tests read
+    meanwhile (a __pycache__ written into expected/ would fail them)."""
+    dst = os.path.join(tmp, os.path.basename(case))
+    for sub in ("input", "expected"):
+        shutil.copytree(os.path.join(case, sub), os.path.join(dst, sub), symlinks=True)
+    return dst
+
+
+def clean_env():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NCRT_", "NVTX_")) and k != "PYTHONPATH"}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def under_ncrun(ncrun, tmp, name, cmd, cwd):
+    env = clean_env()
     p = subprocess.run([ncrun, "-q", "--run-dir", os.path.join(tmp, name), "-n", name, "--"] + cmd, cwd=cwd,
                        env=env, capture_output=True, text=True)
     check(p.returncode == 0, "%s: exit %d\n%s" % (name, p.returncode, p.stderr))
@@ -52,8 +69,9 @@ def inside(inner, outers):
 
 
 def pytorch_nn(ncrun, golden, tmp):
-    case = os.path.join(golden, "starter-pytorch-nn")
-    plain = subprocess.run([PY, "train.py"], cwd=os.path.join(case, "input"), capture_output=True, text=True)
+    case = private_copy(os.path.join(golden, "starter-pytorch-nn"), tmp)
+    plain = subprocess.run([PY, "train.py"], cwd=os.path.join(case, "input"), capture_output=True, text=True,
+                           env=clean_env())
     out, evs = under_ncrun(ncrun, tmp, "nn", [PY, "train.py"], os.path.join(case, "expected"))
     check(out == plain.stdout and out.count("loss") == 3, "instrumented output differs:\n%s---\n%s" % (out, plain.stdout))
     want = {"Net.forward": 3, "MLP.forward": 3, "train_step:zero_grad": 3, "train_step:backward": 3,
@@ -76,8 +94,9 @@ print("out %.4f" % float(y.sum()))
 
 
 def attention(ncrun, golden, tmp):
-    case = os.path.join(golden, "starter-attention")
-    plain = subprocess.run([PY, "-c", ATTN_DRIVER], cwd=os.path.join(case, "input"), capture_output=True, text=True)
+    case = private_copy(os.path.join(golden, "starter-attention"), tmp)
+    plain = subprocess.run([PY, "-c", ATTN_DRIVER], cwd=os.path.join(case, "input"), capture_output=True, text=True,
+                           env=clean_env())
     out, evs = under_ncrun(ncrun, tmp, "attn", [PY, "-c", ATTN_DRIVER], os.path.join(case, "expected"))
     check(out == plain.stdout and out.startswith("out "), "instrumented output differs:\n%s---\n%s" % (out, plain.stdout))
     # two forwards: 4 projections, 2 matmuls and 1 softmax each

@@ -6,9 +6,16 @@ and checks that (1) every output file compiles wherever its input compiles,
 (2) a workload importing many stdlib modules prints exactly the same with the
 instrumented library first on sys.path, without ncrt (no-op markers) and with
 the fake ncrt (ranges recorded: nesting checked, spans closed).
+
+The library is first copied into this test's own temporary directory and
+everything reads that copy: the system's Lib is shared with other tests
+(differential/cpython-tests runs CPython's tests against it, as root, and
+they write into it), so a tree walked twice there (by ncrewrite, then
+here) need not be the same tree.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -19,9 +26,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def main():
     ncrewrite = sys.argv[1]
-    lib = sysconfig.get_paths()["stdlib"]
+    system_lib = sysconfig.get_paths()["stdlib"]
     failures = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(prefix="nc-stdlib-") as tmp:
+        # a private snapshot (links kept as links, as ncrewrite sees them)
+        lib = os.path.join(tmp, "snapshot")
+        shutil.copytree(system_lib, lib, symlinks=True,
+                        ignore=shutil.ignore_patterns("site-packages", "dist-packages", "__pycache__"))
         out = os.path.join(tmp, "lib")
         p = subprocess.run([ncrewrite, "--full-trace", "-q", lib, out], capture_output=True, text=True)
         if p.returncode != 0:
@@ -50,7 +61,11 @@ def main():
         code = "import sys; sys.path.insert(%d, %r); sys.argv = ['w']; exec(compile(open(%r).read(), %r, 'exec'))"
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        want = subprocess.run([sys.executable, workload], capture_output=True, text=True, env=env)
+        env["TMPDIR"] = os.path.join(tmp, "tmp")  # the workload's temporary files stay in ours
+        os.mkdir(env["TMPDIR"])
+        # the reference: the same snapshot, not instrumented, first on sys.path
+        want = subprocess.run([sys.executable, "-c", code % (0, lib, workload, workload)], capture_output=True,
+                              text=True, env=env)
         got = subprocess.run([sys.executable, "-c", code % (0, out, workload, workload)], capture_output=True,
                              text=True, env=env)
         if (got.returncode, got.stdout) != (want.returncode, want.stdout):

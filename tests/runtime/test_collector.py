@@ -21,6 +21,7 @@ PROG = os.path.join(ROOT, "tests/c/prog")
 # the counts worked out by hand for tests/c/prog, kept in one place by the
 # rewriter's own test (tests/c/test_c_programs.py)
 sys.path.insert(0, os.path.join(ROOT, "tests/c"))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from test_c_programs import EXPECTED as _C_EXPECTED  # noqa: E402
 EXPECTED = {k: v for k, v in _C_EXPECTED.items() if k in ("calc.c", "shapes.cpp")}
 
@@ -46,10 +47,16 @@ def check_nesting(d, failures, what):
         if e["ph"] == "X":
             by_tid[e["tid"]].append(e)
     for tid, evs in by_tid.items():
-        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        # Ranges a few ns long can share their start and even their end with
+        # the enclosing one (ts/dur have the clock's resolution): at a tie the
+        # recorded depth orders them, outer first, and a range starting where
+        # the top one ends is its child only if recorded deeper.
+        evs.sort(key=lambda e: (e["ts"], -e["dur"], e["args"]["depth"]))
         stack = []
         for e in evs:
-            while stack and e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"] - 1e-9:
+            while stack and (e["ts"] > stack[-1]["ts"] + stack[-1]["dur"] + 1e-9 or
+                             (e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"] - 1e-9 and
+                              e["args"]["depth"] <= stack[-1]["args"]["depth"])):
                 stack.pop()
             if stack and e["ts"] + e["dur"] > stack[-1]["ts"] + stack[-1]["dur"] + 1e-6:
                 failures.append("%s: ranges overlap without nesting on thread %s" % (what, tid))
