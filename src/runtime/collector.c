@@ -29,6 +29,8 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#include <signal.h>
+
 #include <nvtx3/nvToolsExt.h>
 
 #if defined(__x86_64__)
@@ -75,6 +77,21 @@ static void clock_init(void) {
 }
 
 uint64_t rt_clock_origin_ns(void) { return ns0; }
+
+void rt_clock_params(uint64_t *a, uint64_t *b, uint64_t *c, uint64_t *d) {
+  *a = tsc0;
+  *b = ns0;
+  *c = tsc1;
+  *d = ns1;
+}
+/* the finalizer: the clock of the process that died */
+void rt_clock_set(int use_tsc, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  rt_opt.use_tsc = use_tsc;
+  tsc0 = a;
+  ns0 = b;
+  tsc1 = c;
+  ns1 = d;
+}
 
 /* Pin the TSC→ns ratio on two (tsc, ns) pairs at least 20 ms apart: the
  * run start and now. Short runs wait the difference once, at write time. */
@@ -158,7 +175,11 @@ uint32_t rt_intern(const char *s, size_t len) {
   uint32_t id = name_n;
   uint32_t page = id >> PAGE_BITS;
   if (page >= MAX_PAGES) {
+    static int said_full;
     pthread_mutex_unlock(&name_lock);
+    if (!__atomic_exchange_n(&said_full, 1, __ATOMIC_RELAXED))
+      rt_say("more than %u distinct range names: later new names are recorded as '(unnamed)'",
+             (unsigned)MAX_PAGES * PAGE_SIZE_N);
     return id_unknown;
   }
   if (!name_pages[page]) name_pages[page] = calloc(PAGE_SIZE_N, sizeof(RtName));
@@ -228,18 +249,23 @@ static volatile int collecting = 1; /* 0 after a fatal problem */
 RtThread *rt_threads(void) { return __atomic_load_n(&thread_list, __ATOMIC_ACQUIRE); }
 
 /* A thread's first chunk is small (threads that record little cost little);
- * later ones double up to one 2 MiB region. Full-size chunks are mmap'ed
- * 2 MiB-aligned and marked MADV_HUGEPAGE: a busy thread then takes one page
- * fault per 2 MiB of records instead of 512, which was a third of the cost
- * of a recorded push/pop pair. */
+ * later ones double up to one 2 MiB region, which is then reused for good:
+ * when it fills, the thread writes it to the spill file (writer.c) and
+ * starts over, so memory per recording thread is bounded by 2 MiB whatever
+ * the run's length. Every chunk is an anonymous mapping (mmap and munmap
+ * are async-signal-safe, malloc is not); full-size ones are 2 MiB-aligned
+ * and marked MADV_HUGEPAGE: a busy thread takes one page fault per 2 MiB
+ * once, and none after that. */
 #define CHUNK_FIRST 1024
 #define HUGE_BYTES (2u << 20)
 #define CHUNK_MAX ((HUGE_BYTES - sizeof(RtChunk)) / sizeof(RtRec))
 
 static RtChunk *chunk_new(uint32_t cap) {
   RtChunk *c;
+  size_t bytes;
   if (cap >= CHUNK_MAX) {
     cap = CHUNK_MAX;
+    bytes = HUGE_BYTES;
     /* over-map by 2 MiB, trim to an aligned 2 MiB region */
     char *p = mmap(NULL, 2 * HUGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
@@ -250,29 +276,28 @@ static RtChunk *chunk_new(uint32_t cap) {
     madvise((void *)a, HUGE_BYTES, MADV_HUGEPAGE);
 #endif
     c = (RtChunk *)a;
-    c->mapped = 1;
   } else {
-    c = malloc(sizeof(RtChunk) + cap * sizeof(RtRec));
-    if (!c) return NULL;
-    c->mapped = 0;
+    bytes = (sizeof(RtChunk) + cap * sizeof(RtRec) + 4095) & ~(size_t)4095;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    c = p;
   }
-  c->next = NULL;
   c->cap = cap;
   c->n = 0;
-  c->read = 0;
+  c->spilled = 0;
+  c->bytes = bytes;
   return c;
 }
 
 void rt_chunk_free(RtChunk *c) {
-  if (!c) return;
-  if (c->mapped) munmap(c, HUGE_BYTES);
-  else free(c);
+  if (c) munmap(c, c->bytes);
 }
 
 /* Calls thread_exit (below) when a recording thread ends. */
 static pthread_key_t exit_key;
 static int exit_key_ok;
 static void thread_exit(void *arg);
+static pid_t flusher_pid;
 
 static RtThread *thread_new(void) {
   RtThread *t = calloc(1, sizeof *t);
@@ -281,10 +306,10 @@ static RtThread *thread_new(void) {
   pthread_mutex_init(&t->lock, NULL);
   t->stack_cap = 64;
   t->stack = malloc(t->stack_cap * sizeof(RtFrame));
-  t->head = t->cur = chunk_new(CHUNK_FIRST);
-  if (!t->stack || !t->head) {
+  t->cur = chunk_new(CHUNK_FIRST);
+  if (!t->stack || !t->cur) {
     free(t->stack);
-    free(t->head);
+    rt_chunk_free(t->cur);
     free(t);
     return NULL;
   }
@@ -294,6 +319,7 @@ static RtThread *thread_new(void) {
   pthread_mutex_unlock(&thread_lock);
   tls_thread = t;
   if (__atomic_load_n(&exit_key_ok, __ATOMIC_ACQUIRE)) pthread_setspecific(exit_key, t);
+  if (flusher_pid != getpid()) rt_flusher_start();
   return t;
 }
 
@@ -303,18 +329,44 @@ static inline RtThread *self(void) {
   return thread_new();
 }
 
+/* Wait until no claimer reads t's chunk (they copy at most 2 MiB). */
+static void wait_claimers(RtThread *t) {
+  for (int i = 0; __atomic_load_n(&t->inflight, __ATOMIC_SEQ_CST); i++)
+    if (i > 100) {
+      struct timespec d = {0, 50000};
+      nanosleep(&d, NULL);
+    }
+}
+
+/* The chunk is full: write it out, then grow (small chunks) or reuse it. No
+ * lock and no malloc: a range recorded in a signal handler may get here. */
 static RtRec *rec_slow(RtThread *t) {
-  uint32_t cap = t->cur ? t->cur->cap * 2 : CHUNK_FIRST;
-  RtChunk *c = chunk_new(cap);
+  RtChunk *c = t->cur;
+  if (c) {
+    rt_spill_thread(t); /* a failure is counted there (dropped) */
+    if (c->cap < CHUNK_MAX) {
+      RtChunk *nc = chunk_new(c->cap * 2);
+      if (nc) {
+        nc->spilled = (c->spilled & ~(uint64_t)0xffffffffu) + ((uint64_t)1 << 32);
+        __atomic_store_n(&t->cur, nc, __ATOMIC_SEQ_CST);
+        wait_claimers(t);
+        rt_chunk_free(c);
+        return &nc->rec[0];
+      }
+    }
+    /* reuse: first n = 0, then the next generation (a claimer that sees
+     * the old generation sees n <= its index and claims nothing) */
+    wait_claimers(t);
+    __atomic_store_n(&c->n, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&c->spilled, (c->spilled & ~(uint64_t)0xffffffffu) + ((uint64_t)1 << 32), __ATOMIC_SEQ_CST);
+    return &c->rec[0];
+  }
+  c = chunk_new(CHUNK_FIRST); /* the thread ended and records again (a TLS destructor) */
   if (!c) {
     t->dropped++;
     return NULL;
   }
-  pthread_mutex_lock(&t->lock);
-  if (t->cur) t->cur->next = c;
-  else t->head = c;
-  t->cur = c;
-  pthread_mutex_unlock(&t->lock);
+  __atomic_store_n(&t->cur, c, __ATOMIC_SEQ_CST);
   return &c->rec[0];
 }
 
@@ -528,9 +580,7 @@ static void push_special(RtThread *t, RtFrame *f, uint8_t flags) {
   (void)t;
 }
 
-static inline int push(uint16_t dom, uint32_t name, uint8_t cat) {
-  RtThread *t = self();
-  if (__builtin_expect(!t, 0)) return -1;
+static inline int push_in(RtThread *t, uint16_t dom, uint32_t name, uint8_t cat) {
   if (__builtin_expect(t->sp == t->stack_cap, 0) && grow_stack(t)) return -1;
   RtFrame *f = &t->stack[t->sp];
   f->name = name;
@@ -546,6 +596,26 @@ static inline int push(uint16_t dom, uint32_t name, uint8_t cat) {
   return (int)t->sp - 1;
 }
 
+/* Reentrancy: a signal handler that runs while its thread is inside
+ * push/pop/mark (busy) has its ranges ignored (its pushes counted so that
+ * its pops are ignored too); at any other moment it records normally. The
+ * two stores cost nothing measurable; signal fences keep the compiler from
+ * moving the frame's stores outside them. */
+#define ENTER(t) ((t)->busy = 1, __atomic_signal_fence(__ATOMIC_SEQ_CST))
+#define LEAVE(t) (__atomic_signal_fence(__ATOMIC_SEQ_CST), (t)->busy = 0)
+
+static inline int push(uint16_t dom, uint32_t name, uint8_t cat) {
+  RtThread *t = self();
+  if (__builtin_expect(!t, 0)) return -1;
+  if (__builtin_expect(t->busy, 0)) {
+    t->ignored++;
+    return -1;
+  }
+  ENTER(t);
+  int r = push_in(t, dom, name, cat);
+  LEAVE(t);
+  return r;
+}
 /* Throttle counting. Each thread counts calls and time per name on its own
  * (no atomic on the pop path) and adds them to the name's process-wide
  * totals every `limit` calls; the name is judged on those totals once they
@@ -623,6 +693,19 @@ static void thread_exit(void *arg) {
   for (uint32_t i = 0; i < t->nstats; i++)
     if (t->stats[i].count && !(rt_name(i)->flags & NAME_THROTTLED)) throttle_add(rt_name(i), &t->stats[i]);
   pthread_mutex_unlock(&throttle_lock);
+  /* give the memory back: the records go to the spill file, the buffer and
+   * the throttle counts are freed (the small RtThread stays, for its name) */
+  free(t->stats);
+  t->stats = NULL;
+  t->nstats = 0;
+  RtChunk *c = t->cur;
+  if (c) {
+    rt_spill_thread(t);
+    __atomic_store_n(&t->cur, NULL, __ATOMIC_SEQ_CST);
+    wait_claimers(t);
+    rt_chunk_free(c);
+  }
+  t->dead = 1;
 }
 
 static inline void throttle_check(RtThread *t, uint32_t name, uint64_t dur) {
@@ -636,9 +719,8 @@ static inline void throttle_check(RtThread *t, uint32_t name, uint64_t dur) {
   throttle_slow(t, name, dur);
 }
 
-static inline int pop(uint16_t dom) {
-  RtThread *t = tls_thread;
-  if (__builtin_expect(!t || t->sp == 0, 0)) return -1;
+static inline int pop_in(RtThread *t, uint16_t dom) {
+  if (__builtin_expect(t->sp == 0, 0)) return -1;
   uint32_t i = t->sp - 1;
   if (__builtin_expect(t->stack[i].domain != dom, 0)) {
     /* stacks are per domain: find this domain's innermost frame */
@@ -681,9 +763,29 @@ static inline int pop(uint16_t dom) {
   return (int)t->sp;
 }
 
+static inline int pop(uint16_t dom) {
+  RtThread *t = tls_thread;
+  if (__builtin_expect(!t, 0)) return -1;
+  if (__builtin_expect(t->busy, 0)) {
+    if (t->ignored) t->ignored--;
+    return -1;
+  }
+  ENTER(t);
+  int r = pop_in(t, dom);
+  LEAVE(t);
+  return r;
+}
+
+static void mark_in(RtThread *t, uint16_t dom, const nvtxEventAttributes_t *a, const char *ascii);
 static void mark(uint16_t dom, const nvtxEventAttributes_t *a, const char *ascii) {
   RtThread *t = self();
-  if (!t) return;
+  if (!t || t->busy) return;
+  ENTER(t);
+  mark_in(t, dom, a, ascii);
+  LEAVE(t);
+}
+
+static void mark_in(RtThread *t, uint16_t dom, const nvtxEventAttributes_t *a, const char *ascii) {
   uint8_t cat = 0;
   uint32_t id = a ? msg_id(t, a, &cat) : ascii_id(t, ascii);
   if (dom == control_domain && dom != 0) {
@@ -713,9 +815,17 @@ typedef struct {
 static GateSpan gate_spans[64];
 static int gate_span_n;
 
+static nvtxRangeId_t span_start_in(RtThread *t, uint16_t dom, const nvtxEventAttributes_t *a, const char *ascii);
 static nvtxRangeId_t span_start(uint16_t dom, const nvtxEventAttributes_t *a, const char *ascii) {
   RtThread *t = self();
-  if (!t) return 0;
+  if (!t || t->busy) return 0;
+  ENTER(t);
+  nvtxRangeId_t r = span_start_in(t, dom, a, ascii);
+  LEAVE(t);
+  return r;
+}
+
+static nvtxRangeId_t span_start_in(RtThread *t, uint16_t dom, const nvtxEventAttributes_t *a, const char *ascii) {
   uint8_t cat = 0;
   uint32_t id = a ? msg_id(t, a, &cat) : ascii_id(t, ascii);
   uint64_t sid = __atomic_fetch_add(&span_next, 1, __ATOMIC_RELAXED);
@@ -759,17 +869,20 @@ static void span_end(nvtxRangeId_t rid) {
   }
   if (!(rid & 1)) return;
   RtThread *t = self();
-  if (!t) return;
+  if (!t || t->busy) return;
+  ENTER(t);
   RtRec *r = rec_next(t);
-  if (!r) return;
-  r->start = now;
-  r->end = sid;
-  r->name = 0;
-  r->domain = 0;
-  r->kind = REC_SPAN_END;
-  r->cat = 0;
-  r->depth = 0;
-  rec_commit(t);
+  if (r) {
+    r->start = now;
+    r->end = sid;
+    r->name = 0;
+    r->domain = 0;
+    r->kind = REC_SPAN_END;
+    r->cat = 0;
+    r->depth = 0;
+    rec_commit(t);
+  }
+  LEAVE(t);
 }
 
 /* ---- thread and category names ---- */
@@ -889,8 +1002,17 @@ static void NVTX_API h_initialize(const void *r) {}
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int exit_written;
 volatile int rt_exiting; /* the process is ending: write open ranges too */
+volatile int rt_collecting;
+
+const char *rt_current_trace_name(void) {
+  static char name[400];
+  if (rt_opt.active && rt_opt.repeat != 1) snprintf(name, sizeof name, "%s-cycle%ld", rt_opt.name, cycles_done + 1);
+  else snprintf(name, sizeof name, "%s", rt_opt.name);
+  return name;
+}
 
 void rt_atexit(void) {
+  if (!rt_collecting) return;
   pthread_mutex_lock(&ctl_lock);
   if (exit_written) {
     pthread_mutex_unlock(&ctl_lock);
@@ -902,6 +1024,7 @@ void rt_atexit(void) {
     long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
     long want = rt_opt.repeat ? rt_opt.repeat : 1;
     if (cycle_open) write_cycle_locked();
+    else rt_write_trace(NULL); /* nothing to write: removes the spill files */
     if (cycles_done < want && rt_opt.repeat != 0)
       rt_say("the run had %ld step%s; the schedule wait=%ld warmup=%ld active=%ld repeat=%ld needs %ld; "
              "%ld of %ld cycle%s recorded%s",
@@ -919,6 +1042,47 @@ void rt_atexit(void) {
   pthread_mutex_unlock(&ctl_lock);
 }
 
+/* The exit hook is registered when libncrt is loaded, before the program's
+ * own atexit handlers (it runs after them, so their ranges are kept), and
+ * does nothing in a process that never recorded (ncrun itself). */
+__attribute__((constructor)) static void rt_loaded(void) { atexit(rt_atexit); }
+
+/* ---- the flusher thread ---- */
+
+static void *flusher_main(void *arg) {
+  (void)arg;
+  for (;;) {
+    struct timespec d = {0, RT_FLUSH_MS * 1000000L};
+    nanosleep(&d, NULL);
+    if (rt_exiting) continue;
+    rt_flush_tick();
+  }
+  return NULL;
+}
+
+/* Once per process (the parent's thread does not survive fork: the child
+ * starts its own when it next records on a new thread or fills a chunk). */
+void rt_flusher_start(void) {
+  static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+  if (getenv("NCRT_FLUSH") && !strcmp(getenv("NCRT_FLUSH"), "0")) return;
+  pthread_mutex_lock(&start_lock);
+  pid_t me = getpid();
+  if (flusher_pid != me) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setstacksize(&at, 256 * 1024);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_t th;
+    if (pthread_create(&th, &at, flusher_main, NULL) == 0) flusher_pid = me;
+    pthread_attr_destroy(&at);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+  }
+  pthread_mutex_unlock(&start_lock);
+}
+
 static void fork_prepare(void) {
   pthread_mutex_lock(&ctl_lock);
   pthread_mutex_lock(&thread_lock);
@@ -932,7 +1096,8 @@ static void fork_parent(void) {
   pthread_mutex_unlock(&ctl_lock);
 }
 /* The child keeps only its own thread (with its open ranges) and no records:
- * they belong to the parent's trace. It writes its own, named by pid. */
+ * they belong to the parent's trace. It writes its own, named by pid, from
+ * its own spill files. */
 static void fork_child(void) {
   pthread_mutex_init(&throttle_lock, NULL);
   pthread_mutex_init(&name_lock, NULL);
@@ -942,21 +1107,22 @@ static void fork_child(void) {
   thread_list = NULL;
   if (me) {
     pthread_mutex_init(&me->lock, NULL);
-    RtChunk *c = me->head;
-    while (c) {
-      RtChunk *n = c->next;
-      rt_chunk_free(c);
-      c = n;
+    me->inflight = 0;
+    RtChunk *c = me->cur;
+    if (c) {
+      c->n = 0;
+      c->spilled = (c->spilled & ~(uint64_t)0xffffffffu) + ((uint64_t)1 << 32);
     }
-    me->head = me->cur = chunk_new(CHUNK_FIRST);
     me->tid = (uint32_t)syscall(SYS_gettid);
     me->next = NULL;
+    me->dropped = 0;
     thread_list = me;
   }
   size_t l = strlen(rt_opt.name);
   snprintf(rt_opt.name + l, sizeof rt_opt.name - l, "-pid%d", (int)getpid());
   exit_written = 0;
   rt_exiting = 0;
+  rt_files_reset();
   rt_exitpaths_child();
 }
 
@@ -977,8 +1143,10 @@ static void global_init(void) {
   }
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (pthread_key_create(&exit_key, thread_exit) == 0) __atomic_store_n(&exit_key_ok, 1, __ATOMIC_RELEASE);
-  atexit(rt_atexit);
+  rt_files_reset();
+  rt_collecting = 1;
   rt_exitpaths_init();
+  rt_flusher_start();
 }
 
 void rt_init_once(void) { pthread_once(&once, global_init); }

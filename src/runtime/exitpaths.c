@@ -1,26 +1,24 @@
-/* exitpaths.c: the ways a process ends without running atexit handlers, and
- * how the trace is still written on each.
+/* exitpaths.c: the ways a process ends without running atexit handlers.
  *
- *   exit() / return from main   atexit (collector.c), nothing to do here
+ *   exit() / return from main   atexit (registered when libncrt is loaded):
+ *                               the trace is written in the process
  *   SIGTERM SIGINT SIGHUP SIGQUIT SIGABRT (abort)
  *                               a handler, installed only where the program
- *                               left the default action, asks a helper
- *                               thread to write, waits for it (bounded),
- *                               then restores the default action and
- *                               re-raises: the process dies of the same
- *                               signal, with the same status
+ *                               left the default action, writes what is
+ *                               still in memory to the spill files
+ *                               (rt_save_now: pwrite, rename; no lock, no
+ *                               malloc), restores the default action and
+ *                               re-raises: the process dies at once, of the
+ *                               same signal, with the same status
  *   _exit() / _Exit() / os._exit
  *                               interposed when libncrt is preloaded (ncrun
- *                               does that): write, then exit_group
- *   SIGKILL, SIGSEGV and other crashes, exec
- *                               no trace (a crashed heap is no place to
- *                               compress 100 MB from)
- *
- * Why a helper thread: writing takes locks and malloc; a signal can land
- * while the interrupted thread holds the very lock the writer needs. The
- * handler does only async-signal-safe things (write, poll, sigaction,
- * raise) and gives the writer NCRT_SIGNAL_WAIT seconds (default 20); if the
- * writer is stuck, the process still dies on time, without its trace. */
+ *                               does that): the same, then exit_group
+ *   SIGKILL, SIGSEGV, the OOM killer, exec
+ *                               nothing runs; the spill files hold every
+ *                               record older than the flusher's last tick
+ *                               (RT_FLUSH_MS)
+ * In every case but exit, ncrun (or `ncrun --finalize DIR`) makes the trace
+ * from the spill files when the process is gone (writer.c). */
 #define _GNU_SOURCE
 #include "rt.h"
 
@@ -36,45 +34,11 @@
 static const int fatal_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT};
 #define NFATAL (int)(sizeof fatal_signals / sizeof *fatal_signals)
 
-static int req_pipe[2] = {-1, -1}, done_pipe[2] = {-1, -1};
-static pid_t writer_pid;   /* the process whose helper thread is running */
-static pid_t init_pid;     /* the process that set the collector up (a vfork child is not it) */
-static int wait_ms = 20000;
-
-static void say_raw(const char *msg) {
-  if (rt_opt.quiet) return;
-  ssize_t r = write(2, msg, strlen(msg));
-  (void)r;
-}
-
-static void *writer_main(void *arg) {
-  (void)arg;
-  for (;;) {
-    char sig;
-    ssize_t r = read(req_pipe[0], &sig, 1);
-    if (r < 0 && errno == EINTR) continue;
-    if (r != 1) return NULL;
-    rt_atexit();
-    char ok = 1;
-    r = write(done_pipe[1], &ok, 1);
-    (void)r;
-  }
-}
+static pid_t init_pid; /* the process that set the collector up (a vfork child is not it) */
 
 static void on_fatal(int sig) {
   int saved = errno;
-  if (writer_pid == getpid()) {
-    char c = (char)sig;
-    if (write(req_pipe[1], &c, 1) == 1) {
-      struct pollfd p = {done_pipe[0], POLLIN, 0};
-      int r;
-      do r = poll(&p, 1, wait_ms);
-      while (r < 0 && errno == EINTR);
-      if (r == 0) say_raw("ncrt: the trace could not be written in time before the signal took effect\n");
-    }
-  } else {
-    say_raw("ncrt: signal in a forked child: its trace is not written\n");
-  }
+  if (init_pid && getpid() == init_pid) rt_save_now(1);
   /* back to the default action; the signal is blocked while we run, so it
    * is delivered (and kills) as soon as we return */
   struct sigaction dfl;
@@ -85,29 +49,10 @@ static void on_fatal(int sig) {
   errno = saved;
 }
 
-static int pipe_cloexec(int fd[2]) { return pipe2(fd, O_CLOEXEC); }
-
 void rt_exitpaths_init(void) {
   init_pid = getpid();
-  const char *w = getenv("NCRT_SIGNAL_WAIT");
-  if (w && *w) wait_ms = (int)(atof(w) * 1000);
   const char *on = getenv("NCRT_SIGNALS");
   if (on && !strcmp(on, "0")) return;
-  if (pipe_cloexec(req_pipe) || pipe_cloexec(done_pipe)) return;
-  /* the helper thread takes no signals: they go to the program's threads */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_attr_t at;
-  pthread_attr_init(&at);
-  pthread_attr_setstacksize(&at, 256 * 1024);
-  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-  pthread_t th;
-  int rc = pthread_create(&th, &at, writer_main, NULL);
-  pthread_attr_destroy(&at);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (rc) return;
-  writer_pid = getpid();
   for (int i = 0; i < NFATAL; i++) {
     struct sigaction cur;
     if (sigaction(fatal_signals[i], NULL, &cur) || cur.sa_handler != SIG_DFL || (cur.sa_flags & SA_SIGINFO))
@@ -121,7 +66,7 @@ void rt_exitpaths_init(void) {
   }
 }
 
-/* After fork: the helper thread stayed in the parent. */
+/* After fork: the child is a process of its own, with its own files. */
 void rt_exitpaths_child(void) { init_pid = getpid(); }
 
 /* ---- _exit, when preloaded ---- */
@@ -129,7 +74,7 @@ void rt_exitpaths_child(void) { init_pid = getpid(); }
 static void write_before_exit(void) {
   /* a vfork child shares the parent's memory: it must not touch it */
   if (!init_pid || getpid() != init_pid) return;
-  rt_atexit();
+  rt_save_now(1);
 }
 
 RT_EXPORT void _exit(int status);

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -46,6 +47,7 @@ static const char usage[] =
     "      --torch             ncrt.range also opens torch.profiler.record_function\n"
     "      --no-preload        do not LD_PRELOAD libncrt (traces are then lost on _exit)\n"
     "      --gzip-level N      zlib level for traces (default 1)\n"
+    "      --finalize RUNDIR   write the traces of processes that died in RUNDIR (done after every run)\n"
     "  -q, --quiet             no ncrun messages\n";
 
 static int quiet;
@@ -468,6 +470,19 @@ static void check_python(char **cmd, const char *pydir) {
       interp, version, why);
 }
 
+/* Processes that died (a signal, _exit, SIGKILL, the OOM killer) leave
+ * spill files (.ncrt-PID.*) in the run directory: libncrt's finalizer
+ * makes their traces. Returns the number written, -1 if it cannot run. */
+static int finalize(const char *lib, const char *dir) {
+  void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  int (*fn)(const char *, int) = h ? (int (*)(const char *, int))dlsym(h, "ncrt_finalize_dir") : NULL;
+  if (!fn) {
+    say("cannot finalize the traces in %s: %s", dir, dlerror());
+    return -1;
+  }
+  return fn(dir, 0);
+}
+
 static pid_t child;
 static void forward(int sig) {
   if (child > 0) kill(child, sig);
@@ -581,6 +596,15 @@ int main(int argc, char **argv) {
       preload = 0;
     } else if (OPT("-q", "--quiet")) {
       quiet = 1;
+    } else if (OPT("--", "--finalize")) {
+      /* by hand: the traces of the processes that died in a run directory */
+      NEEDV();
+      char lib[PATH_MAX], pydir[PATH_MAX];
+      find_runtime(lib, pydir, sizeof lib);
+      cJSON_Delete(opts);
+      if (finalize(lib, v) < 0) return 2;
+      if (!list_traces(v)) say("no trace in %s", v);
+      return 0;
     } else if (a[0] == '-') {
       fprintf(stderr, "ncrun: unknown option %s\n%s", a, usage);
       cJSON_Delete(opts);
@@ -682,6 +706,7 @@ int main(int argc, char **argv) {
   int st = 0;
   while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
   }
+  if (exists(lib)) finalize(lib, dir);
   if (!list_traces(dir)) say("no trace was written in %s", dir);
   else say("run directory: %s", dir);
   if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);

@@ -77,12 +77,18 @@ typedef struct {
   uint8_t depth;                /* nesting depth on its thread */
 } RtRec;
 
+/* A thread's record buffer. Records [0, n) are committed (n published by
+ * the owner with release); "spilled" packs (generation << 32 | index): the
+ * records below index were written to the process's spill file. Anyone may
+ * claim [index, n) by compare-and-swap and write it (the flusher thread, a
+ * fatal-signal handler, _exit); the owner, when the chunk is full, claims
+ * the rest, waits until no claimer is still reading (RtThread.inflight),
+ * and reuses the chunk under the next generation. */
 typedef struct RtChunk {
-  struct RtChunk *next;
   uint32_t cap;
   volatile uint32_t n;          /* published by the owner (release) */
-  uint32_t read;                /* consumed by the writer */
-  uint32_t mapped;              /* a 2 MiB mmap'ed region, not malloc'ed */
+  volatile uint64_t spilled;    /* generation << 32 | records already spilled */
+  size_t bytes;                 /* mapping size */
   RtRec rec[];
 } RtChunk;
 void rt_chunk_free(RtChunk *c);
@@ -105,13 +111,17 @@ typedef struct RtThread {
   struct RtThread *next;
   uint32_t tid;                 /* OS thread id */
   char tname[64];
-  pthread_mutex_t lock;         /* guards chunk list changes */
-  RtChunk *head, *cur;
+  pthread_mutex_t lock;         /* unused since chunks are spilled; kept for layout */
+  RtChunk *volatile cur;        /* the one buffer (NULL once the thread ended) */
+  volatile uint32_t inflight;   /* claimers reading cur right now */
+  volatile uint8_t busy;        /* inside push/pop/mark: a signal handler's ranges are ignored */
+  volatile uint8_t dead;        /* the thread ended; its buffer was spilled and unmapped */
+  uint32_t ignored;             /* pushes ignored in a signal handler, their pops ignored too */
   RtFrame *stack;
   uint32_t sp, stack_cap;
   RtStat *stats;
   uint32_t nstats;
-  uint64_t dropped;
+  volatile uint64_t dropped;
   /* tiny cache of ASCII message pointers -> name id */
   const char *cache_ptr[64];
   uint32_t cache_id[64];
@@ -126,10 +136,32 @@ RtThread *rt_threads(void);     /* list head, newest first */
 const char *rt_domain_name(uint16_t id);
 
 /* ---- writer (writer.c) ---- */
-/* Write every record collected so far (and GPU activity) to
+/* Records do not stay in memory: when a thread's chunk fills, the thread
+ * writes it to the process's spill file <dir>/.ncrt-<PID>.raw (pwrite at
+ * an offset reserved by an atomic add: no lock, no malloc) and reuses it;
+ * a flusher thread writes every thread's committed records, the new names
+ * (.names) and a snapshot of open ranges and threads (.info) every
+ * RT_FLUSH_MS. The trace is made from those files at exit (rt_write_trace)
+ * or, when the process died, by ncrt_finalize_dir (ncrun). */
+#define RT_FLUSH_MS 250
+/* Write every record since the last write (and GPU activity) to
  * <dir>/<name>-rank<R>.trace.json.gz atomically; consumes the records.
  * Returns 0, -1 on failure (said once), 1 when there was nothing to write. */
 int rt_write_trace(const char *name);
+/* Async-signal-safe: claim and write t's committed records. 0 ok, -1 lost. */
+int rt_spill_thread(RtThread *t);
+/* Async-signal-safe: spill every thread, write new names and the snapshot
+ * (open ranges, thread names): what a finalizer needs if we die now. */
+void rt_save_now(int dying);
+/* The flusher's periodic part (not async-signal-safe: none of it locks
+ * anything the program's threads hold, though). */
+void rt_flush_tick(void);
+void rt_files_reset(void);      /* after fork: this process's own files */
+const char *rt_current_trace_name(void);
+void rt_clock_params(uint64_t *tsc0, uint64_t *ns0, uint64_t *tsc1, uint64_t *ns1);
+void rt_clock_set(int use_tsc, uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1);
+extern volatile int rt_collecting;  /* set up and recording in this process */
+RT_EXPORT int ncrt_finalize_dir(const char *dir, int quiet);
 
 /* ---- GPU (cupti.c) ---- */
 typedef struct {
@@ -179,6 +211,7 @@ void rt_atexit(void);
 /* exitpaths.c: signals and _exit */
 void rt_exitpaths_init(void);
 void rt_exitpaths_child(void);
+void rt_flusher_start(void);     /* collector.c: the flusher thread, once per process */
 /* Capture windows (call with the collector's control lock held, as the
  * writer is): was capture on at CLOCK_MONOTONIC time ns? */
 int rt_in_window(uint64_t ns);

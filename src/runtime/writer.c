@@ -30,23 +30,48 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
-/* ---- one gzip stream with a byte buffer in front ---- */
+/* ---- one gzip stream with a byte buffer in front ----
+ * Raw deflate between a gzip header and trailer written here (CRC-32 and
+ * length kept as the bytes go in): one gzip member, as before. */
 
 typedef struct {
   z_stream z;
-  FILE *f;
+  int fd;
   size_t n;
   int err;
+  uint32_t crc, len;
   char buf[1 << 17];
   unsigned char out[1 << 17];
 } Gz;
+
+static int write_all(int fd, const void *p, size_t n) {
+  const char *c = p;
+  while (n) {
+    ssize_t w = write(fd, c, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return w < 0 ? errno : EIO;
+    c += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
 
 static void gz_drain(Gz *g, int mode) {
   if (g->err) { /* the file is lost already: stop compressing */
     g->n = 0;
     return;
   }
+  g->crc = (uint32_t)crc32(g->crc, (const unsigned char *)g->buf, (uInt)g->n);
+  g->len += (uint32_t)g->n;
   g->z.next_in = (unsigned char *)g->buf;
   g->z.avail_in = (uInt)g->n;
   do {
@@ -54,9 +79,28 @@ static void gz_drain(Gz *g, int mode) {
     g->z.avail_out = sizeof g->out;
     if (deflate(&g->z, mode) == Z_STREAM_ERROR) g->err = EINVAL;
     size_t have = sizeof g->out - g->z.avail_out;
-    if (have && !g->err && fwrite(g->out, 1, have, g->f) != have) g->err = errno ? errno : EIO;
+    if (have && !g->err) g->err = write_all(g->fd, g->out, have);
   } while (g->z.avail_out == 0);
   g->n = 0;
+}
+
+static int gz_open(Gz *g, int fd, int level) {
+  static const unsigned char hdr[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+  g->fd = fd;
+  g->crc = (uint32_t)crc32(0, NULL, 0);
+  if (deflateInit2(&g->z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) return ENOMEM;
+  return write_all(fd, hdr, sizeof hdr);
+}
+
+static void gz_finish(Gz *g) {
+  gz_drain(g, Z_FINISH);
+  deflateEnd(&g->z);
+  unsigned char t[8];
+  for (int i = 0; i < 4; i++) {
+    t[i] = (unsigned char)(g->crc >> (8 * i));
+    t[4 + i] = (unsigned char)(g->len >> (8 * i));
+  }
+  if (!g->err) g->err = write_all(g->fd, t, 8);
 }
 
 static inline void need(Gz *g, size_t k) {
@@ -160,8 +204,11 @@ static const char *esc_name(uint32_t id) {
   return esc_cache[id];
 }
 
+/* names as JSON strings: from memory, or from a dead process's .names */
+static const char *(*name_json)(uint32_t id) = esc_name;
+
 static inline void put_name(Gz *g, uint32_t id) {
-  const char *e = esc_name(id);
+  const char *e = name_json(id);
   put(g, e, strlen(e));
 }
 
@@ -284,61 +331,6 @@ static void put_span(Gz *g, int pid, const SpanRec *b, uint64_t end, uint32_t en
   } else if (end_tid != b->tid) {
     PUTS(g, ",\"end thread\":");
     put_u64(g, end_tid);
-  }
-  PUTS(g, "}}");
-}
-
-static void write_thread_names(Gz *g, int pid) {
-  for (RtThread *t = rt_threads(); t; t = t->next) {
-    const char *nm = rt_os_thread_name(t->tid);
-    char comm[64] = "";
-    if (!nm) {
-      char path[64];
-      snprintf(path, sizeof path, "/proc/self/task/%u/comm", t->tid);
-      FILE *f = fopen(path, "r");
-      if (f) {
-        if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = 0;
-        fclose(f);
-      }
-      if (!comm[0]) snprintf(comm, sizeof comm, "thread %u", t->tid);
-      nm = comm;
-    }
-    PUTS(g, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":");
-    put_i64(g, pid);
-    PUTS(g, ",\"tid\":");
-    put_u64(g, t->tid);
-    PUTS(g, ",\"args\":{\"name\":");
-    put_jstr(g, nm);
-    PUTS(g, "}}");
-    PUTS(g, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":");
-    put_i64(g, pid);
-    PUTS(g, ",\"tid\":");
-    put_u64(g, t->tid);
-    PUTS(g, ",\"args\":{\"sort_index\":");
-    put_u64(g, t->tid);
-    PUTS(g, "}}");
-  }
-}
-
-static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, uint16_t dom) {
-  PUTS(g, ",\"args\":{\"depth\":");
-  put_u64(g, depth);
-  RtName *nm = rt_name(name);
-  if (nm->file) {
-    PUTS(g, ",\"file\":");
-    put_jstr(g, nm->file);
-    PUTS(g, ",\"line\":");
-    put_i64(g, nm->line);
-  }
-  if (dom) {
-    PUTS(g, ",\"domain\":");
-    put_jstr(g, rt_domain_name(dom));
-  }
-  if (cat) {
-    const char *cn = rt_category_name(cat);
-    PUTS(g, ",\"category\":");
-    if (cn) put_jstr(g, cn);
-    else put_u64(g, cat);
   }
   PUTS(g, "}}");
 }
@@ -522,15 +514,493 @@ static int write_gpu(Gz *g, int pid, RtGpuRec *v, size_t n) {
   return 0;
 }
 
-static void write_body(Gz *g, const char *trace_name) {
-  int pid = (int)getpid();
-  struct timespec rt;
-  clock_gettime(CLOCK_REALTIME, &rt);
-  uint64_t real_now = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-  uint64_t base = real_now - (rt_mono_ns() - rt_clock_origin_ns());
+/* ---- spill files ----
+ *
+ * <dir>/.ncrt-<PID>.raw    blocks: {magic, tid, n, 0} n records, commit
+ *                          word (BLK_COMMIT ^ n); the offset is reserved
+ *                          by an atomic add, the block written by one
+ *                          pwritev, so threads never wait for each other
+ * <dir>/.ncrt-<PID>.names  "ID "JSON-string"\n", appended (a name may come
+ *                          twice: the same text)
+ * <dir>/.ncrt-<PID>.info   what a finalizer needs besides: clock, names of
+ *                          the process, threads, domains, categories and
+ *                          the ranges open at the snapshot; replaced whole
+ *                          (rename) every RT_FLUSH_MS and at death
+ * Everything written here from a signal handler or _exit is
+ * async-signal-safe: open, pwritev, write, rename, no lock, no malloc. */
 
+#define BLK_MAGIC 0x314b4c42u /* "BLK1" */
+#define BLK_COMMIT 0x54494d4d4f43ull
+typedef struct {
+  uint32_t magic, tid, n, pad;
+} BlkHdr;
+
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+static char file_prefix[1200]; /* "<dir>/.ncrt-<PID>" */
+static volatile int raw_fd = -1, names_fd = -1;
+static volatile uint64_t raw_end;   /* bytes reserved in .raw */
+static volatile int spill_err;      /* errno of the first lost write */
+static uint64_t trace_from;         /* where the records of the next trace start */
+static volatile uint32_t names_saved;
+
+static size_t s_cpy(char *d, size_t at, size_t cap, const char *s) {
+  while (*s && at + 1 < cap) d[at++] = *s++;
+  d[at] = 0;
+  return at;
+}
+static size_t s_u64(char *d, size_t at, size_t cap, uint64_t v) {
+  char t[24];
+  int i = 24;
+  do {
+    t[--i] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  while (i < 24 && at + 1 < cap) d[at++] = t[i++];
+  d[at] = 0;
+  return at;
+}
+static void path_of(char *out, size_t cap, const char *suffix) { s_cpy(out, s_cpy(out, 0, cap, file_prefix), cap, suffix); }
+
+static void unlink_files(void) {
+  static const char *const sfx[] = {".raw", ".names", ".info", ".info.tmpF", ".info.tmpH"};
+  char p[1300];
+  for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
+    path_of(p, sizeof p, sfx[i]);
+    unlink(p);
+  }
+}
+
+void rt_files_reset(void) {
+  /* after fork the descriptors are the parent's files: let go of them */
+  if (raw_fd >= 0) close(raw_fd);
+  if (names_fd >= 0) close(names_fd);
+  raw_fd = names_fd = -1;
+  pthread_mutex_init(&write_lock, NULL); /* the parent's flusher may have held it at fork */
+  raw_end = 0;
+  spill_err = 0;
+  trace_from = 0;
+  names_saved = 0;
+  size_t at = s_cpy(file_prefix, 0, sizeof file_prefix, rt_opt.out_dir);
+  at = s_cpy(file_prefix, at, sizeof file_prefix, "/.ncrt-");
+  s_u64(file_prefix, at, sizeof file_prefix, (uint64_t)getpid());
+  unlink_files(); /* a stale set from an earlier process with this pid */
+}
+
+static int lazy_open(volatile int *slot, const char *suffix, int flags) {
+  int fd = __atomic_load_n(slot, __ATOMIC_SEQ_CST);
+  if (fd >= 0) return fd;
+  char p[1300];
+  path_of(p, sizeof p, suffix);
+  fd = open(p, flags | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int e = 0;
+    __atomic_compare_exchange_n(&spill_err, &e, errno ? errno : EIO, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return -1;
+  }
+  int exp = -1;
+  if (!__atomic_compare_exchange_n(slot, &exp, fd, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    close(fd);
+    return exp;
+  }
+  return fd;
+}
+
+static int write_block(uint32_t tid, const RtRec *r, uint32_t n) {
+  if (spill_err) return -1;
+  int fd = lazy_open(&raw_fd, ".raw", O_RDWR);
+  if (fd < 0) return -1;
+  BlkHdr h = {BLK_MAGIC, tid, n, 0};
+  uint64_t commit = BLK_COMMIT ^ n;
+  size_t size = sizeof h + (size_t)n * sizeof *r + sizeof commit;
+  uint64_t off = __atomic_fetch_add(&raw_end, size, __ATOMIC_SEQ_CST);
+  struct iovec v[3] = {{&h, sizeof h}, {(void *)r, (size_t)n * sizeof *r}, {&commit, sizeof commit}};
+  int iv = 0;
+  while (iv < 3) {
+    ssize_t w = pwritev(fd, v + iv, 3 - iv, (off_t)off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int e = 0;
+      __atomic_compare_exchange_n(&spill_err, &e, w < 0 ? errno : ENOSPC, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+      return -1;
+    }
+    off += (uint64_t)w;
+    while (iv < 3 && (size_t)w >= v[iv].iov_len) w -= (ssize_t)v[iv++].iov_len;
+    if (iv < 3) {
+      v[iv].iov_base = (char *)v[iv].iov_base + w;
+      v[iv].iov_len -= (size_t)w;
+    }
+  }
+  return 0;
+}
+
+int rt_spill_thread(RtThread *t) {
+  int rc = 0;
+  __atomic_add_fetch(&t->inflight, 1, __ATOMIC_SEQ_CST);
+  RtChunk *c = __atomic_load_n(&t->cur, __ATOMIC_SEQ_CST);
+  if (c) {
+    uint64_t s = __atomic_load_n(&c->spilled, __ATOMIC_SEQ_CST);
+    uint32_t idx = (uint32_t)s, n = __atomic_load_n(&c->n, __ATOMIC_SEQ_CST);
+    if (n > idx && n <= c->cap &&
+        __atomic_compare_exchange_n(&c->spilled, &s, (s & ~(uint64_t)0xffffffffu) | n, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST) &&
+        write_block(t->tid, &c->rec[idx], n - idx)) {
+      __atomic_add_fetch(&t->dropped, n - idx, __ATOMIC_RELAXED);
+      rc = -1;
+    }
+  }
+  __atomic_sub_fetch(&t->inflight, 1, __ATOMIC_SEQ_CST);
+  return rc;
+}
+
+/* A small buffered writer on a stack buffer (signal handlers included). */
+typedef struct {
+  int fd, err;
+  size_t n;
+  char b[2048];
+} Out;
+static void o_flush(Out *o) {
+  if (o->n && !o->err) o->err = write_all(o->fd, o->b, o->n);
+  o->n = 0;
+}
+static void o_put(Out *o, const char *s, size_t k) {
+  while (k) {
+    if (o->n == sizeof o->b) o_flush(o);
+    size_t m = sizeof o->b - o->n < k ? sizeof o->b - o->n : k;
+    memcpy(o->b + o->n, s, m);
+    o->n += m;
+    s += m;
+    k -= m;
+  }
+}
+static void o_str(Out *o, const char *s) { o_put(o, s, strlen(s)); }
+static void o_u64(Out *o, uint64_t v) {
+  char t[24];
+  size_t k = s_u64(t, 0, sizeof t, v);
+  o_put(o, t, k);
+}
+/* s as a JSON string (quotes included), at most 4096 bytes of it */
+static void o_json(Out *o, const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  o_put(o, "\"", 1);
+  for (const unsigned char *p = (const unsigned char *)s; *p && p - (const unsigned char *)s < 4096; p++) {
+    if (*p == '"' || *p == '\\') {
+      char e[2] = {'\\', (char)*p};
+      o_put(o, e, 2);
+    } else if (*p < 0x20) {
+      char e[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15]};
+      o_put(o, e, 6);
+    } else {
+      o_put(o, (const char *)p, 1);
+    }
+  }
+  o_put(o, "\"", 1);
+}
+
+static void names_save(void) {
+  uint32_t n = rt_name_count(), from = __atomic_load_n(&names_saved, __ATOMIC_SEQ_CST);
+  if (from >= n) return;
+  Out o;
+  o.fd = lazy_open(&names_fd, ".names", O_WRONLY | O_APPEND);
+  o.err = 0;
+  o.n = 0;
+  if (o.fd < 0) return;
+  for (uint32_t i = from; i < n; i++) {
+    o_u64(&o, i);
+    o_put(&o, " ", 1);
+    o_json(&o, rt_name(i)->str);
+    o_put(&o, "\n", 1);
+  }
+  o_flush(&o);
+  if (!o.err) __atomic_compare_exchange_n(&names_saved, &from, n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+static void thread_comm(uint32_t tid, char *out, size_t cap) {
+  char p[64];
+  size_t at = s_cpy(p, 0, sizeof p, "/proc/self/task/");
+  at = s_u64(p, at, sizeof p, tid);
+  s_cpy(p, at, sizeof p, "/comm");
+  out[0] = 0;
+  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t r = read(fd, out, cap - 1);
+    close(fd);
+    if (r > 0) {
+      out[r] = 0;
+      out[strcspn(out, "\n")] = 0;
+    }
+  }
+  if (!out[0]) s_u64(out, s_cpy(out, 0, cap, "thread "), cap, tid);
+}
+
+static volatile int dying;
+
+static void info_save(int die) {
+  char tmp[1300], fin[1300];
+  path_of(tmp, sizeof tmp, die ? ".info.tmpH" : ".info.tmpF");
+  path_of(fin, sizeof fin, ".info");
+  Out o;
+  o.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  o.err = 0;
+  o.n = 0;
+  if (o.fd < 0) return;
+  struct timespec m, r;
+  clock_gettime(CLOCK_MONOTONIC, &m);
+  clock_gettime(CLOCK_REALTIME, &r);
+  uint64_t mono = (uint64_t)m.tv_sec * 1000000000u + (uint64_t)m.tv_nsec;
+  uint64_t real = (uint64_t)r.tv_sec * 1000000000u + (uint64_t)r.tv_nsec;
+  uint64_t t0, n0, t1, n1;
+  rt_clock_params(&t0, &n0, &t1, &n1);
+  t1 = t0;
+#if defined(__x86_64__)
+  if (rt_opt.use_tsc) t1 = __rdtsc();
+#endif
+  o_str(&o, "ncrt-info 1\npid ");
+  o_u64(&o, (uint64_t)getpid());
+  o_str(&o, "\nrank ");
+  o_u64(&o, (uint64_t)rt_opt.rank);
+  o_str(&o, "\nworld ");
+  o_u64(&o, (uint64_t)rt_opt.world_size);
+  o_str(&o, "\nlevel ");
+  o_u64(&o, (uint64_t)rt_opt.level);
+  o_str(&o, "\nclock ");
+  o_u64(&o, (uint64_t)rt_opt.use_tsc);
+  o_put(&o, " ", 1);
+  o_u64(&o, t0);
+  o_put(&o, " ", 1);
+  o_u64(&o, n0);
+  o_put(&o, " ", 1);
+  o_u64(&o, t1);
+  o_put(&o, " ", 1);
+  o_u64(&o, mono);
+  o_str(&o, "\nbase ");
+  o_u64(&o, real - (mono - n0));
+  o_str(&o, "\nnow ");
+  o_u64(&o, mono);
+  o_str(&o, "\nfrom ");
+  o_u64(&o, trace_from);
+  uint64_t dropped = 0;
+  for (RtThread *t = rt_threads(); t; t = t->next) dropped += t->dropped;
+  o_str(&o, "\ndropped ");
+  o_u64(&o, dropped);
+  o_str(&o, "\nname ");
+  o_json(&o, rt_opt.name);
+  o_str(&o, "\ntrace ");
+  o_json(&o, rt_current_trace_name());
+  o_put(&o, "\n", 1);
+  for (uint16_t d = 1; d < 1024; d++) {
+    const char *dn = rt_domain_name(d);
+    if (!strcmp(dn, "?")) break;
+    o_str(&o, "domain ");
+    o_u64(&o, d);
+    o_put(&o, " ", 1);
+    o_json(&o, dn);
+    o_put(&o, "\n", 1);
+  }
+  for (uint32_t c = 1; c < 256; c++) {
+    const char *cn = rt_category_name(c);
+    if (!cn) continue;
+    o_str(&o, "cat ");
+    o_u64(&o, c);
+    o_put(&o, " ", 1);
+    o_json(&o, cn);
+    o_put(&o, "\n", 1);
+  }
+  for (RtThread *t = rt_threads(); t; t = t->next) {
+    char comm[64];
+    const char *nm = rt_os_thread_name(t->tid);
+    if (!nm) {
+      thread_comm(t->tid, comm, sizeof comm);
+      nm = comm;
+    }
+    o_str(&o, "thread ");
+    o_u64(&o, t->tid);
+    o_put(&o, " ", 1);
+    o_json(&o, nm);
+    o_put(&o, "\n", 1);
+    const RtFrame *open = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
+    uint32_t nopen = __atomic_load_n(&t->sp, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < nopen && !t->dead; i++) {
+      if (!open[i].recorded) continue;
+      o_str(&o, "open ");
+      o_u64(&o, t->tid);
+      o_put(&o, " ", 1);
+      o_u64(&o, i);
+      o_put(&o, " ", 1);
+      o_u64(&o, open[i].start);
+      o_put(&o, " ", 1);
+      o_u64(&o, open[i].name);
+      o_put(&o, " ", 1);
+      o_u64(&o, open[i].domain);
+      o_put(&o, "\n", 1);
+    }
+  }
+  o_str(&o, "end\n");
+  o_flush(&o);
+  close(o.fd);
+  /* the snapshot taken at death wins over the flusher's */
+  if (o.err || (!die && dying)) unlink(tmp);
+  else rename(tmp, fin);
+}
+
+void rt_save_now(int die) {
+  if (!rt_collecting || !rt_threads()) return;
+  if (die) dying = 1;
+  for (RtThread *t = rt_threads(); t; t = t->next) rt_spill_thread(t);
+  if (!raw_end && !die) return; /* nothing recorded yet */
+  names_save();
+  info_save(die);
+}
+
+/* The flusher's tick; never at the same time as a write (which may remove
+ * the files at exit), and never waiting for one. */
+void rt_flush_tick(void) {
+  if (pthread_mutex_trylock(&write_lock)) return;
+  if (!rt_exiting) rt_save_now(0);
+  pthread_mutex_unlock(&write_lock);
+}
+
+/* ---- the trace, from the spill file ---- */
+
+typedef struct {
+  uint32_t tid, depth, name;
+  uint16_t domain;
+  uint64_t start; /* ticks */
+} OpenFrame;
+
+typedef struct {
+  int pid, rank, world, in_process;
+  const char *proc_name, *trace_name; /* raw text */
+  uint64_t base, now;                 /* baseTimeNanoseconds; end of open ranges (mono ns) */
+  int exiting;
+  int raw;
+  uint64_t from, to;
+  uint32_t nthreads;
+  uint32_t *tids;
+  char **tnames; /* JSON strings */
+  OpenFrame *open;
+  size_t nopen;
+  const char *(*domain_json)(uint16_t);
+  const char *(*cat_json)(uint32_t); /* NULL: no name */
+  const char *note;                  /* ncrt.finalized */
+  uint64_t dropped;
+} Src;
+
+static const Src *src;
+
+static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, uint16_t dom) {
+  PUTS(g, ",\"args\":{\"depth\":");
+  put_u64(g, depth);
+  if (src->in_process) {
+    RtName *nm = rt_name(name);
+    if (nm->file) {
+      PUTS(g, ",\"file\":");
+      put_jstr(g, nm->file);
+      PUTS(g, ",\"line\":");
+      put_i64(g, nm->line);
+    }
+  }
+  if (dom) {
+    const char *d = src->domain_json(dom);
+    PUTS(g, ",\"domain\":");
+    put(g, d, strlen(d));
+  }
+  if (cat) {
+    const char *cn = src->cat_json(cat);
+    PUTS(g, ",\"category\":");
+    if (cn) put(g, cn, strlen(cn));
+    else put_u64(g, cat);
+  }
+  PUTS(g, "}}");
+}
+
+/* Read the spill file's blocks in [from, to), calling fn on each. An
+ * incomplete block (a thread still writing it) is waited for a little when
+ * the process is alive, else counted as lost. */
+typedef void (*BlockFn)(Gz *g, uint32_t tid, const RtRec *r, uint32_t n, void *arg);
+static uint64_t read_blocks(int fd, uint64_t from, uint64_t to, int alive, BlockFn fn, Gz *g, void *arg) {
+  uint64_t lost = 0;
+  size_t cap = sizeof(BlkHdr) + (2u << 20) + 8;
+  char *buf = malloc(cap);
+  if (!buf) return 1;
+  uint64_t off = from;
+  while (off + sizeof(BlkHdr) + 8 <= to) {
+    BlkHdr h;
+    int ok = 0;
+    for (int tries = 0; tries < (alive ? 200 : 1); tries++) {
+      if (pread(fd, &h, sizeof h, (off_t)off) == (ssize_t)sizeof h && h.magic == BLK_MAGIC) {
+        ok = 1;
+        break;
+      }
+      struct timespec d = {0, 250000};
+      nanosleep(&d, NULL);
+    }
+    if (!ok || (uint64_t)h.n * sizeof(RtRec) + sizeof h + 8 > cap) break;
+    size_t body = (size_t)h.n * sizeof(RtRec) + 8;
+    ok = 0;
+    for (int tries = 0; tries < (alive ? 200 : 1); tries++) {
+      if (pread(fd, buf, body, (off_t)(off + sizeof h)) == (ssize_t)body) {
+        uint64_t c;
+        memcpy(&c, buf + body - 8, 8);
+        if (c == (BLK_COMMIT ^ h.n)) {
+          ok = 1;
+          break;
+        }
+      }
+      struct timespec d = {0, 250000};
+      nanosleep(&d, NULL);
+    }
+    if (ok) fn(g, h.tid, (const RtRec *)buf, h.n, arg);
+    else lost += h.n;
+    off += sizeof h + body;
+  }
+  free(buf);
+  return lost;
+}
+
+typedef struct {
+  int pid;
+  SpanRec *spans;
+  size_t nspans, capspans;
+  uint64_t dropped;
+} BodyState;
+
+static void body_block(Gz *g, uint32_t tid, const RtRec *recs, uint32_t n, void *arg) {
+  BodyState *st = arg;
+  TidSpans *keep = spans_for(tid);
+  for (uint32_t i = 0; i < n; i++) {
+    const RtRec *r = &recs[i];
+    uint64_t a = rt_ticks_to_ns(r->start);
+    if (r->kind == REC_RANGE) {
+      uint64_t b = rt_ticks_to_ns(r->end);
+      put_annotation(g, 0, r->name, st->pid, tid, a);
+      PUTS(g, ",\"dur\":");
+      put_us(g, (int64_t)(b - a));
+      put_range_args(g, r->name, r->depth, r->cat, r->domain);
+      if (keep) spans_add(keep, a, b, r->name, r->depth);
+    } else if (r->kind == REC_MARK) {
+      put_annotation(g, 1, r->name, st->pid, tid, a);
+      put_range_args(g, r->name, r->depth, r->cat, r->domain);
+    } else {
+      if (st->nspans == st->capspans) {
+        size_t cap = st->capspans ? st->capspans * 2 : 256;
+        SpanRec *ns = realloc(st->spans, cap * sizeof *ns);
+        if (!ns) {
+          st->dropped++;
+          continue;
+        }
+        st->spans = ns;
+        st->capspans = cap;
+      }
+      st->spans[st->nspans++] = (SpanRec){r->end, a, r->kind == REC_SPAN_END, r->name, tid, r->cat};
+    }
+  }
+}
+
+static void write_from(Gz *g, const Src *s) {
+  src = s;
+  int pid = s->pid;
   size_t ngpu = 0;
-  RtGpuRec *gpu = rt_cupti_take(&ngpu);
+  RtGpuRec *gpu = s->in_process ? rt_cupti_take(&ngpu) : NULL;
   /* threads that launched GPU work keep their ranges for attribution */
   for (size_t i = 0; i < ngpu; i++)
     if ((gpu[i].kind == GPU_RUNTIME || gpu[i].kind == GPU_DRIVER) && !spans_for(gpu[i].tid)) {
@@ -541,103 +1011,70 @@ static void write_body(Gz *g, const char *trace_name) {
     }
 
   PUTS(g, "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [");
-  put_devices(g);
+  if (s->in_process) put_devices(g);
   PUTS(g, "],\n\"distributedInfo\": {\"backend\": \"\", \"rank\": ");
-  put_i64(g, rt_opt.rank);
+  put_i64(g, s->rank);
   PUTS(g, ", \"world_size\": ");
-  put_i64(g, rt_opt.world_size);
+  put_i64(g, s->world);
   PUTS(g, "},\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
-  put_u64(g, base);
+  put_u64(g, s->base);
   PUTS(g, ",\n\"traceName\": ");
-  put_jstr(g, trace_name);
+  put_jstr(g, s->trace_name);
   PUTS(g, ",\n\"traceEvents\": [\n{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":");
   put_i64(g, pid);
   PUTS(g, ",\"tid\":0,\"args\":{\"name\":");
-  put_jstr(g, rt_opt.name);
+  put_jstr(g, s->proc_name);
   PUTS(g, "}}");
   PUTS(g, ",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"ts\":0,\"pid\":");
   put_i64(g, pid);
   PUTS(g, ",\"tid\":0,\"args\":{\"labels\":\"rank ");
-  put_i64(g, rt_opt.rank);
+  put_i64(g, s->rank);
   PUTS(g, "\"}}");
-  write_thread_names(g, pid);
+  for (uint32_t i = 0; i < s->nthreads; i++) {
+    PUTS(g, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+    put_i64(g, pid);
+    PUTS(g, ",\"tid\":");
+    put_u64(g, s->tids[i]);
+    PUTS(g, ",\"args\":{\"name\":");
+    put(g, s->tnames[i], strlen(s->tnames[i]));
+    PUTS(g, "}}");
+    PUTS(g, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+    put_i64(g, pid);
+    PUTS(g, ",\"tid\":");
+    put_u64(g, s->tids[i]);
+    PUTS(g, ",\"args\":{\"sort_index\":");
+    put_u64(g, s->tids[i]);
+    PUTS(g, "}}");
+  }
 
-  SpanRec *spans = span_carry;
-  size_t nspans = span_carry_n, capspans = span_carry_n;
+  BodyState st = {pid, span_carry, span_carry_n, span_carry_n, s->dropped};
   span_carry = NULL;
   span_carry_n = 0;
-  uint64_t dropped = 0;
-  for (RtThread *t = rt_threads(); t; t = t->next) {
-    pthread_mutex_lock(&t->lock);
-    dropped += t->dropped;
-    TidSpans *keep = spans_for(t->tid);
-    RtChunk *c = t->head;
-    while (c) {
-      uint32_t n = __atomic_load_n(&c->n, __ATOMIC_ACQUIRE);
-      for (uint32_t i = c->read; i < n; i++) {
-        const RtRec *r = &c->rec[i];
-        uint64_t a = rt_ticks_to_ns(r->start);
-        if (r->kind == REC_RANGE) {
-          uint64_t b = rt_ticks_to_ns(r->end);
-          put_annotation(g, 0, r->name, pid, t->tid, a);
-          PUTS(g, ",\"dur\":");
-          put_us(g, (int64_t)(b - a));
-          put_range_args(g, r->name, r->depth, r->cat, r->domain);
-          if (keep) spans_add(keep, a, b, r->name, r->depth);
-        } else if (r->kind == REC_MARK) {
-          put_annotation(g, 1, r->name, pid, t->tid, a);
-          put_range_args(g, r->name, r->depth, r->cat, r->domain);
-        } else {
-          if (nspans == capspans) {
-            capspans = capspans ? capspans * 2 : 256;
-            SpanRec *ns = realloc(spans, capspans * sizeof *ns);
-            if (!ns) {
-              dropped++;
-              continue;
-            }
-            spans = ns;
-          }
-          spans[nspans++] = (SpanRec){r->end, a, r->kind == REC_SPAN_END, r->name, t->tid, r->cat};
-        }
-      }
-      c->read = n;
-      if (c != t->cur) {
-        RtChunk *next = c->next;
-        rt_chunk_free(c);
-        t->head = c = next;
-      } else {
-        break;
-      }
+  st.dropped += read_blocks(s->raw, s->from, s->to, s->in_process, body_block, g, &st);
+  SpanRec *spans = st.spans;
+  size_t nspans = st.nspans;
+
+  /* Ranges still open when the process ended (or at its last snapshot) */
+  uint64_t now = s->now;
+  for (size_t i = 0; s->exiting && i < s->nopen; i++) {
+    const OpenFrame *f = &s->open[i];
+    uint64_t a = rt_ticks_to_ns(f->start);
+    put_annotation(g, 0, f->name, pid, f->tid, a);
+    PUTS(g, ",\"dur\":");
+    put_us(g, (int64_t)(now > a ? now - a : 0));
+    PUTS(g, ",\"args\":{\"depth\":");
+    put_u64(g, f->depth);
+    if (f->domain) {
+      const char *d = s->domain_json(f->domain);
+      PUTS(g, ",\"domain\":");
+      put(g, d, strlen(d));
     }
-    pthread_mutex_unlock(&t->lock);
+    PUTS(g, ",\"open at exit\":true}}");
+    TidSpans *keep_open = spans_for(f->tid);
+    if (keep_open) spans_add(keep_open, a, now, f->name, f->depth);
   }
 
-  /* Ranges still open when the process ends, on every thread (a stack is
-   * never freed, so reading another thread's is safe; a thread that is
-   * still running may be a frame off). Cycle writes skip them: the frame
-   * is recorded when it closes, in a later cycle. */
-  uint64_t now = rt_mono_ns();
-  for (RtThread *t = rt_exiting ? rt_threads() : NULL; t; t = t->next) {
-    const RtFrame *open = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
-    uint32_t nopen = __atomic_load_n(&t->sp, __ATOMIC_ACQUIRE);
-    TidSpans *keep_open = spans_for(t->tid);
-    for (uint32_t i = 0; i < nopen; i++) {
-      if (!open[i].recorded) continue;
-      uint64_t a = rt_ticks_to_ns(open[i].start);
-      put_annotation(g, 0, open[i].name, pid, t->tid, a);
-      PUTS(g, ",\"dur\":");
-      put_us(g, (int64_t)(now - a));
-      PUTS(g, ",\"args\":{\"depth\":");
-      put_u64(g, i);
-      PUTS(g, ",\"open at exit\":true}}");
-      if (keep_open) spans_add(keep_open, a, now, open[i].name, i);
-    }
-  }
-
-  /* Start/end ranges become X events on the thread that started them (the
-   * Kineto layout has no b/e pairs): start records carry the name, end
-   * records the id. A start with no end yet is written open at exit, or
-   * left for the next cycle. */
+  /* Start/end ranges become X events on the thread that started them */
   size_t hcap = 1;
   while (hcap < nspans * 2 + 2) hcap *= 2;
   uint32_t *h = calloc(hcap, sizeof *h);
@@ -658,13 +1095,11 @@ static void write_body(Gz *g, const char *trace_name) {
         break;
       }
     if (b) put_span(g, pid, b, e->start, e->tid);
-    /* else its start was not recorded (before a cycle, or throttled) */
   }
-  /* starts with no end: open at exit, or carried to the next cycle's write */
   size_t nkeep = 0;
   for (size_t i = 0; h && ended && i < nspans; i++) {
     if (spans[i].end || ended[i]) continue;
-    if (rt_exiting) put_span(g, pid, &spans[i], now, 0);
+    if (s->exiting) put_span(g, pid, &spans[i], now, 0);
     else spans[nkeep++] = spans[i];
   }
   free(ended);
@@ -682,14 +1117,14 @@ static void write_body(Gz *g, const char *trace_name) {
   tid_spans = NULL;
   tid_spans_n = 0;
   free(gpu);
-  rt_windows_consumed();
+  if (s->in_process) rt_windows_consumed();
 
   PUTS(g, "\n],\n\"ncrt\": {\"throttle\": {\"calls\": ");
-  put_i64(g, rt_opt.throttle_calls);
-  char buf[128];
-  snprintf(buf, sizeof buf, ", \"avg_us\": %g}, \"throttled\": [", rt_opt.throttle_us);
+  put_i64(g, s->in_process ? rt_opt.throttle_calls : 0);
+  char buf[160];
+  snprintf(buf, sizeof buf, ", \"avg_us\": %g}, \"throttled\": [", s->in_process ? rt_opt.throttle_us : 0.0);
   put(g, buf, strlen(buf));
-  uint32_t nn = rt_name_count();
+  uint32_t nn = s->in_process ? rt_name_count() : 0;
   int first = 1;
   for (uint32_t i = 0; i < nn; i++) {
     RtName *nm = rt_name(i);
@@ -703,34 +1138,78 @@ static void write_body(Gz *g, const char *trace_name) {
     put(g, buf, strlen(buf));
   }
   PUTS(g, "],\n  \"dropped\": ");
-  put_u64(g, dropped);
+  put_u64(g, st.dropped);
   PUTS(g, ", \"cupti\": ");
-  put_jstr(g, rt_cupti_status());
+  put_jstr(g, s->in_process ? rt_cupti_status() : "not recorded (the process died)");
   PUTS(g, ", \"cupti_version\": ");
-  put_u64(g, rt_cupti_version());
+  put_u64(g, s->in_process ? rt_cupti_version() : 0);
   PUTS(g, ", \"clock\": ");
   put_jstr(g, rt_opt.use_tsc ? "tsc" : "monotonic");
+  if (s->note) {
+    PUTS(g, ", \"finalized\": ");
+    put_jstr(g, s->note);
+  }
   PUTS(g, "}\n}\n");
 }
 
-static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Anything to write? Processes that recorded nothing (a launcher, a shell)
- * leave no file. */
-static int have_records(void) {
-  if (rt_cupti_count()) return 1;
-  int any = 0;
-  for (RtThread *t = rt_threads(); t && !any; t = t->next) {
-    if (rt_exiting) {
-      const RtFrame *open = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
-      uint32_t nopen = __atomic_load_n(&t->sp, __ATOMIC_ACQUIRE);
-      for (uint32_t i = 0; i < nopen && !any; i++) any = open[i].recorded;
-    }
-    pthread_mutex_lock(&t->lock);
-    for (RtChunk *c = t->head; c && !any; c = c->next) any = __atomic_load_n(&c->n, __ATOMIC_ACQUIRE) > c->read;
-    pthread_mutex_unlock(&t->lock);
+/* Write the trace to a temporary name, then rename; "" on success, else
+ * the reason (errno text). */
+static int write_file(const char *path, const Src *s, int level) {
+  char tmp[2100];
+  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno ? errno : EIO;
+  Gz *g = calloc(1, sizeof *g);
+  int err = g ? gz_open(g, fd, level) : ENOMEM;
+  if (!err) {
+    write_from(g, s);
+    gz_finish(g);
+    err = g->err;
   }
-  return any;
+  free(g);
+  if (close(fd) != 0 && !err) err = errno ? errno : EIO;
+  if (!err && rename(tmp, path) != 0) err = errno ? errno : EIO;
+  if (err) unlink(tmp);
+  return err;
+}
+
+/* JSON-string lookups for the process itself */
+static const char *mem_domain_json(uint16_t d) {
+  static char *cache[1024];
+  if (d >= 1024) return "\"?\"";
+  if (!cache[d]) {
+    const char *n = rt_domain_name(d);
+    char *e = malloc(strlen(n) * 6 + 3);
+    if (!e) return "\"?\"";
+    Out o = {-1, 0, 0, {0}};
+    (void)o;
+    size_t k = 0;
+    e[k++] = '"';
+    for (const unsigned char *p = (const unsigned char *)n; *p; p++) {
+      if (*p == '"' || *p == '\\') e[k++] = '\\';
+      if (*p < 0x20) k += (size_t)sprintf(e + k, "\\u%04x", *p);
+      else e[k++] = (char)*p;
+    }
+    e[k++] = '"';
+    e[k] = 0;
+    cache[d] = e;
+  }
+  return cache[d];
+}
+static const char *mem_cat_json(uint32_t c) {
+  static char buf[256][300];
+  const char *n = rt_category_name(c);
+  if (!n || c > 255) return NULL;
+  size_t k = 0;
+  buf[c][k++] = '"';
+  for (const unsigned char *p = (const unsigned char *)n; *p && k < 280; p++) {
+    if (*p == '"' || *p == '\\') buf[c][k++] = '\\';
+    if (*p < 0x20) k += (size_t)snprintf(buf[c] + k, 8, "\\u%04x", *p);
+    else buf[c][k++] = (char)*p;
+  }
+  buf[c][k++] = '"';
+  buf[c][k] = 0;
+  return buf[c];
 }
 
 /* Paths this process wrote: another process's file of the same name (a
@@ -744,49 +1223,339 @@ static int wrote(const char *path) {
   return 0;
 }
 
+static char *json_dup(const char *s) {
+  size_t n = strlen(s);
+  char *e = malloc(n * 6 + 3);
+  if (!e) return NULL;
+  size_t k = 0;
+  e[k++] = '"';
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') e[k++] = '\\';
+    if (*p < 0x20) k += (size_t)sprintf(e + k, "\\u%04x", *p);
+    else e[k++] = (char)*p;
+  }
+  e[k++] = '"';
+  e[k] = 0;
+  return e;
+}
+
 int rt_write_trace(const char *name) {
   pthread_mutex_lock(&write_lock);
   rt_cupti_flush();
-  if (!have_records()) {
-    pthread_mutex_unlock(&write_lock);
-    return 1;
+  for (RtThread *t = rt_threads(); t; t = t->next) rt_spill_thread(t);
+  int rc = 1;
+  uint64_t to = __atomic_load_n(&raw_end, __ATOMIC_SEQ_CST);
+  /* open ranges (at exit) */
+  size_t nopen = 0, capopen = 0;
+  OpenFrame *open = NULL;
+  for (RtThread *t = rt_exiting ? rt_threads() : NULL; t; t = t->next) {
+    const RtFrame *f = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
+    uint32_t sp = __atomic_load_n(&t->sp, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < sp && !t->dead; i++) {
+      if (!f[i].recorded) continue;
+      if (nopen == capopen) {
+        capopen = capopen ? capopen * 2 : 16;
+        OpenFrame *o = realloc(open, capopen * sizeof *o);
+        if (!o) break;
+        open = o;
+      }
+      open[nopen++] = (OpenFrame){t->tid, i, f[i].name, f[i].domain, f[i].start};
+    }
   }
-  rt_clock_calibrate();
-  char path[2048], tmp[2100];
+  if (!name || (to <= trace_from && !rt_cupti_count() && !nopen && !span_carry_n && !spill_err)) goto done;
+  char path[2048];
   snprintf(path, sizeof path, "%s/%s-rank%d.trace.json.gz", rt_opt.out_dir, name, rt_opt.rank);
   if (access(path, F_OK) == 0 && !wrote(path))
     snprintf(path, sizeof path, "%s/%s-pid%d-rank%d.trace.json.gz", rt_opt.out_dir, name, (int)getpid(),
              rt_opt.rank);
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-  Gz *g = calloc(1, sizeof *g);
-  int rc = -1;
-  if (!g) goto out;
-  g->f = fopen(tmp, "wb");
-  if (!g->f) {
-    rt_say("cannot write %s: %m", tmp);
-    goto out;
+  rc = -1;
+  int err = spill_err;
+  if (!err) {
+    rt_clock_calibrate();
+    Src s;
+    memset(&s, 0, sizeof s);
+    s.pid = (int)getpid();
+    s.rank = rt_opt.rank;
+    s.world = rt_opt.world_size;
+    s.in_process = 1;
+    s.proc_name = rt_opt.name;
+    s.trace_name = name;
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    uint64_t real_now = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+    s.now = rt_mono_ns();
+    s.base = real_now - (s.now - rt_clock_origin_ns());
+    s.exiting = rt_exiting;
+    s.raw = raw_fd;
+    s.from = trace_from;
+    s.to = to;
+    s.open = open;
+    s.nopen = nopen;
+    s.domain_json = mem_domain_json;
+    s.cat_json = mem_cat_json;
+    for (RtThread *t = rt_threads(); t; t = t->next) {
+      s.dropped += t->dropped;
+      s.nthreads++;
+    }
+    s.tids = calloc(s.nthreads + 1, sizeof *s.tids);
+    s.tnames = calloc(s.nthreads + 1, sizeof *s.tnames);
+    uint32_t k = 0;
+    for (RtThread *t = rt_threads(); t && s.tids && s.tnames; t = t->next) {
+      char comm[64];
+      const char *nm = rt_os_thread_name(t->tid);
+      if (!nm) {
+        thread_comm(t->tid, comm, sizeof comm);
+        nm = comm;
+      }
+      s.tids[k] = t->tid;
+      s.tnames[k] = json_dup(nm);
+      if (s.tnames[k]) k++;
+    }
+    s.nthreads = k;
+    name_json = esc_name;
+    err = write_file(path, &s, rt_opt.level);
+    for (uint32_t i = 0; i < k; i++) free(s.tnames[i]);
+    free(s.tids);
+    free(s.tnames);
   }
-  if (deflateInit2(&g->z, rt_opt.level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-    fclose(g->f);
-    unlink(tmp);
-    goto out;
-  }
-  write_body(g, name);
-  gz_drain(g, Z_FINISH);
-  deflateEnd(&g->z);
-  if (fclose(g->f) != 0 && !g->err) g->err = errno ? errno : EIO;
-  if (!g->err && rename(tmp, path) != 0) g->err = errno;
-  if (g->err) {
+  trace_from = to;
+  if (err) {
     /* a full disk loses the trace, never the program: say why, once */
-    rt_say("cannot write %s: %s; the trace of this process is lost", path, strerror(g->err));
-    unlink(tmp);
-    goto out;
+    rt_say("cannot write %s: %s; the trace of this process is lost", path, strerror(err));
+    goto done;
   }
   rc = 0;
   if (nwritten < 32 && !wrote(path)) written[nwritten++] = strdup(path);
   if (getenv("NCRT_VERBOSE")) rt_say("trace written to %s", path);
-out:
-  free(g);
+done:
+  free(open);
+  if (rt_exiting) {
+    unlink_files();
+  } else if (raw_fd >= 0 && trace_from == raw_end) {
+    /* a cycle written: what it consumed need not stay on disk */
+#ifdef FALLOC_FL_PUNCH_HOLE
+    fallocate(raw_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)(trace_from & ~(uint64_t)4095));
+#endif
+  }
   pthread_mutex_unlock(&write_lock);
   return rc;
+}
+
+/* ---- the finalizer: a dead process's files to its trace ---- */
+
+static char **fin_names;
+static uint32_t fin_nnames;
+static char *fin_domains[1024];
+static char *fin_cats[256];
+
+static const char *fin_name_json(uint32_t id) {
+  return id < fin_nnames && fin_names[id] ? fin_names[id] : "\"(unnamed)\"";
+}
+static const char *fin_domain_json(uint16_t d) { return d < 1024 && fin_domains[d] ? fin_domains[d] : "\"?\""; }
+static const char *fin_cat_json(uint32_t c) { return c < 256 ? fin_cats[c] : NULL; }
+
+static char *slurp(const char *path, size_t *n) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  char *b = NULL;
+  if (fstat(fd, &st) == 0 && (b = malloc((size_t)st.st_size + 1))) {
+    ssize_t r = pread(fd, b, (size_t)st.st_size, 0);
+    if (r < 0) r = 0;
+    b[r] = 0;
+    *n = (size_t)r;
+  }
+  close(fd);
+  return b;
+}
+
+/* "ID JSON\n" or "KEY JSON\n": the JSON string up to the end of the line */
+static char *line_json(char *p) {
+  char *e = strchr(p, '\n');
+  if (e) *e = 0;
+  return strdup(p);
+}
+
+/* JSON string (as written by o_json) back to text, for names of files */
+static void unjson(const char *j, char *out, size_t cap) {
+  size_t k = 0;
+  if (*j == '"') j++;
+  for (; *j && *j != '"' && k + 1 < cap; j++) {
+    if (*j == '\\' && j[1]) {
+      j++;
+      if (*j == 'u') {
+        out[k++] = (char)strtol((char[]){j[3], j[4], 0}, NULL, 16);
+        j += 4;
+        continue;
+      }
+    }
+    out[k++] = *j;
+  }
+  out[k] = 0;
+}
+
+static int finalize_one(const char *dir, long pid, int quiet) {
+  char pre[2048], p[2100];
+  snprintf(pre, sizeof pre, "%s/.ncrt-%ld", dir, pid);
+  size_t n = 0;
+  snprintf(p, sizeof p, "%s.info", pre);
+  char *info = slurp(p, &n);
+  int written_one = 0;
+  if (!info) {
+    snprintf(p, sizeof p, "%s.info.tmpH", pre);
+    info = slurp(p, &n);
+  }
+  if (!info || strncmp(info, "ncrt-info 1\n", 12)) {
+    if (!quiet) fprintf(stderr, "ncrt: %s.raw: no snapshot of process %ld (.info) to finalize it from; left as is\n", pre, pid);
+    free(info);
+    return 0;
+  }
+  Src s;
+  memset(&s, 0, sizeof s);
+  s.pid = (int)pid;
+  s.world = 1;
+  s.exiting = 1;
+  s.domain_json = fin_domain_json;
+  s.cat_json = fin_cat_json;
+  char proc[512] = "ncrt", trace[512] = "ncrt";
+  int use_tsc = 0, level = 1;
+  unsigned long long t0 = 0, n0 = 0, t1 = 0, n1 = 0;
+  size_t capopen = 0;
+  uint32_t capth = 0;
+  for (char *l = info, *next; l && *l; l = next) {
+    next = strchr(l, '\n');
+    if (next) *next++ = 0;
+    unsigned long long a, b, c, d, e;
+    int k;
+    if (sscanf(l, "rank %d", &s.rank) == 1 || sscanf(l, "world %d", &s.world) == 1 ||
+        sscanf(l, "level %d", &level) == 1)
+      continue;
+    if (sscanf(l, "clock %d %llu %llu %llu %llu", &use_tsc, &t0, &n0, &t1, &n1) == 5) continue;
+    if (sscanf(l, "base %llu", &a) == 1) s.base = a;
+    else if (sscanf(l, "now %llu", &a) == 1) s.now = a;
+    else if (sscanf(l, "from %llu", &a) == 1) s.from = a;
+    else if (sscanf(l, "dropped %llu", &a) == 1) s.dropped = a;
+    else if (!strncmp(l, "name ", 5)) unjson(l + 5, proc, sizeof proc);
+    else if (!strncmp(l, "trace ", 6)) unjson(l + 6, trace, sizeof trace);
+    else if (sscanf(l, "domain %llu %n", &a, &k) == 1 && a < 1024) {
+      free(fin_domains[a]);
+      fin_domains[a] = strdup(l + k);
+    } else if (sscanf(l, "cat %llu %n", &a, &k) == 1 && a < 256) {
+      free(fin_cats[a]);
+      fin_cats[a] = strdup(l + k);
+    } else if (sscanf(l, "thread %llu %n", &a, &k) == 1) {
+      if (s.nthreads == capth) {
+        capth = capth ? capth * 2 : 16;
+        s.tids = realloc(s.tids, capth * sizeof *s.tids);
+        s.tnames = realloc(s.tnames, capth * sizeof *s.tnames);
+        if (!s.tids || !s.tnames) break;
+      }
+      s.tids[s.nthreads] = (uint32_t)a;
+      s.tnames[s.nthreads++] = strdup(l + k);
+    } else if (sscanf(l, "open %llu %llu %llu %llu %llu", &a, &b, &c, &d, &e) == 5) {
+      if (s.nopen == capopen) {
+        capopen = capopen ? capopen * 2 : 16;
+        s.open = realloc(s.open, capopen * sizeof *s.open);
+        if (!s.open) break;
+      }
+      s.open[s.nopen++] = (OpenFrame){(uint32_t)a, (uint32_t)b, (uint32_t)d, (uint16_t)e, c};
+    }
+  }
+  free(info);
+  rt_clock_set(use_tsc, t0, n0, t1, n1);
+  /* names */
+  snprintf(p, sizeof p, "%s.names", pre);
+  char *names = slurp(p, &n);
+  for (char *l = names; l && *l;) {
+    char *next = strchr(l, '\n');
+    if (!next) break; /* a line cut short at death */
+    char *sp;
+    unsigned long id = strtoul(l, &sp, 10);
+    if (*sp == ' ' && id < (1u << 24)) {
+      if (id >= fin_nnames) {
+        uint32_t cap = fin_nnames ? fin_nnames : 1024;
+        while (cap <= id) cap *= 2;
+        char **nn = realloc(fin_names, cap * sizeof *nn);
+        if (!nn) break;
+        memset(nn + fin_nnames, 0, (cap - fin_nnames) * sizeof *nn);
+        fin_names = nn;
+        fin_nnames = cap;
+      }
+      if (!fin_names[id]) fin_names[id] = line_json(sp + 1);
+    }
+    l = next + 1;
+  }
+  free(names);
+  snprintf(p, sizeof p, "%s.raw", pre);
+  s.raw = open(p, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  s.to = s.raw >= 0 && fstat(s.raw, &st) == 0 ? (uint64_t)st.st_size : 0;
+  s.proc_name = proc;
+  s.trace_name = trace;
+  char note[128];
+  snprintf(note, sizeof note, "process %ld died; written by the finalizer from what it left", pid);
+  s.note = note;
+  if (s.to > s.from || s.nopen) {
+    char path[2300];
+    snprintf(path, sizeof path, "%s/%s-rank%d.trace.json.gz", dir, trace, s.rank);
+    if (access(path, F_OK) == 0) snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d.trace.json.gz", dir, trace, pid, s.rank);
+    name_json = fin_name_json;
+    int err = write_file(path, &s, level);
+    name_json = esc_name;
+    if (err) {
+      if (!quiet) fprintf(stderr, "ncrt: cannot write %s: %s; the trace of process %ld is lost\n", path, strerror(err), pid);
+    } else {
+      written_one = 1;
+    }
+  }
+  if (s.raw >= 0) close(s.raw);
+  for (uint32_t i = 0; i < s.nthreads; i++) free(s.tnames[i]);
+  free(s.tids);
+  free(s.tnames);
+  free(s.open);
+  for (uint32_t i = 0; i < fin_nnames; i++) free(fin_names[i]);
+  free(fin_names);
+  fin_names = NULL;
+  fin_nnames = 0;
+  for (int i = 0; i < 1024; i++) {
+    free(fin_domains[i]);
+    fin_domains[i] = NULL;
+  }
+  for (int i = 0; i < 256; i++) {
+    free(fin_cats[i]);
+    fin_cats[i] = NULL;
+  }
+  static const char *const sfx[] = {".raw", ".names", ".info", ".info.tmpF", ".info.tmpH"};
+  for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
+    snprintf(p, sizeof p, "%s%s", pre, sfx[i]);
+    unlink(p);
+  }
+  return written_one;
+}
+
+/* Every process that left spill files in dir and is gone: its trace, from
+ * them (ranges open at its last snapshot marked "open at exit"), and the
+ * files removed. Returns the number of traces written. ncrun calls it when
+ * its command ends; `ncrun --finalize DIR` by hand. */
+int ncrt_finalize_dir(const char *dir, int quiet) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  long pids[4096];
+  int np = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && np < 4096) {
+    long pid;
+    int k = 0;
+    if (sscanf(e->d_name, ".ncrt-%ld.%n", &pid, &k) != 1 || !k) continue;
+    int seen = 0;
+    for (int i = 0; i < np && !seen; i++) seen = pids[i] == pid;
+    if (!seen) pids[np++] = pid;
+  }
+  closedir(d);
+  int n = 0;
+  for (int i = 0; i < np; i++) {
+    if (pids[i] != (long)getpid() && kill((pid_t)pids[i], 0) == 0) continue; /* still running */
+    n += finalize_one(dir, pids[i], quiet);
+  }
+  return n;
 }

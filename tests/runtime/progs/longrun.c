@@ -1,0 +1,106 @@
+/* longrun: the collector on the crash, memory and signal paths.
+ *   longrun crash            1000 "done" ranges, then "late.open" (left
+ *                            open), prints "pid N", waits for a line on
+ *                            stdin (the test kills it meanwhile with
+ *                            SIGKILL) and, given one, dereferences NULL
+ *   longrun rss N            N ranges in a tight loop; prints "rss_growth_kb
+ *                            K" (ru_maxrss after minus before the loop)
+ *   longrun sigalrm N        N "main.loop" ranges while a 50 us interval
+ *                            timer's SIGALRM handler records "in.handler";
+ *                            prints "handler_calls C"
+ *   longrun term-exit        a SIGTERM handler that calls _exit(3), raised
+ *                            while another thread mallocs and frees
+ *   longrun atexit           its own atexit handler (registered before any
+ *                            range) records "in.atexit" */
+#include <ncrt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static long maxrss_kb(void) {
+  struct rusage r;
+  getrusage(RUSAGE_SELF, &r);
+  return r.ru_maxrss;
+}
+
+static volatile long handler_calls;
+static void on_alarm(int sig) {
+  (void)sig;
+  handler_calls++;
+  NCRT_RANGE("in.handler");
+}
+
+static void on_term(int sig) {
+  (void)sig;
+  _exit(3);
+}
+
+static volatile int stop;
+static void *churn(void *arg) {
+  (void)arg;
+  while (!stop) free(calloc(1, 64 + (rand() & 1023)));
+  return NULL;
+}
+
+static void in_atexit(void) { NCRT_RANGE("in.atexit"); }
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "crash";
+  long n = argc > 2 ? atol(argv[2]) : 1000;
+  if (!strcmp(mode, "crash")) {
+    for (int i = 0; i < 1000; i++) {
+      NCRT_RANGE("done");
+    }
+    nvtxRangePushA("late.open");
+    printf("pid %d\n", (int)getpid());
+    fflush(stdout);
+    char line[16];
+    if (fgets(line, sizeof line, stdin)) *(volatile int *)(uintptr_t)(argc - 2) = 1; /* NULL: SIGSEGV */
+    return 0;
+  }
+  if (!strcmp(mode, "rss")) {
+    { NCRT_RANGE("warm"); }
+    long before = maxrss_kb();
+    for (long i = 0; i < n; i++) {
+      NCRT_RANGE("r");
+    }
+    printf("rss_growth_kb %ld\n", maxrss_kb() - before);
+    return 0;
+  }
+  if (!strcmp(mode, "sigalrm")) {
+    { NCRT_RANGE("in.handler"); } /* the name registered before the timer */
+    signal(SIGALRM, on_alarm);
+    struct itimerval it = {{0, 50}, {0, 50}};
+    setitimer(ITIMER_REAL, &it, NULL);
+    for (long i = 0; i < n; i++) {
+      NCRT_RANGE("main.loop");
+      NCRT_RANGE("main.inner");
+    }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("handler_calls %ld\n", handler_calls);
+    return 0;
+  }
+  if (!strcmp(mode, "term-exit")) {
+    signal(SIGTERM, on_term);
+    pthread_t th;
+    pthread_create(&th, NULL, churn, NULL);
+    for (int i = 0; i < 2000; i++) {
+      NCRT_RANGE("before.term");
+      free(malloc(100));
+    }
+    raise(SIGTERM);
+    return 0;
+  }
+  if (!strcmp(mode, "atexit")) {
+    atexit(in_atexit);
+    { NCRT_RANGE("in.main"); }
+    return 0;
+  }
+  return 2;
+}
