@@ -1430,20 +1430,38 @@ static void explain_moves(Py *py) {
 
 /* ---- entry ----------------------------------------------------------- */
 
-static void report_syntax_error(Py *py) {
-  /* the first ERROR or MISSING node, depth first */
-  TSTreeCursor c = ts_tree_cursor_new(py->root);
-  TSNode bad = py->root;
-  for (;;) {
-    TSNode n = ts_tree_cursor_current_node(&c);
-    if (ts_node_is_error(n) || ts_node_is_missing(n)) { bad = n; break; }
-    if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&c)) continue;
-    bool moved = false;
-    while (!(moved = ts_tree_cursor_goto_next_sibling(&c)))
-      if (!ts_tree_cursor_goto_parent(&c)) break;
-    if (!moved) break;
+/* Where a syntax error is. tree-sitter's error recovery often wraps
+ * everything before the error in one ERROR node (a missing ':' on line 14
+ * makes the whole module an ERROR starting at 1:1), so the start of the
+ * first ERROR is not the place: inside an ERROR, the statements that parsed
+ * whole are skipped, and the first piece that is not one is the place. */
+static bool whole_statement(TSNode n) {
+  if (!ts_node_is_named(n) || ts_node_has_error(n) || ts_node_is_missing(n)) return false;
+  const char *t = ts_node_type(n);
+  size_t l = strlen(t);
+  return !strcmp(t, "comment") || (l > 10 && !strcmp(t + l - 10, "_statement")) ||
+         (l > 11 && !strcmp(t + l - 11, "_definition"));
+}
+
+static TSNode error_place(TSNode n) {
+  for (int depth = 0; depth < 10000; depth++) {
+    if (ts_node_is_missing(n)) return n;
+    uint32_t k = ts_node_child_count(n);
+    TSNode next = {0};
+    bool found = false;
+    for (uint32_t i = 0; i < k && !found; i++) {
+      TSNode c = ts_node_child(n, i);
+      if (ts_node_is_error(c) || ts_node_is_missing(c) || ts_node_has_error(c)) next = c, found = true;
+      else if (ts_node_is_error(n) && !whole_statement(c)) return c; /* a loose piece inside an ERROR */
+    }
+    if (!found) return n;
+    n = next;
   }
-  ts_tree_cursor_delete(&c);
+  return n;
+}
+
+static void report_syntax_error(Py *py) {
+  TSNode bad = error_place(py->root);
   TSPoint p = ts_node_start_point(bad);
   int line = (int)p.row + 1, col = (int)p.column + 1 + (p.row == 0 ? (int)py->bom : 0);
   if (ts_node_is_missing(bad))
