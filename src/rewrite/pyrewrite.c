@@ -729,7 +729,10 @@ static int wrap_calls_in(Py *py, TSNode block, Rule *rule, const char *fname) {
 /* Snap lines [s, e] (0-based rows) to whole statements of one block,
  * descending into a compound statement when the range stays inside one of
  * its blocks and does not include its header. */
-static Wrap *snap_lines(Py *py, TSNode block, int s, int e, Rule *rule, const char *name) {
+/* `base`: the name's prefix; the range is named after the lines it covers
+ * once snapped to whole statements ("f:L26-32" for lines 26-28 of a
+ * statement running to 32), so the name tells what the range times. */
+static Wrap *snap_lines(Py *py, TSNode block, int s, int e, Rule *rule, const char *base) {
   Nodes kids = {0};
   for (;;) {
     statements(block, &kids);
@@ -776,7 +779,10 @@ static Wrap *snap_lines(Py *py, TSNode block, int s, int e, Rule *rule, const ch
         vec_free(&kids);
         return NULL;
       }
+    int r0 = row0(kids.v[i0]), r1 = row1(kids.v[i1]);
+    char *name = r0 == r1 ? xasprintf("%s:L%d", base, r0 + 1) : xasprintf("%s:L%d-%d", base, r0 + 1, r1 + 1);
     Wrap *w = add_wrap(py, block, &kids, i0, i1, rule, name, "lines", NULL);
+    free(name);
     vec_free(&kids);
     return w;
   }
@@ -869,10 +875,8 @@ static void plan_lines(Py *py, Rule *r) {
                            jit_why));
     return;
   }
-  char *name;
   const char *base = fn ? fn->qual : py->job->module ? py->job->module : py->job->rel;
-  name = s == e ? xasprintf("%s:L%d", base, s + 1) : xasprintf("%s:L%d-%d", base, s + 1, e + 1);
-  Wrap *w = snap_lines(py, start, s, e, r, name);
+  Wrap *w = snap_lines(py, start, s, e, r, base);
   if (w) {
     rule_hit(r);
     if (w->r0 != s || w->r1 != e)
@@ -883,7 +887,6 @@ static void plan_lines(Py *py, Rule *r) {
   } else if (!py->job->diags.errors) {
     rule_miss(r, xasprintf("no statement on lines %d-%d of %s", s + 1, e + 1, py->job->rel));
   }
-  free(name);
 }
 
 static bool cls_match(const char *pat, const Func *f) {

@@ -1,9 +1,9 @@
 #!/usr/bin__future__ import division
 __ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(getattr(f, "find_spec", lambda *a: None)("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span"), staticmethod(lambda *a: __ncrt__)), __enter__=staticmethod(bool), __exit__=staticmethod(lambda *a: None), __module__="ncrt"))())
-with __ncrt__.range("m:L2-3"):
+with __ncrt__.range("m:L3"):
     import sys
 
-with __ncrt__.range("m:L5-9"):
+with __ncrt__.range("m:L6-9"):
     def main(argv):
         """main docstring"""
         print(__doc__)
