@@ -64,6 +64,13 @@ typedef struct {
   Progress progress;        /* the bar on a terminal (progress.c) */
 } Run;
 
+/* ", N stale removed" for the summary line (a static buffer: one use). */
+static const char *xstale(size_t n) {
+  static char b[48];
+  snprintf(b, sizeof b, ", %zu stale removed", n);
+  return b;
+}
+
 static void usage(FILE *f) {
   fputs("usage: ncrewrite [--config RULES] [options] SRC OUT\n"
         "       ncrewrite --config RULES --file IN -o OUT [--depfile DEP] [--as PATH]\n"
@@ -778,9 +785,10 @@ int main(int argc, char **argv) {
   }
 
   /* report, in path order */
-  size_t nrew = 0, ncopy = 0, nchanged = 0, nranges = 0;
+  size_t nrew = 0, ncopy = 0, nchanged = 0, nranges = 0, nwritten = 0;
   for (size_t i = 0; i < n; i++) {
     FileResult *r = &run.res[i];
+    nwritten += run.staged && run.staged[i];
     diags_append(&files, &r->diags);
     bool rewritten = !strcmp(r->action, "rewritten"), failed = !strcmp(r->action, "failed");
     nrew += rewritten;
@@ -815,11 +823,20 @@ int main(int argc, char **argv) {
             manifest_bad ? " and the manifest could not be written (the next run redoes every file)"
                          : " (marked failed in the manifest)",
             errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
-  else
+  else {
+    /* what this run did to OUT: written and up to date (a second run over
+     * an unchanged tree writes nothing), or nothing (--diff, --check) */
+    char did[128];
+    if (run.opt.check) snprintf(did, sizeof did, "%s", nchanged || nstale ? ", OUT is out of date" : ", OUT is up to date");
+    else if (run.opt.diff) snprintf(did, sizeof did, "; nothing written (--diff)");
+    else if (!nwritten && !nstale) snprintf(did, sizeof did, "; OUT was up to date, nothing written");
+    else
+      snprintf(did, sizeof did, "; %zu written, %zu up to date%s", nwritten, n - nwritten,
+               nstale ? xstale(nstale) : "");
     fprintf(stderr, "ncrewrite: %zu file%s instrumented (%zu range%s), %zu copied%s; %d error%s, %d warning%s\n", nrew,
-            nrew == 1 ? "" : "s", nranges, nranges == 1 ? "" : "s", ncopy,
-            run.opt.check ? (nchanged || nstale ? ", OUT is out of date" : ", OUT is up to date") : "", errors,
-            errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+            nrew == 1 ? "" : "s", nranges, nranges == 1 ? "" : "s", ncopy, did, errors, errors == 1 ? "" : "s",
+            warnings, warnings == 1 ? "" : "s");
+  }
   if (errors) status = 1;
   if (run.opt.check && (nchanged || nstale)) status = 1;
 

@@ -25,7 +25,7 @@ script -qec "'$NC' -q -j2 --config '$T/rules.yaml' '$T/src' '$T/out2'" /dev/null
 [ ! -s "$T/ttyq" ] || { bad "-q on a terminal printed something"; cat -A "$T/ttyq" | head -3; }
 # not a terminal: the summary only, no bar and no control characters
 "$NC" -j2 --config "$T/rules.yaml" "$T/src" "$T/out3" 2> "$T/pipe" || bad "run into a pipe failed"
-[ "$(cat "$T/pipe")" = "ncrewrite: 150 files instrumented (150 ranges), 0 copied; 0 errors, 0 warnings" ] ||
+[ "$(cat "$T/pipe")" = "ncrewrite: 150 files instrumented (150 ranges), 0 copied; 150 written, 0 up to date; 0 errors, 0 warnings" ] ||
   { bad "not a terminal: unexpected stderr"; cat -A "$T/pipe" | head -3; }
 # the bar changes nothing in OUT
 diff -r "$T/out1" "$T/out3" -x .ncrewrite >/dev/null || bad "OUT differs with and without a terminal"
