@@ -3,10 +3,13 @@
 
 #include "reader.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const KIND_NAMES[K_COUNT] = {
@@ -418,7 +421,50 @@ static bool on_split(void *ctx, bool exact, uint64_t events) {
   return take;
 }
 
+static int load_file(Model *m, const char *path);
+
+/* A run directory (what ncrun prints): every trace in it, ranks in order
+ * (the "-rankN" of ncrun's names, then the name), so `nctrace summary
+ * RUNDIR` reads what the run wrote. */
+static int trace_name(const struct dirent *d) {
+  size_t l = strlen(d->d_name);
+  return d->d_name[0] != '.' && ((l > 11 && !strcmp(d->d_name + l - 11, ".trace.json")) ||
+                                 (l > 14 && !strcmp(d->d_name + l - 14, ".trace.json.gz")));
+}
+
+static long rank_of(const char *name) {
+  const char *r = strstr(name, "-rank");
+  return r ? strtol(r + 5, NULL, 10) : -1;
+}
+
+static int by_rank(const struct dirent **a, const struct dirent **b) {
+  long x = rank_of((*a)->d_name), y = rank_of((*b)->d_name);
+  if (x != y) return x < y ? -1 : 1;
+  return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int load_dir(Model *m, const char *dir) {
+  struct dirent **list;
+  int n = scandir(dir, &list, trace_name, by_rank);
+  if (n < 0) return error("%s: %s", dir, strerror(errno));
+  int rc = n ? 0 : error("%s: no trace in this directory (*.trace.json or *.trace.json.gz)", dir);
+  for (int i = 0; i < n; i++) {
+    char *p = xasprintf("%s/%s", dir, list[i]->d_name);
+    if (!rc && load_file(m, p) < 0) rc = -1;
+    free(p);
+    free(list[i]);
+  }
+  free(list);
+  return rc;
+}
+
 int model_load(Model *m, const char *path) {
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return load_dir(m, path);
+  return load_file(m, path);
+}
+
+static int load_file(Model *m, const char *path) {
   Trace *t = xcalloc(1, sizeof *t);
   t->path = xstrdup(path);
   t->rank = t->world_size = -1;
