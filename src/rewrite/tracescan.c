@@ -3,6 +3,8 @@
 #include "../trace/reader.h"
 #include "tracescan.h"
 
+#include <sys/stat.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -76,6 +78,17 @@ static int on_event(void *ctx, Walker *w, const Member *m, size_t n, Span raw) {
 }
 
 int tracescan_ranges(const char *path, int (*fn)(void *ctx, const TraceRange *r), void *ctx) {
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* a run directory: each of its traces */
+    char **files;
+    int n = trace_dir_files(path, &files), rc = n < 0 ? -1 : 0;
+    for (int i = 0; i < n; i++) {
+      if (!rc) rc = tracescan_ranges(files[i], fn, ctx);
+      free(files[i]);
+    }
+    free(files);
+    return rc;
+  }
   Scan sc = {fn, ctx, {0}, {0}, {0}, {0}};
   Visitor v = {NULL, on_event, &sc, NULL};
   bool legacy;

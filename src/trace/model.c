@@ -3,8 +3,6 @@
 
 #include "reader.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,38 +421,17 @@ static bool on_split(void *ctx, bool exact, uint64_t events) {
 
 static int load_file(Model *m, const char *path);
 
-/* A run directory (what ncrun prints): every trace in it, ranks in order
- * (the "-rankN" of ncrun's names, then the name), so `nctrace summary
- * RUNDIR` reads what the run wrote. */
-static int trace_name(const struct dirent *d) {
-  size_t l = strlen(d->d_name);
-  return d->d_name[0] != '.' && ((l > 11 && !strcmp(d->d_name + l - 11, ".trace.json")) ||
-                                 (l > 14 && !strcmp(d->d_name + l - 14, ".trace.json.gz")));
-}
-
-static long rank_of(const char *name) {
-  const char *r = strstr(name, "-rank");
-  return r ? strtol(r + 5, NULL, 10) : -1;
-}
-
-static int by_rank(const struct dirent **a, const struct dirent **b) {
-  long x = rank_of((*a)->d_name), y = rank_of((*b)->d_name);
-  if (x != y) return x < y ? -1 : 1;
-  return strcmp((*a)->d_name, (*b)->d_name);
-}
-
+/* A run directory (what ncrun prints): every trace in it, ranks in order. */
 static int load_dir(Model *m, const char *dir) {
-  struct dirent **list;
-  int n = scandir(dir, &list, trace_name, by_rank);
-  if (n < 0) return error("%s: %s", dir, strerror(errno));
-  int rc = n ? 0 : error("%s: no trace in this directory (*.trace.json or *.trace.json.gz)", dir);
+  char **files;
+  int n = trace_dir_files(dir, &files);
+  if (n < 0) return -1;
+  int rc = 0;
   for (int i = 0; i < n; i++) {
-    char *p = xasprintf("%s/%s", dir, list[i]->d_name);
-    if (!rc && load_file(m, p) < 0) rc = -1;
-    free(p);
-    free(list[i]);
+    if (!rc && load_file(m, files[i]) < 0) rc = -1;
+    free(files[i]);
   }
-  free(list);
+  free(files);
   return rc;
 }
 

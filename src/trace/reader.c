@@ -3,6 +3,7 @@
 #include "inflate.h"
 #include "progress.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -742,4 +743,42 @@ bool obj_iter_next(ObjIter *it, Member *m) {
   m->val.n = (size_t)(p - v);
   it->p = p;
   return true;
+}
+
+/* ---- run directories ---- */
+
+static int trace_name(const struct dirent *d) {
+  size_t l = strlen(d->d_name);
+  return d->d_name[0] != '.' && ((l > 11 && !strcmp(d->d_name + l - 11, ".trace.json")) ||
+                                 (l > 14 && !strcmp(d->d_name + l - 14, ".trace.json.gz")));
+}
+
+static long rank_of(const char *name) {
+  const char *r = strstr(name, "-rank");
+  return r ? strtol(r + 5, NULL, 10) : -1;
+}
+
+static int by_rank(const struct dirent **a, const struct dirent **b) {
+  long x = rank_of((*a)->d_name), y = rank_of((*b)->d_name);
+  if (x != y) return x < y ? -1 : 1;
+  return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+int trace_dir_files(const char *dir, char ***out) {
+  struct dirent **list;
+  *out = NULL;
+  int n = scandir(dir, &list, trace_name, by_rank);
+  if (n < 0) return error("%s: %s", dir, strerror(errno));
+  if (!n) {
+    free(list);
+    return error("%s: no trace in this directory (*.trace.json or *.trace.json.gz)", dir);
+  }
+  char **v = xmalloc((size_t)n * sizeof *v);
+  for (int i = 0; i < n; i++) {
+    v[i] = xasprintf("%s/%s", dir, list[i]->d_name);
+    free(list[i]);
+  }
+  free(list);
+  *out = v;
+  return n;
 }

@@ -60,6 +60,13 @@ int trace_walk_from(const char *path, const Visitor *v, uint64_t offset);
  * *legacy is set when the file is a bare array of events. */
 int trace_walk(const char *path, const Visitor *v, bool *legacy);
 
+/* The traces of a run directory (what ncrun prints): every *.trace.json
+ * and *.trace.json.gz in it, ranks in order (ncrun's "-rankN", then the
+ * name). Returns their count (> 0) and malloc'ed paths in *out (each and
+ * the array freed by the caller), or -1 (reported: unreadable, or no
+ * trace in it). */
+int trace_dir_files(const char *dir, char ***out);
+
 /* Report an error at a position inside a span handed to a callback:
  * prints "path:line:col: error: msg" and returns -1. */
 int walk_error(Walker *w, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

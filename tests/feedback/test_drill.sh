@@ -87,6 +87,16 @@ hsq "$T/stdout" "inner 0.300 ms exclusive (12.5%), 1 call" "inner third"
 has "$T/stdout" "not found in a shadow tree's manifest" "inner has no rule"
 has "$T/stdout" "drill: nothing to add" "nothing new"
 same "$R" "$T/want1.yaml" "nothing added the second time"
+# a run directory as ncrun prints it: the same as its trace named by hand
+mkdir -p "$T/rundir"
+cp "$T/t.json.gz" "$T/rundir/m-rank0.trace.json.gz"
+echo '{}' > "$T/rundir/env.json"
+expect_rc 0 "drill --trace RUNDIR" "$NC" drill --config "$R" --src "$T/src" --trace "$T/rundir" --top 3
+hsq "$T/stdout" "A.g 0.900 ms exclusive (37.5%), 1 call" "a run directory is read like its trace"
+same "$R" "$T/want1.yaml" "nothing added from the run directory either"
+mkdir -p "$T/emptyrun"
+expect_rc 1 "drill --trace on a directory without traces" "$NC" drill --config "$R" --src "$T/src" --trace "$T/emptyrun"
+has "$T/stderr" "no trace in this directory" "an empty run directory is named as such"
 
 # bad traces: clear message, rule file untouched
 before=$(sum "$R")
