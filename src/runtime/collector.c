@@ -140,15 +140,62 @@ static uint32_t hash_str(const char *s, size_t len) {
 
 static uint8_t name_flags_for(const char *s);
 
+/* The name lock, never taken twice by one thread: a signal handler that
+ * interrupted its thread while it held the lock (interning, registering a
+ * string or a domain) gets "(unnamed)" instead of a deadlock. */
+static __thread int holding_names;
+static int names_lock(void) {
+  if (holding_names) return -1;
+  pthread_mutex_lock(&name_lock);
+  holding_names = 1;
+  return 0;
+}
+static void names_unlock(void) {
+  holding_names = 0;
+  pthread_mutex_unlock(&name_lock);
+}
+
+/* Interning allocates with mmap (async-signal-safe), never malloc: a
+ * signal handler may record a never-seen name while its thread was inside
+ * malloc. Strings go to 64 KiB arenas, never freed (ids live forever). */
+static void *map_zero(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+#define ARENA_BYTES 65536
+static char *arena;
+static size_t arena_left;
+static char *name_copy(const char *s, size_t len) {
+  char *p;
+  if (len + 1 > ARENA_BYTES / 4) {
+    p = map_zero(len + 1);
+  } else {
+    if (len + 1 > arena_left) {
+      char *a = map_zero(ARENA_BYTES);
+      if (!a) return NULL;
+      arena = a;
+      arena_left = ARENA_BYTES;
+    }
+    p = arena;
+    arena += len + 1;
+    arena_left -= len + 1;
+  }
+  if (p) {
+    memcpy(p, s, len);
+    p[len] = 0;
+  }
+  return p;
+}
+
 /* Intern s[0..len): the same text always gives the same id. */
 uint32_t rt_intern(const char *s, size_t len) {
   uint32_t h = hash_str(s, len);
-  pthread_mutex_lock(&name_lock);
+  if (names_lock()) return id_unknown;
   if (name_n * 2 >= name_hash_cap) {
     uint32_t cap = name_hash_cap ? name_hash_cap * 2 : 1024;
-    uint32_t *nh = calloc(cap, sizeof *nh);
+    uint32_t *nh = map_zero(cap * sizeof *nh);
     if (!nh) {
-      pthread_mutex_unlock(&name_lock);
+      names_unlock();
       return id_unknown;
     }
     for (uint32_t i = 0; i < name_hash_cap; i++) {
@@ -159,7 +206,7 @@ uint32_t rt_intern(const char *s, size_t len) {
       while (nh[j]) j = (j + 1) & (cap - 1);
       nh[j] = v;
     }
-    free(name_hash);
+    if (name_hash) munmap(name_hash, name_hash_cap * sizeof *name_hash);
     name_hash = nh;
     name_hash_cap = cap;
   }
@@ -167,7 +214,7 @@ uint32_t rt_intern(const char *s, size_t len) {
   while (name_hash[j]) {
     RtName *nm = rt_name(name_hash[j] - 1);
     if (nm->len == len && !memcmp(nm->str, s, len)) {
-      pthread_mutex_unlock(&name_lock);
+      names_unlock();
       return name_hash[j] - 1;
     }
     j = (j + 1) & (name_hash_cap - 1);
@@ -176,28 +223,25 @@ uint32_t rt_intern(const char *s, size_t len) {
   uint32_t page = id >> PAGE_BITS;
   if (page >= MAX_PAGES) {
     static int said_full;
-    pthread_mutex_unlock(&name_lock);
+    names_unlock();
     if (!__atomic_exchange_n(&said_full, 1, __ATOMIC_RELAXED))
       rt_say("more than %u distinct range names: later new names are recorded as '(unnamed)'",
              (unsigned)MAX_PAGES * PAGE_SIZE_N);
     return id_unknown;
   }
-  if (!name_pages[page]) name_pages[page] = calloc(PAGE_SIZE_N, sizeof(RtName));
-  char *copy = malloc(len + 1);
-  if (!name_pages[page] || !copy) {
-    free(copy);
-    pthread_mutex_unlock(&name_lock);
+  if (!name_pages[page]) name_pages[page] = map_zero(PAGE_SIZE_N * sizeof(RtName));
+  char *copy = name_pages[page] ? name_copy(s, len) : NULL;
+  if (!copy) {
+    names_unlock();
     return id_unknown;
   }
-  memcpy(copy, s, len);
-  copy[len] = 0;
   RtName *nm = rt_name(id);
   nm->str = copy;
   nm->len = (uint32_t)len;
   nm->flags = name_flags_for(copy);
   name_hash[j] = id + 1;
   __atomic_store_n(&name_n, id + 1, __ATOMIC_RELEASE);
-  pthread_mutex_unlock(&name_lock);
+  names_unlock();
   return id;
 }
 
@@ -218,7 +262,7 @@ static uint16_t control_domain = 0xffff;
 const char *rt_domain_name(uint16_t id) { return id < domain_n ? domain_names[id] : "?"; }
 
 static uint16_t domain_create(const char *name) {
-  pthread_mutex_lock(&name_lock);
+  if (names_lock()) return 0;
   uint16_t id;
   for (id = 1; id < domain_n; id++)
     if (!strcmp(domain_names[id], name)) goto done;
@@ -230,7 +274,7 @@ static uint16_t domain_create(const char *name) {
   id = (uint16_t)domain_n++;
   if (!strcmp(name, "ncrt.control")) control_domain = id;
 done:
-  pthread_mutex_unlock(&name_lock);
+  names_unlock();
   return id;
 }
 
@@ -299,11 +343,17 @@ static int exit_key_ok;
 static void thread_exit(void *arg);
 static pid_t flusher_pid;
 
+/* Every thread starts on this read-only table, where no name matches: the
+ * hot path needs no NULL test, the first count maps the thread's own. */
+static const RtStat no_stats[RT_NSTATS] = {[0 ... RT_NSTATS - 1] = {.name = UINT32_MAX}};
+#define STATS_BYTES ((sizeof(RtStat) * RT_NSTATS + 4095) & ~(size_t)4095)
+
 static RtThread *thread_new(void) {
   RtThread *t = calloc(1, sizeof *t);
   if (!t) return NULL;
   t->tid = (uint32_t)syscall(SYS_gettid);
   pthread_mutex_init(&t->lock, NULL);
+  t->stats = (RtStat *)no_stats;
   t->stack_cap = 64;
   t->stack = malloc(t->stack_cap * sizeof(RtFrame));
   t->cur = chunk_new(CHUNK_FIRST);
@@ -556,7 +606,7 @@ static inline uint32_t msg_id(RtThread *t, const nvtxEventAttributes_t *a, uint8
  * leak is bounded by the final stack's size. */
 static int grow_stack(RtThread *t) {
   uint32_t cap = t->stack_cap * 2;
-  RtFrame *s = malloc(cap * sizeof *s);
+  RtFrame *s = map_zero(cap * sizeof *s); /* not malloc: a signal handler may push here */
   if (!s) return -1;
   memcpy(s, t->stack, t->sp * sizeof *s);
   __atomic_store_n(&t->stack, s, __ATOMIC_RELEASE);
@@ -604,18 +654,6 @@ static inline int push_in(RtThread *t, uint16_t dom, uint32_t name, uint8_t cat)
 #define ENTER(t) ((t)->busy = 1, __atomic_signal_fence(__ATOMIC_SEQ_CST))
 #define LEAVE(t) (__atomic_signal_fence(__ATOMIC_SEQ_CST), (t)->busy = 0)
 
-static inline int push(uint16_t dom, uint32_t name, uint8_t cat) {
-  RtThread *t = self();
-  if (__builtin_expect(!t, 0)) return -1;
-  if (__builtin_expect(t->busy, 0)) {
-    t->ignored++;
-    return -1;
-  }
-  ENTER(t);
-  int r = push_in(t, dom, name, cat);
-  LEAVE(t);
-  return r;
-}
 /* Throttle counting. Each thread counts calls and time per name on its own
  * (no atomic on the pop path) and adds them to the name's process-wide
  * totals every `limit` calls; the name is judged on those totals once they
@@ -659,17 +697,28 @@ static void throttle_add(RtName *nm, RtStat *s) {
   }
 }
 
+
+/* No lock waited for and no malloc (mmap is async-signal-safe): a range in
+ * a signal handler may get here. */
 static void throttle_slow(RtThread *t, uint32_t name, uint64_t dur) {
-  if (name >= t->nstats) {
-    uint32_t n = t->nstats ? t->nstats : 256;
-    while (n <= name) n *= 2;
-    RtStat *s = realloc(t->stats, n * sizeof *s);
-    if (!s) return;
-    memset(s + t->nstats, 0, (n - t->nstats) * sizeof *s);
+  if (t->stats == no_stats) {
+    RtStat *s = mmap(NULL, STATS_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (s == MAP_FAILED) return;
+    for (uint32_t i = 0; i < RT_NSTATS; i++) s[i].name = UINT32_MAX;
     t->stats = s;
-    t->nstats = n;
   }
-  RtStat *s = &t->stats[name];
+  RtStat *s = &t->stats[name & (RT_NSTATS - 1)];
+  if (s->name != name) {
+    /* the slot's name hands its counts over; if the lock is busy this
+     * call goes uncounted (the name is judged a little later) */
+    if (s->name != UINT32_MAX && s->count) {
+      if (pthread_mutex_trylock(&throttle_lock) != 0) return;
+      if (!(rt_name(s->name)->flags & NAME_THROTTLED)) throttle_add(rt_name(s->name), s);
+      pthread_mutex_unlock(&throttle_lock);
+    }
+    s->name = name;
+    s->count = s->total = s->limit = 0;
+  }
   s->count++;
   s->total += dur;
   if (s->limit && s->count < s->limit) return; /* first call of this name here */
@@ -689,15 +738,18 @@ static void throttle_slow(RtThread *t, uint32_t name, uint64_t dur) {
  * calling a name fewer than N/16 times each would never add up). */
 static void thread_exit(void *arg) {
   RtThread *t = arg;
-  pthread_mutex_lock(&throttle_lock);
-  for (uint32_t i = 0; i < t->nstats; i++)
-    if (t->stats[i].count && !(rt_name(i)->flags & NAME_THROTTLED)) throttle_add(rt_name(i), &t->stats[i]);
-  pthread_mutex_unlock(&throttle_lock);
+  RtStat *st = t->stats;
+  if (st != no_stats) {
+    pthread_mutex_lock(&throttle_lock);
+    for (uint32_t i = 0; i < RT_NSTATS; i++)
+      if (st[i].name != UINT32_MAX && st[i].count && !(rt_name(st[i].name)->flags & NAME_THROTTLED))
+        throttle_add(rt_name(st[i].name), &st[i]);
+    pthread_mutex_unlock(&throttle_lock);
+  }
   /* give the memory back: the records go to the spill file, the buffer and
    * the throttle counts are freed (the small RtThread stays, for its name) */
-  free(t->stats);
-  t->stats = NULL;
-  t->nstats = 0;
+  t->stats = (RtStat *)no_stats;
+  if (st != no_stats) munmap(st, STATS_BYTES);
   RtChunk *c = t->cur;
   if (c) {
     rt_spill_thread(t);
@@ -709,8 +761,8 @@ static void thread_exit(void *arg) {
 }
 
 static inline void throttle_check(RtThread *t, uint32_t name, uint64_t dur) {
-  if (__builtin_expect(name < t->nstats, 1)) {
-    RtStat *s = &t->stats[name];
+  RtStat *s = &t->stats[name & (RT_NSTATS - 1)];
+  if (__builtin_expect(s->name == name, 1)) {
     s->total += dur;
     if (__builtin_expect(++s->count < s->limit, 1)) return;
     s->count--;
@@ -897,7 +949,7 @@ static KeyName os_names[1024];
 static int os_n;
 
 static void name_put(KeyName *tab, int *n, int max, uint32_t key, const char *name) {
-  pthread_mutex_lock(&name_lock);
+  if (names_lock()) return;
   int i;
   for (i = 0; i < *n; i++)
     if (tab[i].key == key) break;
@@ -910,7 +962,7 @@ static void name_put(KeyName *tab, int *n, int max, uint32_t key, const char *na
   tab[i].key = key;
   tab[i].name = strdup(name ? name : "");
 out:
-  pthread_mutex_unlock(&name_lock);
+  names_unlock();
 }
 
 const char *rt_category_name(uint32_t cat) {
@@ -926,26 +978,44 @@ const char *rt_os_thread_name(uint32_t tid) {
 
 /* ---- NVTX handlers ---- */
 
+/* The name is resolved inside ENTER/LEAVE: a signal handler that
+ * interrupts its thread while it interns a name (holding the name lock)
+ * has its ranges ignored, as in any other NVTX call. */
+#define PUSH_BEGIN(t)             \
+  RtThread *t = self();           \
+  if (__builtin_expect(!t, 0)) return -1; \
+  if (__builtin_expect(t->busy, 0)) {     \
+    t->ignored++;                 \
+    return -1;                    \
+  }                               \
+  ENTER(t)
+#define PUSH_END(t, dom, id, cat)         \
+  int r_ = push_in(t, dom, id, cat);      \
+  LEAVE(t);                       \
+  return r_
+
 static int NVTX_API h_push_ex(const nvtxEventAttributes_t *a) {
-  RtThread *t = self();
-  if (!t) return -1;
+  PUSH_BEGIN(t);
   uint8_t cat;
   uint32_t id = msg_id(t, a, &cat);
-  return push(0, id, cat);
+  PUSH_END(t, 0, id, cat);
 }
 static int NVTX_API h_push_a(const char *m) {
-  RtThread *t = self();
-  if (!t) return -1;
-  return push(0, ascii_id(t, m), 0);
+  PUSH_BEGIN(t);
+  uint32_t id = ascii_id(t, m);
+  PUSH_END(t, 0, id, 0);
 }
-static int NVTX_API h_push_w(const wchar_t *m) { return push(0, m ? intern_wide(m) : id_unknown, 0); }
+static int NVTX_API h_push_w(const wchar_t *m) {
+  PUSH_BEGIN(t);
+  uint32_t id = m ? intern_wide(m) : id_unknown;
+  PUSH_END(t, 0, id, 0);
+}
 static int NVTX_API h_pop(void) { return pop(0); }
 static int NVTX_API h_dpush(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
-  RtThread *t = self();
-  if (!t) return -1;
+  PUSH_BEGIN(t);
   uint8_t cat;
   uint32_t id = msg_id(t, a, &cat);
-  return push(dom_id(d), id, cat);
+  PUSH_END(t, dom_id(d), id, cat);
 }
 static int NVTX_API h_dpop(nvtxDomainHandle_t d) { return pop(dom_id(d)); }
 
@@ -1095,8 +1165,9 @@ static void fork_parent(void) {
   pthread_mutex_unlock(&thread_lock);
   pthread_mutex_unlock(&ctl_lock);
 }
-/* The child keeps only its own thread (with its open ranges) and no records:
- * they belong to the parent's trace. It writes its own, named by pid, from
+/* The child keeps only its own thread (its open ranges, so that its pops
+ * match, but not recorded) and no records: they belong to the parent's
+ * trace. It writes its own, named by pid, from
  * its own spill files. */
 static void fork_child(void) {
   pthread_mutex_init(&throttle_lock, NULL);
@@ -1113,6 +1184,9 @@ static void fork_child(void) {
       c->n = 0;
       c->spilled = (c->spilled & ~(uint64_t)0xffffffffu) + ((uint64_t)1 << 32);
     }
+    /* the ranges open at fork are the parent's (its trace has them):
+     * closed here they are not recorded again, open at exit not listed */
+    for (uint32_t i = 0; i < me->sp; i++) me->stack[i].recorded = 0;
     me->tid = (uint32_t)syscall(SYS_gettid);
     me->next = NULL;
     me->dropped = 0;

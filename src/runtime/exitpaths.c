@@ -13,6 +13,12 @@
  *   _exit() / _Exit() / os._exit
  *                               interposed when libncrt is preloaded (ncrun
  *                               does that): the same, then exit_group
+ *   kill(self, SIG) / raise(SIG) with SIG at its default, fatal action
+ *                               (CPython after an unhandled ^C: it finalizes,
+ *                               sets SIGINT back to SIG_DFL and kills itself;
+ *                               a C handler's clean-up-and-re-raise)
+ *                               interposed when preloaded: the same, then
+ *                               the signal is sent
  *   SIGKILL, SIGSEGV, the OOM killer, exec
  *                               nothing runs; the spill files hold every
  *                               record older than the flusher's last tick
@@ -45,7 +51,7 @@ static void on_fatal(int sig) {
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
   sigaction(sig, &dfl, NULL);
-  raise(sig);
+  syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig); /* not our raise(): saved already */
   errno = saved;
 }
 
@@ -87,4 +93,52 @@ RT_EXPORT void _Exit(int status);
 RT_EXPORT void _Exit(int status) {
   write_before_exit();
   for (;;) syscall(SYS_exit_group, status);
+}
+
+/* ---- kill and raise aimed at this process, when preloaded ---- */
+
+/* Would sig, sent now, end the process (default action, not blocked here)? */
+static int kills_me(int sig) {
+  switch (sig) {
+  case SIGCHLD: case SIGCONT: case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU: case SIGURG:
+  case SIGWINCH:
+    return 0;
+  }
+  if (sig <= 0 || sig >= 65) return 0;
+  if (sig != SIGKILL) {
+    struct sigaction cur;
+    sigset_t m;
+    if (sigaction(sig, NULL, &cur) || (cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL) return 0;
+    if (pthread_sigmask(SIG_BLOCK, NULL, &m) || sigismember(&m, sig)) return 0;
+  }
+  return 1;
+}
+
+static void before_own_signal(pid_t pid, int sig) {
+  if (!rt_collecting || !init_pid) return;
+  pid_t me = getpid();
+  if (me != init_pid) return; /* a vfork child: the parent's memory */
+  if ((pid == me || pid == 0 || (pid < -1 && -pid == getpgrp())) && kills_me(sig)) rt_save_now(1);
+}
+
+RT_EXPORT int kill(pid_t pid, int sig);
+RT_EXPORT int kill(pid_t pid, int sig) {
+  int saved = errno;
+  before_own_signal(pid, sig);
+  errno = saved;
+  return (int)syscall(SYS_kill, pid, sig);
+}
+
+RT_EXPORT int raise(int sig);
+RT_EXPORT int raise(int sig) {
+  int saved = errno;
+  before_own_signal(getpid(), sig);
+  errno = saved;
+  /* glibc's raise: the signal to this thread, none delivered in between */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  int r = (int)syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return r;
 }

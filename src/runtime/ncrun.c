@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -483,9 +484,21 @@ static int finalize(const char *lib, const char *dir) {
   return fn(dir, 0);
 }
 
-static pid_t child;
-static void forward(int sig) {
-  if (child > 0) kill(child, sig);
+/* Signals ncrun gets are passed on to the command, except those the
+ * command got anyway: a key typed at the terminal (^C SIGINT, ^\\ SIGQUIT)
+ * is sent by the kernel (si_code SI_KERNEL) to the whole foreground process
+ * group, the command included while it stays in ncrun's group; passing it on
+ * would deliver it twice (a second ^C that interrupts the program's own
+ * clean-up: 130 instead of 0). Signals sent by a process (kill, a
+ * supervisor, ncrun's parent) are passed on. */
+static volatile pid_t child;
+static void forward(int sig, siginfo_t *si, void *uc) {
+  (void)uc;
+  int saved = errno;
+  pid_t c = child;
+  if (c > 0 && !((sig == SIGINT || sig == SIGQUIT) && si && si->si_code == SI_KERNEL && getpgid(c) == getpgrp()))
+    kill(c, sig);
+  errno = saved;
 }
 
 /* qsort hands pointers to the elements (char *), not the strings */
@@ -679,6 +692,18 @@ int main(int argc, char **argv) {
     preload = 0;
   }
   if (!quiet) check_python(cmd, pydir);
+  /* installed before the fork: a signal that comes meanwhile is passed on
+   * once the child exists (exec resets them to the default in the child) */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = forward;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  sigaction(SIGQUIT, &sa, NULL);
+  pid_t self_pid = getpid();
   fflush(NULL);
   child = fork();
   if (child < 0) {
@@ -687,6 +712,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (child == 0) {
+    /* the command dies with ncrun: killed (SIGKILL, the OOM killer) ncrun
+     * cannot pass anything on, and an orphan would run on unwatched; if
+     * ncrun died before this line, its death was missed: go now */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != self_pid) _exit(128 + SIGKILL);
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     setenv("NCRT_ROOT_PID", pid, 1);
@@ -697,12 +727,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "ncrun: cannot run %s: %s\n", cmd[0], strerror(errno));
     _exit(127);
   }
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = forward;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
   int st = 0;
   while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
   }

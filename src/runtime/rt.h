@@ -102,7 +102,14 @@ typedef struct {
   uint8_t cat;
 } RtFrame;
 
+/* Throttle counts of one name on one thread, in a small direct-mapped
+ * table (slot: name id mod RT_NSTATS): a thread's state is bounded
+ * whatever the number of names; a name that takes a slot hands the counts
+ * of the one it evicts over to that name's totals. */
+#define RT_NSTATS 1024
 typedef struct {
+  uint32_t name;                /* UINT32_MAX: empty */
+  uint32_t pad;
   uint64_t count, total;        /* calls and ticks not yet added to the name's */
   uint64_t limit;               /* add them when count reaches this; 0: new */
 } RtStat;
@@ -119,8 +126,8 @@ typedef struct RtThread {
   uint32_t ignored;             /* pushes ignored in a signal handler, their pops ignored too */
   RtFrame *stack;
   uint32_t sp, stack_cap;
-  RtStat *stats;
-  uint32_t nstats;
+  RtStat *stats;                 /* RT_NSTATS slots (a shared empty table until the first count) */
+  uint32_t nstats_unused;
   volatile uint64_t dropped;
   /* tiny cache of ASCII message pointers -> name id */
   const char *cache_ptr[64];

@@ -562,7 +562,7 @@ static size_t s_u64(char *d, size_t at, size_t cap, uint64_t v) {
 static void path_of(char *out, size_t cap, const char *suffix) { s_cpy(out, s_cpy(out, 0, cap, file_prefix), cap, suffix); }
 
 static void unlink_files(void) {
-  static const char *const sfx[] = {".raw", ".names", ".info", ".info.tmpF", ".info.tmpH"};
+  static const char *const sfx[] = {".raw", ".names", ".info", ".info.tmpF", ".info.tmpH", ".done", ".done.tmp"};
   char p[1300];
   for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
     path_of(p, sizeof p, sfx[i]);
@@ -1154,7 +1154,7 @@ static void write_from(Gz *g, const Src *s) {
 
 /* Write the trace to a temporary name, then rename; "" on success, else
  * the reason (errno text). */
-static int write_file(const char *path, const Src *s, int level) {
+static int write_file(const char *path, const Src *s, int level, const char *done) {
   char tmp[2100];
   snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -1168,6 +1168,22 @@ static int write_file(const char *path, const Src *s, int level) {
   }
   free(g);
   if (close(fd) != 0 && !err) err = errno ? errno : EIO;
+  if (!err && done) {
+    /* A process that dies from here on has its trace complete in tmp: the
+     * marker (<prefix>.done: "tmp\npath\n", renamed into place) tells the
+     * finalizer to move it to path and remake nothing (no range twice). */
+    char mt[1300];
+    snprintf(mt, sizeof mt, "%s.tmp", done);
+    int m = open(mt, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (m >= 0) {
+      int e = write_all(m, tmp, strlen(tmp));
+      if (!e) e = write_all(m, "\n", 1);
+      if (!e) e = write_all(m, path, strlen(path));
+      if (!e) e = write_all(m, "\n", 1);
+      if (close(m) == 0 && !e) rename(mt, done);
+      else unlink(mt);
+    }
+  }
   if (!err && rename(tmp, path) != 0) err = errno ? errno : EIO;
   if (err) unlink(tmp);
   return err;
@@ -1313,7 +1329,9 @@ int rt_write_trace(const char *name) {
     }
     s.nthreads = k;
     name_json = esc_name;
-    err = write_file(path, &s, rt_opt.level);
+    char done[1300];
+    path_of(done, sizeof done, ".done");
+    err = write_file(path, &s, rt_opt.level, rt_exiting ? done : NULL);
     for (uint32_t i = 0; i < k; i++) free(s.tnames[i]);
     free(s.tids);
     free(s.tnames);
@@ -1394,10 +1412,47 @@ static void unjson(const char *j, char *out, size_t cap) {
   out[k] = 0;
 }
 
+static void finalize_cleanup(const char *dir, const char *pre, long pid) {
+  static const char *const sfx[] = {".raw", ".names", ".info", ".info.tmpF", ".info.tmpH", ".done", ".done.tmp"};
+  char p[2300];
+  for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
+    snprintf(p, sizeof p, "%s%s", pre, sfx[i]);
+    unlink(p);
+  }
+  /* a trace it was writing when it died (<name>.trace.json.gz.tmp<PID>) */
+  char tail[64];
+  snprintf(tail, sizeof tail, ".trace.json.gz.tmp%ld", pid);
+  size_t tl = strlen(tail);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    size_t l = strlen(e->d_name);
+    if (l > tl && !strcmp(e->d_name + l - tl, tail)) {
+      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+      unlink(p);
+    }
+  }
+  if (d) closedir(d);
+}
+
 static int finalize_one(const char *dir, long pid, int quiet) {
   char pre[2048], p[2100];
   snprintf(pre, sizeof pre, "%s/.ncrt-%ld", dir, pid);
   size_t n = 0;
+  /* it died after writing its trace, before or after putting it in place */
+  snprintf(p, sizeof p, "%s.done", pre);
+  char *done = slurp(p, &n);
+  if (done) {
+    char *nl = strchr(done, '\n'), *to = nl ? nl + 1 : NULL, *end = to ? strchr(to, '\n') : NULL;
+    int moved = 0;
+    if (end) {
+      *nl = *end = 0;
+      moved = rename(done, to) == 0;
+    }
+    free(done);
+    finalize_cleanup(dir, pre, pid);
+    return moved;
+  }
   snprintf(p, sizeof p, "%s.info", pre);
   char *info = slurp(p, &n);
   int written_one = 0;
@@ -1500,7 +1555,7 @@ static int finalize_one(const char *dir, long pid, int quiet) {
     snprintf(path, sizeof path, "%s/%s-rank%d.trace.json.gz", dir, trace, s.rank);
     if (access(path, F_OK) == 0) snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d.trace.json.gz", dir, trace, pid, s.rank);
     name_json = fin_name_json;
-    int err = write_file(path, &s, level);
+    int err = write_file(path, &s, level, NULL);
     name_json = esc_name;
     if (err) {
       if (!quiet) fprintf(stderr, "ncrt: cannot write %s: %s; the trace of process %ld is lost\n", path, strerror(err), pid);
@@ -1525,12 +1580,24 @@ static int finalize_one(const char *dir, long pid, int quiet) {
     free(fin_cats[i]);
     fin_cats[i] = NULL;
   }
-  static const char *const sfx[] = {".raw", ".names", ".info", ".info.tmpF", ".info.tmpH"};
-  for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
-    snprintf(p, sizeof p, "%s%s", pre, sfx[i]);
-    unlink(p);
-  }
+  finalize_cleanup(dir, pre, pid);
   return written_one;
+}
+
+/* Is pid running? A zombie is not (an orphan whose new parent does not
+ * reap it stays one). */
+static int running(long pid) {
+  if (kill((pid_t)pid, 0) != 0) return errno == EPERM;
+  char p[64], b[512];
+  snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 1;
+  ssize_t n = read(fd, b, sizeof b - 1);
+  close(fd);
+  if (n <= 0) return 1;
+  b[n] = 0;
+  char *e = strrchr(b, ')');
+  return !(e && e[1] == ' ' && (e[2] == 'Z' || e[2] == 'X'));
 }
 
 /* Every process that left spill files in dir and is gone: its trace, from
@@ -1554,7 +1621,7 @@ int ncrt_finalize_dir(const char *dir, int quiet) {
   closedir(d);
   int n = 0;
   for (int i = 0; i < np; i++) {
-    if (pids[i] != (long)getpid() && kill((pid_t)pids[i], 0) == 0) continue; /* still running */
+    if (pids[i] != (long)getpid() && running(pids[i])) continue;
     n += finalize_one(dir, pids[i], quiet);
   }
   return n;

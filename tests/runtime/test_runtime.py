@@ -898,6 +898,224 @@ def case_atexit_order(c):
 
 
 
+
+# ------------------------------------------- terminal ^C, ncrun's death
+
+class Pty:
+    """ncrun run on a new pty as its controlling terminal (its session and
+    foreground process group, the command's too), as a shell runs it."""
+
+    def __init__(self, argv, env):
+        import pty
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            try:
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.out = b""
+
+    def read_until(self, text, what):
+        """Read until text appears (None: until the pty closes); the
+        deadline only bounds a failure."""
+        import select
+        import time
+        deadline = time.monotonic() + 120
+        while text is None or text.encode() not in self.out:
+            left = deadline - time.monotonic()
+            check(left > 0, "%s: no %r in 120 s; output %r" % (what, text, self.out.decode(errors="replace")))
+            r, _, _ = select.select([self.fd], [], [], left)
+            if not r:
+                continue
+            try:
+                b = os.read(self.fd, 4096)
+            except OSError:  # EIO: every holder of the pty's slave side is gone
+                b = b""
+            if not b:
+                check(text is None, "%s: pty closed before %r; output %r" % (what, text, self.out.decode(errors="replace")))
+                return
+            self.out += b
+
+    def type(self, data):
+        os.write(self.fd, data)
+
+    def wait(self, what):
+        self.read_until(None, what)  # to the end: the slave side closed
+        _, st = os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        return os.waitstatus_to_exitcode(st)
+
+
+def signal_handled(pid, sig):
+    """Has process pid (asleep in waitpid when not handling a signal) taken
+    sig off its pending set and finished its handler? Polled on /proc: a
+    condition, not a delay."""
+    with open("/proc/%d/status" % pid) as f:
+        st = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
+    pending = int(st["SigPnd"], 16) | int(st["ShdPnd"], 16)
+    return not pending & (1 << (sig - 1)) and st["State"].split()[0] in "SD"
+
+
+def case_ctrl_c(c):
+    """^C typed at the terminal, as a shell runs ncrun: the Python program's
+    unhandled KeyboardInterrupt (CPython finalizes, then kills itself with
+    SIGINT: atexit handlers never run) keeps the whole trace, the atexit
+    range included; ncrun never sends a second SIGINT (the terminal sent
+    the first to the command too): a program that catches the first and
+    cleans up exits 0."""
+    import signal
+    import time
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    for k in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "WORLD_SIZE", "NCRT_OUTPUT_DIR"):
+        env.pop(k, None)
+    for mode in ("unhandled", "handled"):
+        c.runs += 1
+        d = os.path.join(c.tmp, "run%d" % c.runs)
+        t = Pty([c.ncrun, "--run-dir", d, "--name", "ctrlc", "--", PY, os.path.join(PROGS, "ctrlc.py"), mode], env)
+        t.read_until("ready", mode)
+        t.type(b"\x03")
+        if mode == "handled":
+            t.read_until("interrupted", mode)
+            # ncrun got the terminal's SIGINT with the program: wait until its
+            # handler has run (and would have sent a second one), then go on
+            deadline = time.monotonic() + 120
+            while not signal_handled(t.pid, signal.SIGINT):
+                check(time.monotonic() < deadline, "ncrun never handled its SIGINT")
+                time.sleep(0.01)
+            t.type(b"go\n")
+        rc = t.wait(mode)
+        out = t.out.decode(errors="replace")
+        want = {"before": 20000, "waiting": 1, "in.atexit": 1}
+        if mode == "unhandled":
+            check(rc == 128 + signal.SIGINT, "%s: ncrun exited %d\n%s" % (mode, rc, out))
+            check("KeyboardInterrupt" in out, "%s: output %r" % (mode, out))
+        else:
+            check(rc == 0 and "clean" in out, "%s: ncrun exited %d (130: a second SIGINT)\n%s" % (mode, rc, out))
+            want["cleanup"] = 1
+        tr = one_trace(d, "ctrlc-rank0.trace.json.gz")
+        check(counts(tr) == want, "%s: ranges %s, want %s" % (mode, counts(tr), want))
+        check(not [e for e in xs(tr) if e["args"].get("open at exit")], "%s: open ranges" % mode)
+        check("ncrt:" not in out, "%s: output %r" % (mode, out))
+        only_traces_left(d, mode)
+
+
+
+def case_ncrun_killed(c):
+    """ncrun SIGKILLed (it can pass nothing on): its command dies with it
+    (PR_SET_PDEATHSIG), not left running orphaned, and what it wrote up to
+    its last snapshot becomes its trace with `ncrun --finalize RUNDIR`."""
+    import signal
+    import time
+    exe = c.cc("longrun.c", out="longrun")
+    c.runs += 1
+    d = os.path.join(c.tmp, "run%d" % c.runs)
+    p = subprocess.Popen([c.ncrun, "--run-dir", d, "--", exe, "crash"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp)
+    pid = int(p.stdout.readline().split()[1])
+    pidfd = os.pidfd_open(pid)
+    info = os.path.join(d, ".ncrt-%d.info" % pid)
+    deadline = time.monotonic() + 120
+    while True:  # the flusher's snapshot with the open range: every closed range is on disk
+        try:
+            with open(info) as f:
+                if "\nopen " in f.read():
+                    break
+        except FileNotFoundError:
+            pass
+        check(time.monotonic() < deadline, "no snapshot with the open range in 120 s")
+        time.sleep(0.02)
+    p.kill()  # stdin stays open: the command must not end for want of input
+    p.wait(timeout=120)
+    check(p.returncode == -signal.SIGKILL, "ncrun exited %d" % p.returncode)
+    import select
+    # the command's end (pidfd readable: it exited, zombie or reaped), or a
+    # failure after 120 s; a command left running would only take the 120 s
+    r, _, _ = select.select([pidfd], [], [], 120)
+    os.close(pidfd)
+    if not r:
+        os.kill(pid, signal.SIGKILL)
+    p.communicate(timeout=120)
+    check(r, "the command (pid %d) still ran 120 s after ncrun was killed" % pid)
+    f = subprocess.run([c.ncrun, "--finalize", d], capture_output=True, text=True)
+    check(f.returncode == 0, "ncrun --finalize: %s" % f.stderr)
+    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    check(counts(t) == {"done": 1000, "late.open": 1}, "ranges %s" % counts(t))
+    only_traces_left(d, "ncrun killed")
+
+
+
+def case_multiprocessing(c):
+    """multiprocessing workers, every start method, through a Pool(4)
+    (terminated with SIGTERM at the end of its with block) and Process
+    objects: every range of every worker in a trace (each worker's own),
+    the parent's range once, nothing added to the program's stderr,
+    nothing but traces left."""
+    n = 40000
+    for method in ("fork", "spawn", "forkserver"):
+        p, d = c.run([PY, os.path.join(PROGS, "mpool.py"), method, str(n)], opts=["--name", "mp"],
+                     env={"PYTHONDONTWRITEBYTECODE": "1"})
+        check(p.stdout == "done\n", "%s: output %r" % (method, p.stdout))
+        noise = [l for l in p.stderr.splitlines() if not l.startswith("ncrun: ")]
+        check(not noise, "%s: added to the program's stderr: %r" % (method, noise[:5]))
+        total = collections.Counter()
+        files = traces(d)
+        for f in files:
+            total.update(counts(load(f)))
+        check(total == {"task": n, "proc": n, "parent": 1}, "%s: ranges %s in %d traces" % (method, total, len(files)))
+        check(counts(one_trace(d, "mp-rank0.trace.json.gz")) == {"parent": 1}, "%s: the parent's trace" % method)
+        only_traces_left(d, method)
+
+
+
+def case_many_names(c):
+    """10^6 distinct names, then 64 threads alive at once recording one
+    range each (throttle on, its default): the threads' state is bounded
+    by the thread count, not by the largest name id (it was 24 B x the next
+    power of two above the id per thread: +1.57 GB here); every range kept."""
+    exe = c.cc("longrun.c", out="longrun")
+    n, nt = 1000000, 64
+    p, d = c.run([exe, "names", str(n), str(nt)])
+    growth = int(p.stdout.split("threads_rss_growth_kb")[1].split()[0])
+    # generous: 64 threads' stacks as touched, first chunks and throttle
+    # tables (about 100 KiB each), malloc arenas
+    check(growth < 128 * 1024, "64 threads grew RSS by %d KiB" % growth)
+    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    k = counts(t)
+    check(len(k) == n and k["n%d" % (n - 1)] == nt + 1 and sum(k.values()) == n + nt, "%d names, %d ranges, last %s" % (
+        len(k), sum(k.values()), k.get("n%d" % (n - 1))))
+    only_traces_left(d, "names")
+    print("threads' RSS growth %d KiB" % growth)
+
+
+
+def case_handler_new_names(c):
+    """A SIGALRM handler every 50 us records a never-seen name while its
+    thread interns names of its own and mallocs: never a deadlock (on the
+    name lock, or in malloc: interning allocates with mmap), never an
+    '(unnamed)' range; the main loop's ranges all there, the handler's
+    recorded or ignored, each at most once."""
+    exe = c.cc("longrun.c", out="longrun")
+    n = 200000
+    c.runs += 1
+    d = os.path.join(c.tmp, "run%d" % c.runs)
+    try:  # the timeout only bounds a hang
+        p = subprocess.run([c.ncrun, "--run-dir", d, "--throttle", "off", "--", exe, "new-names", str(n)],
+                           capture_output=True, text=True, cwd=c.tmp, timeout=280)
+    except subprocess.TimeoutExpired:
+        raise Fail("hung (a deadlock) with a handler interning names")
+    check(p.returncode == 0, "exited %d: %s" % (p.returncode, p.stderr))
+    calls = int(p.stdout.split("handler_calls")[1].split()[0])
+    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    k = counts(t)
+    main = {x for x in k if x.startswith("m")}
+    hand = {x: v for x, v in k.items() if x.startswith("h")}
+    check(len(main) == n and all(k[x] == 1 for x in main), "main ranges: %d names" % len(main))
+    check(set(k) == main | set(hand), "other names %s" % sorted(set(k) - main - set(hand))[:5])
+    check(all(v == 1 and int(x[1:]) < calls for x, v in hand.items()), "handler ranges")
+    only_traces_left(d, "new-names")
+    print("handler ran %d times, %d of its ranges recorded" % (calls, len(hand)))
+
+
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
 
 

@@ -11,7 +11,15 @@
  *   longrun term-exit        a SIGTERM handler that calls _exit(3), raised
  *                            while another thread mallocs and frees
  *   longrun atexit           its own atexit handler (registered before any
- *                            range) records "in.atexit" */
+ *                            range) records "in.atexit"
+ *   longrun names N T        N ranges of N distinct names ("n0".."n<N-1>"),
+ *                            then T threads, all alive at once, each
+ *                            recording one range of the last name; prints
+ *                            "threads_rss_growth_kb K" (the threads' part)
+ *   longrun new-names N      N ranges of N distinct names ("m<i>"), each
+ *                            after a malloc/free, while a 50 us SIGALRM
+ *                            handler records a never-seen name each time
+ *                            ("h<k>"); prints "handler_calls C" */
 #include <ncrt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -48,6 +56,30 @@ static void *churn(void *arg) {
 }
 
 static void in_atexit(void) { NCRT_RANGE("in.atexit"); }
+
+static void on_alarm_new(int sig) {
+  (void)sig;
+  char nm[24] = "h";
+  long k = handler_calls++, i = 1;
+  char d[20];
+  int nd = 0;
+  do d[nd++] = (char)('0' + k % 10);
+  while ((k /= 10) && nd < 20);
+  while (nd) nm[i++] = d[--nd];
+  nm[i] = 0;
+  nvtxRangePushA(nm);
+  nvtxRangePop();
+}
+
+static pthread_barrier_t all_recorded;
+static char last_name[32];
+static void *one_range(void *arg) {
+  (void)arg;
+  nvtxRangePushA(last_name);
+  nvtxRangePop();
+  pthread_barrier_wait(&all_recorded); /* every thread holds its state at once */
+  return NULL;
+}
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "crash";
@@ -95,6 +127,43 @@ int main(int argc, char **argv) {
       free(malloc(100));
     }
     raise(SIGTERM);
+    return 0;
+  }
+  if (!strcmp(mode, "new-names")) {
+    nvtxRangePop(); /* NVTX set up (its init spins if a handler interrupts it) */
+    signal(SIGALRM, on_alarm_new);
+    struct itimerval it = {{0, 50}, {0, 50}};
+    setitimer(ITIMER_REAL, &it, NULL);
+    char nm[32];
+    for (long i = 0; i < n; i++) {
+      free(malloc(16 + (size_t)(rand() & 4095)));
+      snprintf(nm, sizeof nm, "m%ld", i);
+      nvtxRangePushA(nm);
+      nvtxRangePop();
+    }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("handler_calls %ld\n", handler_calls);
+    return 0;
+  }
+  if (!strcmp(mode, "names")) {
+    char nm[32];
+    for (long i = 0; i < n; i++) {
+      snprintf(nm, sizeof nm, "n%ld", i);
+      nvtxRangePushA(nm);
+      nvtxRangePop();
+    }
+    snprintf(last_name, sizeof last_name, "n%ld", n - 1);
+    int nt = argc > 3 ? atoi(argv[3]) : 64;
+    pthread_t th[256];
+    if (nt > 256) nt = 256;
+    pthread_barrier_init(&all_recorded, NULL, (unsigned)nt + 1);
+    long before = maxrss_kb();
+    for (int i = 0; i < nt; i++) pthread_create(&th[i], NULL, one_range, NULL);
+    pthread_barrier_wait(&all_recorded);
+    long after = maxrss_kb();
+    for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
+    printf("threads_rss_growth_kb %ld\n", after - before);
     return 0;
   }
   if (!strcmp(mode, "atexit")) {
