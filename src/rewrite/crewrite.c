@@ -11,10 +11,12 @@
  *     before the first and ` }` after the last, on the same lines.
  * The macro declares an object whose destructor (C++) or cleanup function (C)
  * closes the range, so it closes on every path out: return, break,
- * continue, goto, exceptions. No edit adds a line except the include at the
- * top, which is followed by `#line 1 "<original path>"`, so compiler
- * messages, assert() and debuggers point at the original file and lines;
- * those two lines are also the marker of an instrumented file.
+ * continue, goto, exceptions. No edit adds a line except the include, on
+ * line 1 or after the file's feature-test macros (include_at), which is
+ * followed by `#line N "<original path>"`, so compiler messages, assert()
+ * and debuggers point at the original file and lines; those two lines are
+ * also the marker of an instrumented file. Macros that only decorate a
+ * declaration are blanked in the text tree-sitter parses (cfuncs.c).
  *
  * What is never instrumented, and why, is decided in cfuncs.c and listed
  * by --explain. A range that would change the program's meaning (hide a
@@ -39,14 +41,28 @@ static void rule_miss(Rule *r, char *why) {
   if (!__atomic_compare_exchange_n(&r->miss, &expected, why, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) free(why);
 }
 
-/* ncrewrite's own first lines: the include, then `#line 1 "..."`. A file
- * that includes <ncrt.h> itself (to call ncrt_step()) is not ours. */
-static bool already_instrumented(const char *s, size_t n) {
+/* ncrewrite's own lines: the include, then `#line N "..."`, among the
+ * directives before the first code (on line 1, or after the file's
+ * feature-test macros). A file that includes <ncrt.h> itself (to call
+ * ncrt_step()) is not ours. */
+static bool already_instrumented(CFile *c) {
   size_t k = strlen(NC_C_MARK);
-  if (n < k || memcmp(s, NC_C_MARK, k)) return false;
-  s += k, n -= k;
-  if (n && *s == '\r') s++, n--;
-  return n >= 10 && !memcmp(s, "\n#line 1 \"", 10);
+  for (size_t i = 0; i < c->dirs.n && c->dirs.v[i].at < c->code0; i++) {
+    const char *s = c->src + c->dirs.v[i].at;
+    size_t n = c->len - c->dirs.v[i].at;
+    if (n < k || memcmp(s, NC_C_MARK, k)) continue;
+    s += k, n -= k;
+    if (n && *s == '\r') s++, n--;
+    if (n < 8 || memcmp(s, "\n#line ", 7) || s[7] < '0' || s[7] > '9') continue;
+    for (s += 7, n -= 7; n && *s >= '0' && *s <= '9'; s++, n--) {
+    }
+    if (n >= 2 && s[0] == ' ' && s[1] == '"') return true;
+  }
+  return false;
+}
+
+static bool ident_char_c(char ch) {
+  return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
 }
 
 static bool name_match(const char *pat, const char *name) { return !strcmp(pat, name) || glob_match(pat, name); }
@@ -129,6 +145,7 @@ static const char *macro_making(CFile *c, const char *name) {
  * by an earlier rule keeps that one range. */
 static bool wrap_function(CFile *c, CFunc *f, Rule *r, const char *name) {
   if (f->skip) {
+    f->targeted = true;
     explain_skip(c, f);
     return false;
   }
@@ -338,6 +355,7 @@ static void plan_rule(CFile *c, Rule *r) {
       fns++;
       protos += f->proto;
       if (f->skip) {
+        f->targeted = true;
         if (r->func) explain_skip(c, f);
         continue;
       }
@@ -446,14 +464,178 @@ static char *macro(CFile *c, const Rule *r, const char *name) {
   return buf_steal(&b);
 }
 
+/* ---- where the include goes ----------------------------------------------
+ *
+ * ncrt.h reads system headers (stdint.h, string.h, and through NVTX
+ * stdlib.h, dlfcn.h, pthread.h, ...). The first system header a translation
+ * unit reads fixes what all of them declare: glibc's features.h looks at
+ * _GNU_SOURCE, _XOPEN_SOURCE, _POSIX_C_SOURCE, _FILE_OFFSET_BITS once. So
+ * the include goes after everything among the file's leading directives
+ * (those before its first code) that may set a feature-test macro: a
+ * #define or #undef of one, or an #include of a header that may (a local
+ * header that sets one, itself or through its own includes; one that
+ * cannot be found: config.h, Python.h; never a C, POSIX, C++ or CUDA
+ * system header). It goes right after the last of these, and on line 1
+ * when there is none. An #if block counts as a whole (the include goes
+ * after its #endif), except an include guard around the whole file, which
+ * the include may go into. After a #line directive of the file's own
+ * (bison's output has them before the user's prologue) the #line that
+ * follows the include goes on with the file's numbering. */
+
+/* Is directive i an include guard around the rest of the file: `#ifndef X`
+ * (or `#if !defined(X)`) then `#define X`, no #else, and its #endif after
+ * all the code? */
+static bool whole_file_guard(CFile *c, size_t i) {
+  const char *s = c->src;
+  const CDir *d = &c->dirs.v[i];
+  size_t e, w;
+  if (c_dir_is(s, d, "ifndef")) {
+    w = c_dir_word(s, d->a0, d->a1, &e);
+  } else if (c_dir_is(s, d, "if")) {
+    size_t p = d->a0;
+    while (p < d->a1 && (s[p] == ' ' || s[p] == '\t')) p++;
+    if (p >= d->a1 || s[p] != '!') return false;
+    w = c_dir_word(s, p + 1, d->a1, &e);
+    if (w == d->a1 || e - w != 7 || memcmp(s + w, "defined", 7)) return false;
+    size_t q = e;
+    while (q < d->a1 && (s[q] == ' ' || s[q] == '\t' || s[q] == '(')) q++;
+    w = c_dir_word(s, q, d->a1, &e);
+  } else {
+    return false;
+  }
+  if (w == d->a1 || i + 1 >= c->dirs.n) return false;
+  const CDir *def = &c->dirs.v[i + 1];
+  size_t e2, w2 = c_dir_word(s, def->a0, def->a1, &e2);
+  if (!c_dir_is(s, def, "define") || def->at >= c->code0 || e2 - w2 != e - w || memcmp(s + w2, s + w, e - w))
+    return false;
+  int depth = 0;
+  for (size_t j = i + 1; j < c->dirs.n; j++) {
+    const CDir *x = &c->dirs.v[j];
+    if (c_dir_is(s, x, "if") || c_dir_is(s, x, "ifdef") || c_dir_is(s, x, "ifndef")) {
+      depth++;
+    } else if (depth == 0 && (c_dir_is(s, x, "else") || c_dir_is(s, x, "elif") || c_dir_is(s, x, "elifdef") ||
+                              c_dir_is(s, x, "elifndef"))) {
+      return false;
+    } else if (c_dir_is(s, x, "endif") && depth-- == 0) {
+      if (x->at < c->code0) return false; /* a block of directives, closed before the code */
+      size_t tail;
+      c_lex(s + x->end, c->len - x->end, NULL, &tail, NULL, NULL);
+      return tail == c->len - x->end; /* no code after it */
+    }
+  }
+  return false;
+}
+
+/* Where the line at byte offset `at` is said to be by the file's own #line
+ * directives before it: *line, and the file name as written (with its
+ * quotes) in *file and *flen (*flen 0: the file itself). False if no
+ * #line comes before `at`. */
+static bool mapped_line(CFile *c, size_t at, int *line, const char **file, size_t *flen) {
+  const char *s = c->src;
+  bool any = false;
+  *flen = 0;
+  for (size_t i = 0; i < c->dirs.n && c->dirs.v[i].end <= at; i++) {
+    const CDir *d = &c->dirs.v[i];
+    size_t p = d->a0;
+    if (!c_dir_is(s, d, "line")) {
+      if (!(d->k0 < d->k1 && s[d->k0] >= '0' && s[d->k0] <= '9')) continue;
+      p = d->k0; /* GNU: `# 12 "file"` */
+    }
+    while (p < d->a1 && (s[p] == ' ' || s[p] == '\t')) p++;
+    long n = 0;
+    size_t q = p;
+    while (q < d->a1 && s[q] >= '0' && s[q] <= '9' && n < 100000000) n = n * 10 + (s[q++] - '0');
+    if (q == p) continue; /* `#line MACRO`: not followed */
+    while (q < d->a1 && (s[q] == ' ' || s[q] == '\t')) q++;
+    if (q < d->a1 && s[q] == '"') {
+      const char *e = s + q + 1;
+      while (e < s + d->a1 && *e != '"') e += *e == '\\' ? 2 : 1;
+      if (e < s + d->a1) *file = s + q, *flen = (size_t)(e - (s + q)) + 1;
+    }
+    int rows = 0;
+    for (const char *x = s + d->end; (x = memchr(x, '\n', (size_t)(s + at - x))); x++) rows++;
+    *line = (int)n + rows;
+    any = true;
+  }
+  return any;
+}
+
+/* The byte offset (a line start) where the include goes; see above. */
+static size_t include_at(CFile *c) {
+  enum { MAXD = 64 };
+  struct {
+    bool guard;
+    bool pending;        /* a line in this block may set a feature-test macro */
+    const CDir *sure;    /* the first that surely does (not a header that cannot be found) */
+  } st[MAXD];
+  int sp = 0;
+  size_t best = 0;
+  const char *s = c->src;
+  for (size_t i = 0; i < c->dirs.n && c->dirs.v[i].at < c->code0; i++) {
+    const CDir *d = &c->dirs.v[i];
+    if (c_dir_is(s, d, "if") || c_dir_is(s, d, "ifdef") || c_dir_is(s, d, "ifndef")) {
+      if (sp < MAXD) st[sp].guard = whole_file_guard(c, i), st[sp].pending = false, st[sp].sure = NULL;
+      sp++;
+      continue;
+    }
+    if (c_dir_is(s, d, "endif")) {
+      if (sp > 0 && --sp < MAXD && st[sp].pending) best = d->end; /* (an #endif too many closes nothing) */
+      continue;
+    }
+    int conf = CONF_NO;
+    if (c_dir_is(s, d, "define") || c_dir_is(s, d, "undef")) {
+      size_t e, w = c_dir_word(s, d->a0, d->a1, &e);
+      conf = w < d->a1 && c_feature_macro(s + w, e - w) ? CONF_SETS : CONF_NO;
+    } else if (c_dir_is(s, d, "include") || c_dir_is(s, d, "include_next") || c_dir_is(s, d, "import")) {
+      conf = c_include_configures(c, d);
+    }
+    if (conf == CONF_NO || sp > MAXD) continue;
+    int outer = -1; /* the outermost #if block that is no include guard */
+    for (int k = 0; k < sp && outer < 0; k++)
+      if (!st[k].guard) outer = k;
+    if (outer < 0) best = d->end;
+    else {
+      st[outer].pending = true;
+      if (conf == CONF_SETS && !st[outer].sure) st[outer].sure = d;
+    }
+  }
+  for (int k = 0; k < sp && k < MAXD; k++)
+    if (st[k].sure) {
+      diag_at(&c->job->diags, DIAG_WARNING, c->job->rel, c->src, c->len, st[k].sure->row + 1, 1,
+              "this line may set a feature-test macro inside an #if block that goes on into the code: <ncrt.h> "
+              "(and the system headers it reads) must come before that block; move the line above the block, or "
+              "define the macro on the command line");
+      break;
+    }
+  return best;
+}
+
 static int cmp_wrap(const void *pa, const void *pb) {
   const CWrap *a = pa, *b = pb;
   if (a->b0 != b->b0) return a->b0 < b->b0 ? -1 : 1;
   return a->b1 > b->b1 ? -1 : a->b1 < b->b1;
 }
 
+/* Where a block around statements starts when the text was parsed with
+ * macros blanked: before the blanked words just in front of the first
+ * statement (`LOCAL_API int x = f();`, or `PNG_UNUSED(` of a statement
+ * macro), which belong to it. */
+static size_t unblanked_start(CFile *c, size_t b0) {
+  size_t j = b0, first = b0;
+  while (j > 0 && (c->psrc[j - 1] == ' ' || c->psrc[j - 1] == '\t' || c->psrc[j - 1] == '\n' ||
+                   c->psrc[j - 1] == '\r')) {
+    j--;
+    if (c->psrc[j] != c->src[j]) first = j;
+  }
+  return first;
+}
+
 static void emit(CFile *c) {
   FileJob *job = c->job;
+  for (size_t i = 0; c->psrc && i < c->wraps.n; i++) {
+    CWrap *w = &c->wraps.v[i];
+    if (!w->expr && strcmp(w->kind, "function") && strcmp(w->kind, "full-trace")) w->b0 = unblanked_start(c, w->b0);
+  }
   if (c->wraps.n) qsort(c->wraps.v, c->wraps.n, sizeof *c->wraps.v, cmp_wrap);
   size_t n = 0;
   for (size_t i = 0; i < c->wraps.n; i++) {
@@ -501,13 +683,130 @@ static void emit(CFile *c) {
     vec_push(&job->ranges, rec);
   }
   /* the include, then #line so every original line keeps its number and the
-   * original file name */
+   * original file name; after the feature-test macros */
+  size_t at = include_at(c);
+  int row = 0;
+  for (const char *p = c->src; (p = memchr(p, '\n', (size_t)(c->src + at - p))); p++) row++;
+  if (row) job_explain(job, row + 1, "<ncrt.h> included here: the lines above may set feature-test macros");
   Buf inc = {0};
-  buf_printf(&inc, NC_C_MARK "%s#line 1 ", c->nl);
-  c_literal(&inc, job->origin ? job->origin : job->rel);
+  int mline;
+  const char *mfile;
+  size_t mflen;
+  if (mapped_line(c, at, &mline, &mfile, &mflen)) {
+    /* after the file's own #line: go on with its numbering */
+    buf_printf(&inc, NC_C_MARK "%s#line %d ", c->nl, mline);
+    if (mflen) buf_add(&inc, mfile, mflen);
+    else c_literal(&inc, job->origin ? job->origin : job->rel);
+  } else {
+    buf_printf(&inc, NC_C_MARK "%s#line %d ", c->nl, row + 1);
+    c_literal(&inc, job->origin ? job->origin : job->rel);
+  }
   buf_puts(&inc, c->nl);
-  edits_add(&job->edits, c->bom, c->bom, inc.s, -1000000);
+  edits_add(&job->edits, c->bom + at, c->bom + at, inc.s, -1000000);
   buf_free(&inc);
+}
+
+/* Functions a rule or full trace asked for that are skipped because their
+ * header does not parse around a macro with no known definition: one
+ * warning per macro (or set of macros) and file, naming the functions. */
+/* Where f's first unknown word is (1-based line and column): in its
+ * header, or in the lines just above it that tree-sitter left out. */
+static void unknown_at(CFile *c, const CFunc *f, int *line, int *col) {
+  const char *w = f->unknown, *comma = strchr(w, ',');
+  size_t wl = comma ? (size_t)(comma - w) : strlen(w);
+  size_t a = ts_node_start_byte(f->def), b = ts_node_is_null(f->body) ? ts_node_end_byte(f->def)
+                                                                       : ts_node_start_byte(f->body);
+  size_t from = a > 2048 ? a - 2048 : 0, at = a;
+  bool found = false;
+  /* in the header; else the closest one above it */
+  for (size_t i = a; i + wl <= b && !found; i++)
+    if (!memcmp(c->src + i, w, wl) && !(i && ident_char_c(c->src[i - 1])) &&
+        !(i + wl < c->len && ident_char_c(c->src[i + wl])))
+      at = i, found = true;
+  for (size_t i = a; !found && i-- > from;)
+    if (i + wl <= c->len && !memcmp(c->src + i, w, wl) && !(i && ident_char_c(c->src[i - 1])) &&
+        !(i + wl < c->len && ident_char_c(c->src[i + wl])))
+      at = i, found = true;
+  size_t ls = at;
+  while (ls > 0 && c->src[ls - 1] != '\n') ls--;
+  int row = 0;
+  for (const char *p = c->src; (p = memchr(p, '\n', (size_t)(c->src + ls - p))); p++) row++;
+  *line = row + 1, *col = (int)(at - ls) + 1;
+}
+
+static void warn_unknown_macros(CFile *c) {
+  for (size_t i = 0; i < c->funcs.n; i++) {
+    CFunc *f = &c->funcs.v[i];
+    if (!f->unknown || !f->targeted || !f->why) continue;
+    bool first = true;
+    for (size_t j = 0; j < i && first; j++)
+      first = !(c->funcs.v[j].unknown && c->funcs.v[j].targeted && c->funcs.v[j].why &&
+                !strcmp(c->funcs.v[j].unknown, f->unknown));
+    if (!first) continue;
+    Buf names = {0};
+    int count = 0, more = 0;
+    for (size_t j = i; j < c->funcs.n; j++) {
+      CFunc *g = &c->funcs.v[j];
+      if (!g->unknown || !g->targeted || !g->why || strcmp(g->unknown, f->unknown)) continue;
+      bool seen = false; /* overloads: one name */
+      for (size_t k = i; k < j && !seen; k++)
+        seen = c->funcs.v[k].unknown && c->funcs.v[k].targeted && c->funcs.v[k].why &&
+               !strcmp(c->funcs.v[k].unknown, f->unknown) && !strcmp(c->funcs.v[k].qual, g->qual);
+      count++;
+      if (seen) continue;
+      if (names.len < 60) buf_printf(&names, "%s%s", names.len ? ", " : "", g->qual);
+      else more++;
+    }
+    if (more) buf_printf(&names, " and %d more", more);
+    bool one = !strchr(f->unknown, ',');
+    int line, col;
+    unknown_at(c, f, &line, &col);
+    diag_at(&c->job->diags, DIAG_WARNING, c->job->rel, c->src, c->len, line, col,
+            "skipped %s: %s %s no definition in the file or its local headers, and %s not parse without one; if %s "
+            "only %s the declaration (a storage class, attribute or export decoration), list %s under "
+            "c_attribute_macros in the rule file",
+            names.s, f->unknown, one ? "looks like a macro with" : "look like macros with",
+            count > 1 ? "their headers do" : "its header does", one ? "it" : "they", one ? "decorates" : "decorate",
+            one ? "it" : "them");
+    buf_free(&names);
+  }
+}
+
+static int cmp_span(const void *pa, const void *pb) {
+  const CSpan *a = pa, *b = pb;
+  return a->a < b->a ? -1 : a->a > b->a;
+}
+
+/* Parse c->psrc again, as an edit of the tree of c->src: tree-sitter keeps
+ * what the blanked bytes do not touch (a file of 8 MB is parsed once, not
+ * twice). */
+static void reparse_blanked(CFile *c) {
+  if (c->blanks.n) qsort(c->blanks.v, c->blanks.n, sizeof *c->blanks.v, cmp_span);
+  size_t n = 0;
+  for (size_t i = 0; i < c->blanks.n; i++) {
+    if (n && c->blanks.v[i].a <= c->blanks.v[n - 1].b) {
+      if (c->blanks.v[i].b > c->blanks.v[n - 1].b) c->blanks.v[n - 1].b = c->blanks.v[i].b;
+    } else {
+      c->blanks.v[n++] = c->blanks.v[i];
+    }
+  }
+  c->blanks.n = n;
+  size_t pos = 0, ls = 0;
+  uint32_t row = 0;
+  for (size_t i = 0; i < n; i++) {
+    TSPoint p[2];
+    size_t at[2] = {c->blanks.v[i].a, c->blanks.v[i].b};
+    for (int k = 0; k < 2; k++) {
+      for (; pos < at[k]; pos++)
+        if (c->src[pos] == '\n') row++, ls = pos + 1;
+      p[k] = (TSPoint){row, (uint32_t)(at[k] - ls)};
+    }
+    TSInputEdit e = {(uint32_t)at[0], (uint32_t)at[1], (uint32_t)at[1], p[0], p[1], p[1]};
+    ts_tree_edit(c->tree, &e);
+  }
+  TSTree *t = ts_parser_parse_string(c->parser, c->tree, c->psrc, (uint32_t)c->len);
+  ts_tree_delete(c->tree);
+  c->tree = t;
 }
 
 int c_rewrite(FileJob *job) {
@@ -516,12 +815,17 @@ int c_rewrite(FileJob *job) {
   c.bom = job->len >= 3 && !memcmp(job->src, "\xef\xbb\xbf", 3) ? 3 : 0;
   c.src = job->src + c.bom;
   c.len = job->len - c.bom;
-  if (already_instrumented(c.src, c.len)) {
+  c_lex(c.src, c.len, &c.dirs, &c.code0, NULL, NULL);
+  if (already_instrumented(&c)) {
+    vec_free(&c.dirs);
     job->already = true;
     diag_at(&job->diags, DIAG_NOTE, job->rel, NULL, 0, 0, 0, "already instrumented by ncrewrite; copied unchanged");
     return -1;
   }
-  if (job_too_big(job)) return -1;
+  if (job_too_big(job)) {
+    vec_free(&c.dirs);
+    return -1;
+  }
   const char *nlp = memchr(c.src, '\n', c.len);
   c.nl = nlp && nlp > c.src && nlp[-1] == '\r' ? "\r\n" : "\n";
   if (job->parser && *job->parser) c.parser = *job->parser;
@@ -540,14 +844,35 @@ int c_rewrite(FileJob *job) {
                                                          : tree_sitter_cpp());
   c.tree = ts_parser_parse_string(c.parser, NULL, c.src, (uint32_t)c.len);
   c.root = ts_tree_root_node(c.tree);
+  if (ts_node_has_error(c.root) || (job->rules && job->rules->attr_macros.n)) {
+    /* a macro that only decorates a declaration (`LUA_API int f(...)`,
+     * `png_uint_32 PNGAPI f(void)`) leaves tree-sitter with two types or
+     * two names: parse the text with such macros blanked (same bytes, same
+     * rows), which is what the compiler sees but for their expansion */
+    if (c_macros_blank(&c)) {
+      reparse_blanked(&c);
+      c.root = ts_tree_root_node(c.tree);
+    }
+  }
   int rc = 0;
   c_funcs_collect(&c, c.root, "");
   if (ts_node_has_error(c.root)) {
     /* C parses with errors around unexpanded macros more often than Python;
      * go on only for functions whose own subtree is clean */
-    for (size_t i = 0; i < c.funcs.n; i++)
-      if (!c.funcs.v[i].skip && ts_node_has_error(c.funcs.v[i].def))
-        c.funcs.v[i].skip = "its text does not parse (macros tree-sitter cannot expand?)";
+    for (size_t i = 0; i < c.funcs.n; i++) {
+      CFunc *f = &c.funcs.v[i];
+      if (f->skip || !ts_node_has_error(f->def)) continue;
+      if (f->unknown) {
+        bool one = !strchr(f->unknown, ',');
+        f->skip = f->why = xasprintf("its header does not parse around %s, which %s whose definition is not "
+                                     "in the file or its local headers; if %s only %s the declaration, list %s "
+                                     "under c_attribute_macros", f->unknown,
+                                     one ? "looks like a macro" : "look like macros", one ? "it" : "they",
+                                     one ? "decorates" : "decorate", one ? "it" : "them");
+      }
+      else
+        f->skip = "its text does not parse (macros tree-sitter cannot expand?)";
+    }
   }
   for (size_t t = 0; t < job->ntargets; t++)
     for (size_t i = 0; i < job->targets[t]->rules.n; i++) plan_rule(&c, &job->targets[t]->rules.v[i]);
@@ -569,10 +894,13 @@ int c_rewrite(FileJob *job) {
       else wrap_function(&c, f, NULL, f->qual);
     }
   }
+  warn_unknown_macros(&c);
   emit(&c);
   for (size_t i = 0; i < c.wraps.n; i++) free(c.wraps.v[i].name);
   vec_free(&c.wraps);
-  for (size_t i = 0; i < c.funcs.n; i++) free(c.funcs.v[i].name), free(c.funcs.v[i].qual), free(c.funcs.v[i].why);
+  for (size_t i = 0; i < c.funcs.n; i++)
+    free(c.funcs.v[i].name), free(c.funcs.v[i].qual), free(c.funcs.v[i].why), free(c.funcs.v[i].unknown);
+  c_macros_free(&c);
   for (size_t i = 0; i < c.risky.n; i++) free(c.risky.v[i]);
   vec_free(&c.risky);
   vec_free(&c.funcs);

@@ -2,7 +2,11 @@
  * header: crewrite.c, cfuncs.c and cstmts.c only).
  *
  *   cfuncs.c  finds the functions of a file and why some are never
- *             instrumented (GPU code, constexpr, macros, prototypes);
+ *             instrumented (GPU code, constexpr, macros, prototypes); the
+ *             preprocessor's view without expansion: directives, the
+ *             macros of the file and its local headers, which of them only
+ *             decorate a declaration (blanked before parsing), and which
+ *             headers configure the system headers (feature-test macros);
  *   cstmts.c  statement lists, and the checks that make wrapping some of
  *             them in a new block safe (declarations, labels);
  *   crewrite.c matches the rules, plans the ranges and emits the edits.
@@ -26,8 +30,41 @@ typedef struct {
   const char *skip;   /* why it is never instrumented, or NULL */
   bool proto;         /* a declaration without a body (body is null) */
   bool wrapped, explained;
+  bool targeted;      /* a rule or full trace asked for it */
   char *why;          /* owned text behind skip, if built */
+  char *unknown;      /* its header does not parse around these words, which
+                       * look like macros without a known definition
+                       * ("LUA_API", "ZEXTERN, ZEXPORT"), or NULL */
 } CFunc;
+
+/* A preprocessor directive: one logical line, continuations and comments
+ * that span lines included. */
+typedef struct {
+  size_t at, end;     /* the start of its first line; past its last newline */
+  int row;            /* 0-based row of its first line */
+  size_t k0, k1;      /* its keyword (define, include, if, ...; k0 == k1: none) */
+  size_t a0, a1;      /* the rest of the logical line */
+} CDir;
+typedef VEC(CDir) CDirs;
+
+typedef struct {
+  size_t a, b;
+} CSpan;
+
+/* A #define of the file or of a local header it includes. */
+typedef struct {
+  char *name, *params, *body; /* params: what the parentheses of a function-like one hold */
+  bool fnlike;
+} CDef;
+
+/* What a header does to feature-test macros (ordered: the most wins). */
+enum { CONF_NO, CONF_MAYBE, CONF_SETS };
+
+/* A local header read for its macros (memo: each is read once per file). */
+typedef struct {
+  char *path;         /* realpath */
+  int configures;     /* -1 being read, else CONF_NO, CONF_MAYBE or CONF_SETS */
+} CHdr;
 
 /* Code that macros produce: a macro called at file or class scope
  * (`MAKE_GETTER(get_seven, 7)`) or a #define whose body holds a block. */
@@ -59,6 +96,16 @@ typedef struct {
   CStrs risky;         /* object-like macros defined to constexpr/device words */
   TSNode fbody;        /* body of the function being matched */
   Lang lang;           /* the grammar used: a .h may turn out to be C++ */
+  CDirs dirs;          /* every directive of the file */
+  size_t code0;        /* the first byte of code (not a directive, comment or blank) */
+  VEC(CDef) defs;      /* #defines of the file and the local headers read */
+  VEC(CHdr) hdrs;      /* local headers read */
+  size_t hdr_bytes;    /* how much of them was read (bounded) */
+  bool defs_read;      /* the file's and all its local headers' #defines are in defs */
+  CStrs attr;          /* sorted: macros that only decorate a declaration */
+  char *psrc;          /* what tree-sitter parses: src with the attr macros
+                        * blanked (same bytes, same rows); NULL: src */
+  VEC(CSpan) blanks;   /* the bytes of psrc that differ from src (unsorted) */
 } CFile;
 
 
@@ -75,6 +122,42 @@ bool c_word_in(const char *s, size_t n, const char *w);
 void c_funcs_collect(CFile *c, TSNode n, const char *scope);
 /* The C++-only syntax that makes a .h file C++, or NULL. */
 const char *c_cpp_marker(const char *s, size_t n);
+
+/* The directives of s[0, n) into dirs, and (if code0) the offset of its first
+ * code byte (n if none); ident (may be NULL) is called for every identifier
+ * in code (not in directives, comments or literals). */
+void c_lex(const char *s, size_t n, CDirs *dirs, size_t *code0, void (*ident)(void *ctx, size_t a, size_t b),
+           void *ctx);
+/* Is directive d's keyword w? */
+bool c_dir_is(const char *s, const CDir *d, const char *w);
+/* The first identifier of s[a, b) (after blanks and comments): its start,
+ * and its end in *e; b if none. */
+size_t c_dir_word(const char *s, size_t a, size_t b, size_t *e);
+/* Is this a feature-test macro, which must be defined before the first
+ * system header (_GNU_SOURCE, _XOPEN_SOURCE, _POSIX_C_SOURCE,
+ * _FILE_OFFSET_BITS, __STDC_FORMAT_MACROS, WIN32_LEAN_AND_MEAN, ...)? */
+bool c_feature_macro(const char *s, size_t n);
+/* Does the header that #include directive d names set a feature-test
+ * macro? CONF_SETS: a local header (read, and its own includes followed)
+ * defines one; CONF_MAYBE: it includes, or is, a header that cannot be found
+ * (config.h, Python.h, a library's); CONF_NO: a C, POSIX, C++ or CUDA system
+ * header, or local headers that set none. */
+int c_include_configures(CFile *c, const CDir *d);
+/* Read the #defines of the file and (recursively) of the local headers it
+ * includes, then decide which macros only decorate a declaration (storage
+ * classes, attributes, calling conventions, export decorations: LUA_API,
+ * PNGAPI, `#define l_sinline static inline`) and which may hide constexpr
+ * or GPU code (added to c->risky). Fills c->attr with the first kind and
+ * the rule file's c_attribute_macros, and builds c->psrc: the text with
+ * those blanked, declarator macros (PNG_FUNCTION) reduced to what they
+ * expand to and statement macros (PNG_UNUSED(x) with its ';' inside) ended
+ * with one; c->blanks says where. Returns true if anything changed, so the
+ * text must be parsed again. */
+bool c_macros_blank(CFile *c);
+/* h with, appended, what the attribute macros in it expand to (all
+ * definitions, recursively): the words the compiler sees. Malloc'ed. */
+char *c_expand_attrs(CFile *c, const char *h, size_t n);
+void c_macros_free(CFile *c);
 
 /* cstmts.c */
 /* The statements of a list: a compound statement, a case, or a body

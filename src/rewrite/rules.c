@@ -359,9 +359,30 @@ static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
   }
 }
 
+/* c_attribute_macros: a list of macro names (C identifiers). */
+static void attr_macros(Ck *ck, const RNode *n, void *vecp) {
+  VEC(char *) *v = vecp;
+  if (!n) return;
+  if (n->kind == RN_SCALAR && !n->quoted && (!strcmp(n->str, "") || !strcmp(n->str, "null"))) return;
+  if (!want(ck, n, RN_SEQ, "c_attribute_macros")) return;
+  for (size_t i = 0; i < n->n; i++) {
+    char *s = str_of(ck, n->items[i], "an entry of c_attribute_macros");
+    if (!s) continue;
+    bool ok = *s == '_' || isalpha((unsigned char)*s);
+    for (const char *p = s; ok && *p; p++) ok = *p == '_' || isalnum((unsigned char)*p);
+    if (!ok) {
+      err(ck, n->items[i], "c_attribute_macros: '%s' is not a macro name (letters, digits and '_', not starting "
+          "with a digit)", s);
+      free(s);
+      continue;
+    }
+    vec_push(v, s);
+  }
+}
+
 static int check(Rules *r, Diags *d) {
   static const char *const keys[] = {"targets", "ai_analysis_targets", "full_trace_mode",
-                                     "exclude", "default_context", NULL};
+                                     "exclude", "default_context", "c_attribute_macros", NULL};
   Ck ck = {r, d, 0};
   const RNode *root = r->doc.root;
   if (!root) return 0; /* an empty rule file: nothing targeted */
@@ -369,6 +390,7 @@ static int check(Rules *r, Diags *d) {
   r->full_trace = bool_of(&ck, get(root, "full_trace_mode"), "full_trace_mode", false);
   str_list(&ck, get(root, "ai_analysis_targets"), "ai_analysis_targets", &r->ai_targets);
   str_list(&ck, get(root, "exclude"), "exclude", &r->exclude);
+  attr_macros(&ck, get(root, "c_attribute_macros"), &r->attr_macros);
   const RNode *dc = get(root, "default_context");
   if (dc) {
     static const char *const dkeys[] = {"context_class", "context_values", NULL};
@@ -437,6 +459,7 @@ void rules_free(Rules *r) {
   vec_free(&r->targets);
   strs_free(&r->ai_targets);
   strs_free(&r->exclude);
+  strs_free(&r->attr_macros);
   ctx_free(&r->default_ctx);
   ruledoc_free(&r->doc);
 }

@@ -63,6 +63,8 @@ typedef struct {
   VEC(char *) ai_targets;
   VEC(Target) targets;
   VEC(char *) exclude;     /* qualified-name globs never instrumented */
+  VEC(char *) attr_macros; /* c_attribute_macros: C/C++ macros that only decorate
+                            * a declaration (LUA_API, PNGAPI), blanked before parsing */
   Context default_ctx;
   RuleDoc doc;
   uint64_t digest;         /* of the rule file's bytes */

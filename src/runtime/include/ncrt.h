@@ -21,7 +21,12 @@
  * In C both are declarations, so they may precede other declarations
  * under -Wdeclaration-after-statement. Define NCRT_DISABLE before including
  * to make them vanish (an unused enumerator in C, ((void)0) in C++).
- * Never use them in __device__ or __global__ code: NVTX is host-only. */
+ * Never use them in __device__ or __global__ code: NVTX is host-only.
+ *
+ * The header compiles without a warning under -Wall -Wextra -Wpedantic in
+ * C89/gnu89 to C23 and C++98 to C++23 (GCC, Clang; nvcc), which
+ * tests/c/test_header.sh checks. It reads system headers, so it must come
+ * after a file's feature-test macros (ncrewrite places it so). */
 #ifndef NCRT_H
 #define NCRT_H
 
@@ -33,7 +38,7 @@
 #if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
 #define NCRT__INLINE inline
 #else
-#define NCRT__INLINE __inline__ /* C90 with GCC or Clang */
+#define NCRT__INLINE __inline__ /* C90 with GCC or Clang (gnu89 and c89 alike) */
 #endif
 
 #if defined(NCRT_DISABLE)
@@ -49,7 +54,15 @@
 
 #include <stdint.h>
 #include <string.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#pragma GCC diagnostic ignored "-Wvariadic-macros"
+#endif
 #include <nvtx3/nvToolsExt.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 /* Fill the event attributes for a registered message; create the domain
  * and register the string on first use at this call site. A race between
@@ -98,17 +111,24 @@ namespace ncrt {
 class ScopedRange {
  public:
   ScopedRange(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str, const char *domain, const char *name,
-              uint32_t category, uint32_t argb) {
+              uint32_t category, uint32_t argb)
+      : dom_(dom) {
     nvtxEventAttributes_t a;
-    d_ = ncrt__prepare(dom, str, domain, name, category, argb, &a);
-    nvtxDomainRangePushEx(d_, &a);
+    nvtxDomainRangePushEx(ncrt__prepare(dom, str, domain, name, category, argb, &a), &a);
   }
-  ~ScopedRange() { nvtxDomainRangePop(d_); }
+  /* the handle the push stored at the call site (see ncrt__scope) */
+  ~ScopedRange() { nvtxDomainRangePop(__atomic_load_n(dom_, __ATOMIC_RELAXED)); }
+#if __cplusplus >= 201103L || (defined(_MSVC_LANG) && _MSVC_LANG >= 201103L)
   ScopedRange(const ScopedRange &) = delete;
   ScopedRange &operator=(const ScopedRange &) = delete;
+#endif
 
  private:
-  nvtxDomainHandle_t d_;
+#if !(__cplusplus >= 201103L || (defined(_MSVC_LANG) && _MSVC_LANG >= 201103L))
+  ScopedRange(const ScopedRange &); /* C++98: not copyable, never defined */
+  ScopedRange &operator=(const ScopedRange &);
+#endif
+  nvtxDomainHandle_t *dom_;
 };
 } /* namespace ncrt */
 } /* extern "C++" */
@@ -121,20 +141,24 @@ class ScopedRange {
 
 #else /* C */
 
+/* The scope keeps where the call site's domain handle is cached, not the
+ * handle: an address the compiler can form again after a setjmp() in the
+ * function returns a second time, rather than a value it would keep in a
+ * register (-Wclobbered). The push has stored the handle there. */
 typedef struct {
-  nvtxDomainHandle_t dom;
+  nvtxDomainHandle_t *dom;
 } ncrt__scope;
 
 static NCRT__INLINE ncrt__scope ncrt__push(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str, const char *domain,
                                            const char *name, uint32_t category, uint32_t argb) {
   nvtxEventAttributes_t a;
   ncrt__scope s;
-  s.dom = ncrt__prepare(dom, str, domain, name, category, argb, &a);
-  nvtxDomainRangePushEx(s.dom, &a);
+  s.dom = dom;
+  nvtxDomainRangePushEx(ncrt__prepare(dom, str, domain, name, category, argb, &a), &a);
   return s;
 }
 
-static NCRT__INLINE void ncrt__pop(ncrt__scope *s) { nvtxDomainRangePop(s->dom); }
+static NCRT__INLINE void ncrt__pop(ncrt__scope *s) { nvtxDomainRangePop(__atomic_load_n(s->dom, __ATOMIC_RELAXED)); }
 
 #define NCRT__RANGE(id, domain, name, category, argb)                                          \
   static nvtxDomainHandle_t NCRT__CAT(ncrt__dom_, id);                                         \
@@ -158,14 +182,14 @@ static NCRT__INLINE void ncrt__pop(ncrt__scope *s) { nvtxDomainRangePop(s->dom);
  * commands; under another tool (nsys) they are plain marks, with no tool a
  * pointer test. Header-only like the macros above: nothing to link. */
 #if defined(NCRT_DISABLE)
-static inline void ncrt_step(void) {}
-static inline void ncrt_start(void) {}
-static inline void ncrt_stop(void) {}
-static inline void ncrt_source_location(const char *name, const char *file, int line) {
+static NCRT__INLINE void ncrt_step(void) {}
+static NCRT__INLINE void ncrt_start(void) {}
+static NCRT__INLINE void ncrt_stop(void) {}
+static NCRT__INLINE void ncrt_source_location(const char *name, const char *file, int line) {
   (void)name, (void)file, (void)line;
 }
 #else
-static inline void ncrt__control(const char *what) {
+static NCRT__INLINE void ncrt__control(const char *what) {
   static nvtxDomainHandle_t dom;
   nvtxDomainHandle_t d = __atomic_load_n(&dom, __ATOMIC_ACQUIRE);
   nvtxEventAttributes_t a;
@@ -180,24 +204,24 @@ static inline void ncrt__control(const char *what) {
   a.message.ascii = what;
   nvtxDomainMarkEx(d, &a);
 }
-static inline void ncrt_step(void) { ncrt__control("step"); }
-static inline void ncrt_start(void) { ncrt__control("start"); }
-static inline void ncrt_stop(void) { ncrt__control("stop"); }
+static NCRT__INLINE void ncrt_step(void) { ncrt__control("step"); }
+static NCRT__INLINE void ncrt_start(void) { ncrt__control("start"); }
+static NCRT__INLINE void ncrt_stop(void) { ncrt__control("stop"); }
 
 /* ncrt_source_location(name, file, line): tell the collector where ranges
  * named `name` come from; traces then carry args.file and args.line. Meant
  * to be called once per call site (e.g. when its string is registered); the
  * first location given for a name is kept. */
-static inline void ncrt_source_location(const char *name, const char *file, int line) {
+static NCRT__INLINE void ncrt_source_location(const char *name, const char *file, int line) {
   char buf[512], num[16];
   size_t n = 0, k = 0;
   unsigned u = line < 0 ? 0u : (unsigned)line;
-  const char *parts[3];
-  parts[0] = "loc\t", parts[1] = name, parts[2] = "\t";
+  const char *parts[4], *c;
+  int p;
+  parts[0] = "loc\t", parts[1] = name, parts[2] = "\t", parts[3] = file;
   do num[k++] = (char)('0' + u % 10); while ((u /= 10) && k < sizeof num);
-  for (int p = 0; p < 3; p++)
-    for (const char *c = parts[p]; *c && n < sizeof buf - 20; c++) buf[n++] = *c;
-  for (const char *c = file; *c && n < sizeof buf - 20; c++) buf[n++] = *c;
+  for (p = 0; p < 4; p++)
+    for (c = parts[p]; *c && n < sizeof buf - 20; c++) buf[n++] = *c;
   buf[n++] = '\t';
   while (k) buf[n++] = num[--k];
   buf[n] = 0;

@@ -1,0 +1,13 @@
+/* Defined in the file itself: zlib's ZEXTERN and ZEXPORT. */
+#ifndef ZEXTERN
+#  define ZEXTERN extern
+#endif
+#ifndef ZEXPORT
+#  define ZEXPORT
+#endif
+
+ZEXTERN int ZEXPORT zlibCompileFlags(void);
+
+int ZEXPORT zlibCompileFlags(void) {
+  return 0;
+}

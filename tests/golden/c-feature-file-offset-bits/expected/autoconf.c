@@ -1,0 +1,10 @@
+/* autoconf style: <config.h> first, in angle brackets */
+#ifdef HAVE_CONFIG_H
+# include <config.h>
+#endif
+#include <ncrt.h>
+#line 5 "input/autoconf.c"
+#include <sys/types.h>
+#include <unistd.h>
+
+off_t seek_end(int fd) { NCRT_RANGE("seek_end"); return lseek(fd, 0, SEEK_END); }

@@ -1,0 +1,5 @@
+#include "gnu_prefix.h"
+
+#include <string.h>
+
+char *base(char *path) { return basename(path); }
