@@ -472,9 +472,46 @@ static void recompute(void) {
   __atomic_store_n(&recording, cap && rt_opt.cpu, __ATOMIC_RELEASE);
 }
 
+static const uint64_t (*fin_win)[2];
+static size_t fin_nwin;
+static int fin_active;
+
+void rt_windows_set(const uint64_t (*w)[2], size_t n, int active) {
+  fin_win = w;
+  fin_nwin = n;
+  fin_active = active;
+}
+
 int rt_in_window(uint64_t ns) {
+  if (fin_active) {
+    for (size_t i = 0; i < fin_nwin; i++)
+      if (fin_win[i][0] <= ns && (ns <= fin_win[i][1] || !fin_win[i][1])) return 1;
+    return 0;
+  }
   for (size_t i = nwin; i-- > 0;)
     if (windows[i].a <= ns && ns <= windows[i].b) return 1;
+  return 0;
+}
+
+/* The windows as "window A B" lines (B 0: still open) for the snapshot a
+ * finalizer reads, into buf; the flusher calls it, never waiting for the
+ * lock (returns -1 when busy: keep the last text). Past RT_SNAP_WINDOWS the
+ * last line is the hull of the rest: a killed process's GPU work launched
+ * between those later windows is kept too. */
+#define RT_SNAP_WINDOWS 2048
+int rt_windows_text(char *buf, size_t cap) {
+  if (pthread_mutex_trylock(&ctl_lock)) return -1;
+  size_t at = 0;
+  buf[0] = 0;
+  for (size_t i = 0; i < nwin && i < RT_SNAP_WINDOWS; i++) {
+    uint64_t b = i == RT_SNAP_WINDOWS - 1 ? windows[nwin - 1].b : windows[i].b;
+    int k = snprintf(buf + at, cap - at, "window %llu %llu\n", (unsigned long long)windows[i].a,
+                     (unsigned long long)(b == UINT64_MAX ? 0 : b));
+    if (k < 0 || (size_t)k >= cap - at) break;
+    at += (size_t)k;
+  }
+  buf[at] = 0;
+  pthread_mutex_unlock(&ctl_lock);
   return 0;
 }
 

@@ -8,7 +8,10 @@
  * (CLOCK_MONOTONIC ns), so GPU records and NVTX ranges share a time line.
  *
  * Buffers come back on CUPTI's thread: we copy the few fields we need into
- * a locked growable array and return the buffer. The writer takes the array
+ * a locked growable array and return the buffer. About once a second the
+ * flusher asks for the buffers whose records are complete and moves the
+ * array to the process's .gpu spill file (writer.c), so memory stays
+ * bounded and a killed program keeps its GPU work; a write takes the rest
  * after a forced flush (never from inside a buffer callback).
  *
  * If CUPTI is missing, too old, or another subscriber holds it (nsys, ncu,
@@ -20,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static char status[256] = "not started (no CUDA in this process)";
 static uint32_t cupti_ver;
@@ -30,6 +35,7 @@ uint32_t rt_cupti_version(void) { return cupti_ver; }
 #ifndef NCRT_HAVE_CUPTI
 
 void rt_cupti_flush(void) {}
+void rt_cupti_flush_complete(void) {}
 size_t rt_cupti_count(void) { return 0; }
 RtGpuRec *rt_cupti_take(size_t *n) {
   *n = 0;
@@ -59,9 +65,15 @@ static struct {
   __typeof__(cuptiActivityFlushAll) *FlushAll;
   __typeof__(cuptiGetResultString) *GetResultString;
   __typeof__(cuptiGetCallbackName) *GetCallbackName;
+  __typeof__(cuptiEnableCallback) *EnableCallback;
 } api;
 
 static int active;
+static struct {
+  uint32_t tid;
+  uint64_t a, b;
+} ours; /* our own driver calls (the device queries): not the program's */
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static RtGpuRec *recs;
 static size_t nrecs, caprecs;
@@ -178,6 +190,7 @@ static void take_record(CUpti_Activity *a) {
   case CUPTI_ACTIVITY_KIND_RUNTIME:
   case CUPTI_ACTIVITY_KIND_DRIVER: {
     CUpti_ActivityAPI *p = (CUpti_ActivityAPI *)a;
+    if (p->threadId == ours.tid && p->start >= ours.a && p->end <= ours.b) return;
     if (!(r = add())) return;
     int rt = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
     r->kind = rt ? GPU_RUNTIME : GPU_DRIVER;
@@ -219,10 +232,30 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, 
   free(buf);
 }
 
-static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data) {}
+/* A context was created: the driver is up, so read the devices now. At
+ * exit it may be gone: our exit hook, registered when libncrt loads, runs
+ * after the CUDA runtime's own teardown. */
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data) {
+  (void)ud, (void)data;
+  if (d == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && !ours.tid) {
+    const RtDevice *devs;
+    ours.a = rt_mono_ns();
+    rt_devices(&devs);
+    ours.b = rt_mono_ns();
+    ours.tid = (uint32_t)syscall(SYS_gettid);
+  }
+}
 
 void rt_cupti_flush(void) {
   if (active) api.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+/* CUPTI's "default flush": only buffers whose records are all complete,
+ * half-full ones included; meant to be called at a regular interval from a
+ * thread of the tool's own (our flusher), so a killed program's GPU work
+ * is on disk up to about a second before it died. */
+void rt_cupti_flush_complete(void) {
+  if (active) api.FlushAll(0);
 }
 
 /* GPU work waiting: API calls alone do not count, so a launcher that only
@@ -279,6 +312,7 @@ static int start(void) {
   LOAD(FlushAll, cuptiActivityFlushAll);
   LOAD(GetResultString, cuptiGetResultString);
   LOAD(GetCallbackName, cuptiGetCallbackName);
+  LOAD(EnableCallback, cuptiEnableCallback);
   if (api.GetVersion(&cupti_ver) != CUPTI_SUCCESS || cupti_ver < 130000) {
     /* record layouts (Kernel10, Memcpy6, Memset4, Memory4) are 13.x's */
     snprintf(status, sizeof status, "CUPTI API version %u is not 13.x", cupti_ver);
@@ -292,6 +326,7 @@ static int start(void) {
     return -1;
   }
   api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  api.EnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   if ((r = api.RegisterTimestampCallback(timestamp)) != CUPTI_SUCCESS ||
       (r = api.RegisterCallbacks(buf_request, buf_complete)) != CUPTI_SUCCESS) {
     snprintf(status, sizeof status, "CUPTI set-up failed: %s", err(r));

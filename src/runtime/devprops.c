@@ -79,9 +79,19 @@ int rt_devices(const RtDevice **out) {
     k++;
   }
   dlclose(h); /* drops our reference only: the program's stays */
-  ndevs = k;
-  return ndevs;
+  if (k) ndevs = k; /* none yet (asked while cuInit runs): ask again next time */
+  return k;
 }
+
+/* A finalizer's process: the devices the dead process saw (from .info). */
+void rt_devices_set(const RtDevice *d, int n) {
+  if (n > RT_MAX_DEVICES) n = RT_MAX_DEVICES;
+  if (n < 0) n = 0;
+  memcpy(devs, d, (size_t)n * sizeof *d);
+  ndevs = n;
+}
+
+void rt_devices_forget(void) { ndevs = -1; }
 
 const RtDevice *rt_device(int id) {
   const RtDevice *d;

@@ -194,11 +194,14 @@ typedef struct {
   int regs_per_block, regs_per_sm, warp_size;
 } RtDevice;
 int rt_devices(const RtDevice **out);
+void rt_devices_set(const RtDevice *d, int n); /* the finalizer: a dead process's devices */
+void rt_devices_forget(void);                  /* ask the driver again */
 const RtDevice *rt_device(int id);
 int rt_kernel_occupancy(const RtDevice *d, const int32_t grid[3], const int32_t block[3], uint32_t regs,
                         uint32_t shmem, double *blocks_per_sm, double *warps_per_sm, double *occupancy_pct);
 
-void rt_cupti_flush(void);
+void rt_cupti_flush(void);          /* every record, even incomplete ones (at a write) */
+void rt_cupti_flush_complete(void); /* buffers whose records are all complete (the flusher) */
 /* Hand the writer all GPU records so far (caller frees with free()). */
 RtGpuRec *rt_cupti_take(size_t *n);
 const char *rt_cupti_status(void);
@@ -222,6 +225,10 @@ void rt_flusher_start(void);     /* collector.c: the flusher thread, once per pr
 /* Capture windows (call with the collector's control lock held, as the
  * writer is): was capture on at CLOCK_MONOTONIC time ns? */
 int rt_in_window(uint64_t ns);
+int rt_windows_text(char *buf, size_t cap); /* "window A B" lines for the snapshot; -1: busy */
+/* The finalizer's windows (from a dead process's snapshot): with any set,
+ * rt_in_window answers from them; rt_windows_set(NULL, 0, 0) goes back. */
+void rt_windows_set(const uint64_t (*w)[2], size_t n, int active);
 void rt_windows_consumed(void);
 
 #endif

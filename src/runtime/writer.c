@@ -35,6 +35,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/syscall.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -522,6 +523,10 @@ static int write_gpu(Gz *g, int pid, RtGpuRec *v, size_t n) {
  *                          pwritev, so threads never wait for each other
  * <dir>/.ncrt-<PID>.names  "ID "JSON-string"\n", appended (a name may come
  *                          twice: the same text)
+ * <dir>/.ncrt-<PID>.gpu    GPU activity (RtGpuRec, fixed size, appended by
+ *                          the flusher about once a second from the CUPTI
+ *                          buffers whose records are all complete; a
+ *                          record cut short at death is ignored)
  * <dir>/.ncrt-<PID>.info   what a finalizer needs besides: clock, names of
  *                          the process, threads, domains, categories and
  *                          the ranges open at the snapshot; replaced whole
@@ -537,8 +542,17 @@ typedef struct {
 
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 static char file_prefix[1200]; /* "<dir>/.ncrt-<PID>" */
-static volatile int raw_fd = -1, names_fd = -1;
+static volatile int raw_fd = -1, names_fd = -1, gpu_fd = -1;
 static volatile uint64_t raw_end;   /* bytes reserved in .raw */
+static uint64_t gpu_end, gpu_from;  /* bytes in .gpu; where the next trace's start (write_lock) */
+static uint64_t gpu_work;           /* GPU work (not API) records in .gpu, for the snapshot */
+static uint64_t gpu_work_from;      /* gpu_work at gpu_from */
+static uint64_t gpu_kernels;        /* kernels in .gpu, for the snapshot (tests wait on it) */
+static char devices_json[4096];     /* "device" lines, for a finalizer (flusher) */
+/* "windows" and "window" lines, for a finalizer: the flusher fills the
+ * buffer not published, then publishes it (a death snapshot reads it) */
+static char windows_buf[2][64 * 1024];
+static char *volatile windows_text = windows_buf[0];
 static volatile int spill_err;      /* errno of the first lost write */
 static uint64_t trace_from;         /* where the records of the next trace start */
 static volatile uint32_t names_saved;
@@ -562,7 +576,7 @@ static size_t s_u64(char *d, size_t at, size_t cap, uint64_t v) {
 static void path_of(char *out, size_t cap, const char *suffix) { s_cpy(out, s_cpy(out, 0, cap, file_prefix), cap, suffix); }
 
 static void unlink_files(void) {
-  static const char *const sfx[] = {".raw", ".names", ".info", ".info.tmpF", ".info.tmpH", ".done", ".done.tmp"};
+  static const char *const sfx[] = {".raw", ".names", ".gpu", ".info", ".info.tmpF", ".info.tmpH", ".done", ".done.tmp"};
   char p[1300];
   for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
     path_of(p, sizeof p, sfx[i]);
@@ -574,7 +588,10 @@ void rt_files_reset(void) {
   /* after fork the descriptors are the parent's files: let go of them */
   if (raw_fd >= 0) close(raw_fd);
   if (names_fd >= 0) close(names_fd);
-  raw_fd = names_fd = -1;
+  if (gpu_fd >= 0) close(gpu_fd);
+  raw_fd = names_fd = gpu_fd = -1;
+  gpu_end = gpu_from = gpu_work = gpu_work_from = gpu_kernels = 0;
+  devices_json[0] = 0;
   pthread_mutex_init(&write_lock, NULL); /* the parent's flusher may have held it at fork */
   raw_end = 0;
   spill_err = 0;
@@ -778,6 +795,16 @@ static void info_save(int die) {
   o_u64(&o, mono);
   o_str(&o, "\nfrom ");
   o_u64(&o, trace_from);
+  o_str(&o, "\ngpu ");
+  o_u64(&o, gpu_from);
+  o_put(&o, " ", 1);
+  o_u64(&o, gpu_end);
+  o_put(&o, " ", 1);
+  o_u64(&o, gpu_work);
+  o_put(&o, " ", 1);
+  o_u64(&o, gpu_kernels);
+  o_str(&o, "\ncupti ");
+  o_json(&o, rt_cupti_status());
   uint64_t dropped = 0;
   for (RtThread *t = rt_threads(); t; t = t->next) dropped += t->dropped;
   o_str(&o, "\ndropped ");
@@ -787,6 +814,8 @@ static void info_save(int die) {
   o_str(&o, "\ntrace ");
   o_json(&o, rt_current_trace_name());
   o_put(&o, "\n", 1);
+  o_str(&o, devices_json);
+  o_str(&o, __atomic_load_n(&windows_text, __ATOMIC_ACQUIRE));
   for (uint16_t d = 1; d < 1024; d++) {
     const char *dn = rt_domain_name(d);
     if (!strcmp(dn, "?")) break;
@@ -846,16 +875,86 @@ void rt_save_now(int die) {
   if (!rt_collecting || !rt_threads()) return;
   if (die) dying = 1;
   for (RtThread *t = rt_threads(); t; t = t->next) rt_spill_thread(t);
-  if (!raw_end && !die) return; /* nothing recorded yet */
+  if (!raw_end && !gpu_end && !die) return; /* nothing recorded yet */
   names_save();
   info_save(die);
 }
 
+/* The devices as "device" lines of the snapshot (built here, off any signal
+ * path, once the driver answers). */
+static void devices_cache(void) {
+  const RtDevice *d;
+  int n = rt_devices(&d);
+  size_t at = 0;
+  for (int i = 0; i < n && at < sizeof devices_json; i++) {
+    Out o = {-1, 0, 0, {0}};
+    o_json(&o, d[i].name); /* JSON-escaped name into o.b (no fd: never flushed) */
+    int k = snprintf(devices_json + at, sizeof devices_json - at,
+                     "device %d %llu %d %d %d %d %d %d %d %d %d %llu %llu %llu %.*s\n", d[i].id,
+                     (unsigned long long)d[i].total_mem, d[i].cc_major, d[i].cc_minor, d[i].num_sms,
+                     d[i].max_threads_per_block, d[i].max_threads_per_sm, d[i].max_blocks_per_sm, d[i].regs_per_block,
+                     d[i].regs_per_sm, d[i].warp_size, (unsigned long long)d[i].shmem_per_block,
+                     (unsigned long long)d[i].shmem_per_sm, (unsigned long long)d[i].shmem_per_block_optin,
+                     (int)o.n, o.b);
+    if (k < 0 || (size_t)k >= sizeof devices_json - at) break;
+    at += (size_t)k;
+  }
+  devices_json[at] = 0;
+}
+
+/* GPU records that CUPTI handed over, appended to .gpu (the flusher, under
+ * write_lock): memory holds about a second of GPU activity at most. */
+static void gpu_save(void) {
+  rt_cupti_flush_complete();
+  size_t n = 0;
+  RtGpuRec *v = rt_cupti_take(&n);
+  if (n && !spill_err) {
+    int fd = lazy_open(&gpu_fd, ".gpu", O_RDWR);
+    const char *p = (const char *)v;
+    size_t left = n * sizeof *v;
+    uint64_t off = gpu_end;
+    while (fd >= 0 && left) {
+      ssize_t w = pwrite(fd, p, left, (off_t)off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        int e = 0;
+        __atomic_compare_exchange_n(&spill_err, &e, w < 0 ? errno : ENOSPC, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        break;
+      }
+      p += w;
+      left -= (size_t)w;
+      off += (uint64_t)w;
+    }
+    if (fd >= 0 && !left) {
+      gpu_end = off;
+      for (size_t i = 0; i < n; i++) {
+        gpu_work += v[i].kind != GPU_RUNTIME && v[i].kind != GPU_DRIVER;
+        gpu_kernels += v[i].kind == GPU_KERNEL;
+      }
+    }
+    if (!devices_json[0] && gpu_kernels) devices_cache(); /* a kernel ran: the driver is up */
+  }
+  free(v);
+}
+
 /* The flusher's tick; never at the same time as a write (which may remove
- * the files at exit), and never waiting for one. */
+ * the files at exit), and never waiting for one. GPU activity every fourth
+ * tick: a flush of CUPTI's buffers is not free. */
 void rt_flush_tick(void) {
+  static unsigned ticks;
   if (pthread_mutex_trylock(&write_lock)) return;
-  if (!rt_exiting) rt_save_now(0);
+  if (!rt_exiting) {
+    if (++ticks % 4 == 0) gpu_save();
+    static char w[sizeof windows_buf[0] - 32];
+    if (rt_windows_text(w, sizeof w) == 0) {
+      size_t k = 0;
+      for (const char *p = w; *p; p++) k += *p == '\n';
+      char *next = windows_text == windows_buf[0] ? windows_buf[1] : windows_buf[0];
+      snprintf(next, sizeof windows_buf[0], "windows %zu\n%s", k, w);
+      __atomic_store_n(&windows_text, next, __ATOMIC_RELEASE);
+    }
+    rt_save_now(0);
+  }
   pthread_mutex_unlock(&write_lock);
 }
 
@@ -882,8 +981,34 @@ typedef struct {
   const char *(*domain_json)(uint16_t);
   const char *(*cat_json)(uint32_t); /* NULL: no name */
   const char *note;                  /* ncrt.finalized */
+  const char *cupti;                 /* CUPTI status, as text */
   uint64_t dropped;
+  int gpu;                           /* .gpu, or -1 */
+  uint64_t gfrom, gto;               /* its records of this trace */
 } Src;
+
+/* This trace's GPU records: [gfrom, gto) of .gpu (a record cut short at
+ * death left out), then, in the process, what CUPTI still holds. */
+static RtGpuRec *gpu_records(const Src *s, size_t *n) {
+  size_t nf = s->gpu >= 0 && s->gto > s->gfrom ? (size_t)((s->gto - s->gfrom) / sizeof(RtGpuRec)) : 0, nm = 0;
+  RtGpuRec *mem = s->in_process ? rt_cupti_take(&nm) : NULL;
+  *n = 0;
+  if (!nf) {
+    *n = nm;
+    return mem;
+  }
+  RtGpuRec *v = malloc((nf + nm) * sizeof *v);
+  if (!v) {
+    *n = nm;
+    return mem;
+  }
+  ssize_t r = pread(s->gpu, v, nf * sizeof *v, (off_t)s->gfrom);
+  nf = r > 0 ? (size_t)r / sizeof *v : 0;
+  if (nm) memcpy(v + nf, mem, nm * sizeof *v);
+  free(mem);
+  *n = nf + nm;
+  return v;
+}
 
 static const Src *src;
 
@@ -1000,7 +1125,7 @@ static void write_from(Gz *g, const Src *s) {
   src = s;
   int pid = s->pid;
   size_t ngpu = 0;
-  RtGpuRec *gpu = s->in_process ? rt_cupti_take(&ngpu) : NULL;
+  RtGpuRec *gpu = gpu_records(s, &ngpu);
   /* threads that launched GPU work keep their ranges for attribution */
   for (size_t i = 0; i < ngpu; i++)
     if ((gpu[i].kind == GPU_RUNTIME || gpu[i].kind == GPU_DRIVER) && !spans_for(gpu[i].tid)) {
@@ -1011,7 +1136,7 @@ static void write_from(Gz *g, const Src *s) {
     }
 
   PUTS(g, "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [");
-  if (s->in_process) put_devices(g);
+  put_devices(g);
   PUTS(g, "],\n\"distributedInfo\": {\"backend\": \"\", \"rank\": ");
   put_i64(g, s->rank);
   PUTS(g, ", \"world_size\": ");
@@ -1140,7 +1265,8 @@ static void write_from(Gz *g, const Src *s) {
   PUTS(g, "],\n  \"dropped\": ");
   put_u64(g, st.dropped);
   PUTS(g, ", \"cupti\": ");
-  put_jstr(g, s->in_process ? rt_cupti_status() : "not recorded (the process died)");
+  if (s->in_process) put_jstr(g, rt_cupti_status());
+  else put(g, s->cupti, strlen(s->cupti));
   PUTS(g, ", \"cupti_version\": ");
   put_u64(g, s->in_process ? rt_cupti_version() : 0);
   PUTS(g, ", \"clock\": ");
@@ -1259,6 +1385,18 @@ int rt_write_trace(const char *name) {
   pthread_mutex_lock(&write_lock);
   rt_cupti_flush();
   for (RtThread *t = rt_threads(); t; t = t->next) rt_spill_thread(t);
+  /* A thread that claimed records before us (one ending right now: its
+   * TLS destructor spills its buffer) may not have reserved its block yet:
+   * wait until no other thread is inside a claim, so every claimed record
+   * lies below the end read next. Bounded (2 s): a thread stopped inside a
+   * claim by a debugger or a signal handler must not hang the exit. */
+  uint32_t me = (uint32_t)syscall(SYS_gettid);
+  uint64_t give_up = rt_mono_ns() + 2000000000u;
+  for (RtThread *t = rt_threads(); t; t = t->next)
+    while (t->tid != me && __atomic_load_n(&t->inflight, __ATOMIC_SEQ_CST) && rt_mono_ns() < give_up) {
+      struct timespec d = {0, 20000};
+      nanosleep(&d, NULL);
+    }
   int rc = 1;
   uint64_t to = __atomic_load_n(&raw_end, __ATOMIC_SEQ_CST);
   /* open ranges (at exit) */
@@ -1278,7 +1416,9 @@ int rt_write_trace(const char *name) {
       open[nopen++] = (OpenFrame){t->tid, i, f[i].name, f[i].domain, f[i].start};
     }
   }
-  if (!name || (to <= trace_from && !rt_cupti_count() && !nopen && !span_carry_n && !spill_err)) goto done;
+  if (!name || (to <= trace_from && gpu_work <= gpu_work_from && !rt_cupti_count() && !nopen && !span_carry_n &&
+                !spill_err))
+    goto done;
   char path[2048];
   snprintf(path, sizeof path, "%s/%s-rank%d.trace.json.gz", rt_opt.out_dir, name, rt_opt.rank);
   if (access(path, F_OK) == 0 && !wrote(path))
@@ -1305,6 +1445,9 @@ int rt_write_trace(const char *name) {
     s.raw = raw_fd;
     s.from = trace_from;
     s.to = to;
+    s.gpu = gpu_fd;
+    s.gfrom = gpu_from;
+    s.gto = gpu_end;
     s.open = open;
     s.nopen = nopen;
     s.domain_json = mem_domain_json;
@@ -1337,6 +1480,8 @@ int rt_write_trace(const char *name) {
     free(s.tnames);
   }
   trace_from = to;
+  gpu_from = gpu_end;
+  gpu_work_from = gpu_work;
   if (err) {
     /* a full disk loses the trace, never the program: say why, once */
     rt_say("cannot write %s: %s; the trace of this process is lost", path, strerror(err));
@@ -1353,6 +1498,8 @@ done:
     /* a cycle written: what it consumed need not stay on disk */
 #ifdef FALLOC_FL_PUNCH_HOLE
     fallocate(raw_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)(trace_from & ~(uint64_t)4095));
+    if (gpu_fd >= 0)
+      fallocate(gpu_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, (off_t)(gpu_from & ~(uint64_t)4095));
 #endif
   }
   pthread_mutex_unlock(&write_lock);
@@ -1413,7 +1560,7 @@ static void unjson(const char *j, char *out, size_t cap) {
 }
 
 static void finalize_cleanup(const char *dir, const char *pre, long pid) {
-  static const char *const sfx[] = {".raw", ".names", ".info", ".info.tmpF", ".info.tmpH", ".done", ".done.tmp"};
+  static const char *const sfx[] = {".raw", ".names", ".gpu", ".info", ".info.tmpF", ".info.tmpH", ".done", ".done.tmp"};
   char p[2300];
   for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
     snprintf(p, sizeof p, "%s%s", pre, sfx[i]);
@@ -1472,7 +1619,13 @@ static int finalize_one(const char *dir, long pid, int quiet) {
   s.exiting = 1;
   s.domain_json = fin_domain_json;
   s.cat_json = fin_cat_json;
-  char proc[512] = "ncrt", trace[512] = "ncrt";
+  char proc[512] = "ncrt", trace[512] = "ncrt", cupti[300] = "";
+  static RtDevice devs[RT_MAX_DEVICES];
+  int ndev = 0;
+  unsigned long long gwork = 0;
+  uint64_t(*win)[2] = NULL;
+  size_t nwin = 0, capwin = 0;
+  int have_windows = 0;
   int use_tsc = 0, level = 1;
   unsigned long long t0 = 0, n0 = 0, t1 = 0, n1 = 0;
   size_t capopen = 0;
@@ -1490,6 +1643,32 @@ static int finalize_one(const char *dir, long pid, int quiet) {
     else if (sscanf(l, "now %llu", &a) == 1) s.now = a;
     else if (sscanf(l, "from %llu", &a) == 1) s.from = a;
     else if (sscanf(l, "dropped %llu", &a) == 1) s.dropped = a;
+    else if (sscanf(l, "gpu %llu %llu %llu", &a, &b, &c) == 3) s.gfrom = a, gwork = c;
+    else if (sscanf(l, "windows %llu", &a) == 1) have_windows = 1;
+    else if (sscanf(l, "window %llu %llu", &a, &b) == 2) {
+      if (nwin == capwin) {
+        capwin = capwin ? capwin * 2 : 64;
+        uint64_t(*nw)[2] = realloc(win, capwin * sizeof *nw);
+        if (!nw) break;
+        win = nw;
+      }
+      win[nwin][0] = a, win[nwin][1] = b;
+      nwin++;
+    }
+    else if (!strncmp(l, "cupti ", 6)) unjson(l + 6, cupti, sizeof cupti);
+    else if (!strncmp(l, "device ", 7) && ndev < RT_MAX_DEVICES) {
+      RtDevice *v = &devs[ndev];
+      unsigned long long tm, sb, ss, so;
+      memset(v, 0, sizeof *v);
+      if (sscanf(l + 7, "%d %llu %d %d %d %d %d %d %d %d %d %llu %llu %llu %n", &v->id, &tm, &v->cc_major,
+                 &v->cc_minor, &v->num_sms, &v->max_threads_per_block, &v->max_threads_per_sm,
+                 &v->max_blocks_per_sm, &v->regs_per_block, &v->regs_per_sm, &v->warp_size, &sb, &ss, &so,
+                 &k) == 14) {
+        v->total_mem = tm, v->shmem_per_block = sb, v->shmem_per_sm = ss, v->shmem_per_block_optin = so;
+        unjson(l + 7 + k, v->name, sizeof v->name);
+        ndev++;
+      }
+    }
     else if (!strncmp(l, "name ", 5)) unjson(l + 5, proc, sizeof proc);
     else if (!strncmp(l, "trace ", 6)) unjson(l + 6, trace, sizeof trace);
     else if (sscanf(l, "domain %llu %n", &a, &k) == 1 && a < 1024) {
@@ -1547,10 +1726,36 @@ static int finalize_one(const char *dir, long pid, int quiet) {
   s.to = s.raw >= 0 && fstat(s.raw, &st) == 0 ? (uint64_t)st.st_size : 0;
   s.proc_name = proc;
   s.trace_name = trace;
+  snprintf(p, sizeof p, "%s.gpu", pre);
+  s.gpu = open(p, O_RDONLY | O_CLOEXEC);
+  s.gto = s.gpu >= 0 && fstat(s.gpu, &st) == 0 ? (uint64_t)st.st_size : 0;
+  s.gto -= (s.gto - s.gfrom) % sizeof(RtGpuRec) * (s.gto > s.gfrom); /* a record cut short */
+  char cupti_json[700], cupti_text[400];
+  if (s.gto > s.gfrom)
+    snprintf(cupti_text, sizeof cupti_text, "%s; GPU activity kept until about 1 s before the process died",
+             cupti[0] ? cupti : "recording");
+  else if (cupti[0] && strncmp(cupti, "recording", 9))
+    snprintf(cupti_text, sizeof cupti_text, "%s", cupti);
+  else
+    snprintf(cupti_text, sizeof cupti_text, "%s", cupti[0] ? "recording; no GPU activity was saved before the process died"
+                                                           : "not recorded (the process died)");
+  {
+    Out o = {-1, 0, 0, {0}};
+    o_json(&o, cupti_text);
+    snprintf(cupti_json, sizeof cupti_json, "%.*s", (int)o.n, o.b);
+  }
+  s.cupti = cupti_json;
+  rt_devices_set(devs, ndev);
+  /* GPU work counts when launched in a capture window (a snapshot from
+   * before windows were saved: all of it) */
+  static const uint64_t all[1][2] = {{0, 0}};
+  if (have_windows) rt_windows_set((const uint64_t(*)[2])win, nwin, 1);
+  else rt_windows_set(all, 1, 1);
+  (void)gwork;
   char note[128];
   snprintf(note, sizeof note, "process %ld died; written by the finalizer from what it left", pid);
   s.note = note;
-  if (s.to > s.from || s.nopen) {
+  if (s.to > s.from || s.nopen || s.gto > s.gfrom) {
     char path[2300];
     snprintf(path, sizeof path, "%s/%s-rank%d.trace.json.gz", dir, trace, s.rank);
     if (access(path, F_OK) == 0) snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d.trace.json.gz", dir, trace, pid, s.rank);
@@ -1564,6 +1769,10 @@ static int finalize_one(const char *dir, long pid, int quiet) {
     }
   }
   if (s.raw >= 0) close(s.raw);
+  if (s.gpu >= 0) close(s.gpu);
+  rt_devices_forget();
+  rt_windows_set(NULL, 0, 0);
+  free(win);
   for (uint32_t i = 0; i < s.nthreads; i++) free(s.tnames[i]);
   free(s.tids);
   free(s.tnames);

@@ -52,11 +52,15 @@ if [ $built = 0 ] && [ -n "$PRE" ]; then
 fi
 
 echo "== tests"
-for c in gpu-kernels gpu-memcpy gpu-clock gpu-gated gpu-cupti-busy c-basic cpp-scoped threads throttle exit-paths full-disk schedule-range gating fork subprocess python python-async python-contract; do
+# NCRT_DEVICE_CASES="gpu-kernels gpu-crash-kill": only those cases, then stop
+CASES=${NCRT_DEVICE_CASES:-gpu-kernels gpu-memcpy gpu-clock gpu-gated gpu-cupti-busy gpu-crash-kill crash-kill crash-segv c-basic cpp-scoped threads throttle exit-paths full-disk schedule-range gating fork subprocess python python-async python-contract}
+for c in $CASES; do
   printf '%-14s ' "$c"
   $PY "$ROOT/tests/runtime/test_runtime.py" "$c" "$B" 2>&1 | tail -3 | tr '\n' ' '
   echo "(rc=$?)"
 done
+
+[ -n "${NCRT_DEVICE_CASES:-}" ] && exit 0
 
 echo "== the ncrt module: decorators under GC stress, torch.jit.trace, recursion ($pythons)"
 for c in decorator-gc recursion; do

@@ -768,6 +768,61 @@ def case_gpu_cupti_busy(c):
         check(status.startswith("recording") and len(xs(t, "kernel")) == 1, "status %r" % status)
 
 
+def case_gpu_crash_kill(c):
+    """A SIGKILLed CUDA program keeps its GPU work: the flusher moves the
+    CUPTI records whose buffers are complete to the .gpu spill file about
+    once a second, and ncrun's finalizer writes them with their ranges. The
+    test waits for the snapshot to count the 9 kernels (no timing)."""
+    r = gpu_reason()
+    if r:
+        print("SKIPPED: " + r)
+        return SKIP
+    import signal
+    import time
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    exe = os.path.join(c.tmp, "gpu_crash")
+    subprocess.run([nvcc, "-O2", "-std=c++17"] + INC + [os.path.join(PROGS, "gpu_crash.cu"), "-o", exe], check=True)
+    c.runs += 1
+    d = os.path.join(c.tmp, "run%d" % c.runs)
+    p = subprocess.Popen([c.ncrun, "--run-dir", d, "-a", "cpu,gpu,mem", "--", exe], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp)
+    pid = int(p.stdout.readline().split()[1])
+    info = os.path.join(d, ".ncrt-%d.info" % pid)
+    deadline = time.monotonic() + 120
+    seen = ""
+    while time.monotonic() < deadline:
+        try:
+            with open(info) as f:
+                seen = f.read()
+            g = [l.split() for l in seen.splitlines() if l.startswith("gpu ")]
+            # "gpu FROM END WORK KERNELS": all 9 kernels on disk
+            if "\nopen " in seen and g and int(g[0][4]) >= 9:
+                break
+        except (FileNotFoundError, IndexError, ValueError):
+            pass
+        time.sleep(0.05)
+    else:
+        p.kill()
+        raise Fail("no snapshot with the GPU work in 120 s; last:\n%s" % seen)
+    os.kill(pid, signal.SIGKILL)
+    out, err = p.communicate(timeout=120)
+    check(p.returncode == 128 + 9, "ncrun exited %d\n%s" % (p.returncode, err))
+    t = one_trace(d, "gpu_crash-rank0.trace.json.gz")
+    check("finalized" in t["ncrt"], "ncrt %s" % t["ncrt"])
+    check("kept until" in t["ncrt"]["cupti"], "CUPTI status %r" % t["ncrt"]["cupti"])
+    k = xs(t, "kernel")
+    check(len(k) == 9, "kernels %d" % len(k))
+    att = collections.Counter(e["args"].get("range") for e in k)
+    check(att == {"step.compute": 6, "nested.inner": 3}, "kernel attribution %s" % att)
+    check(len(xs(t, "gpu_memset")) == 3 and len(xs(t, "gpu_memcpy")) >= 3, "copies and memsets")
+    dp = t["deviceProperties"]
+    check(len(dp) >= 1 and dp[0]["numSms"] > 0, "deviceProperties %s" % dp)
+    check(all(0 < e["args"]["est. achieved occupancy %"] <= 100 for e in k), "occupancy figures")
+    opened = [e["name"] for e in xs(t) if e["args"].get("open at exit")]
+    check(opened == ["late.open"], "open ranges %s" % opened)
+    only_traces_left(d, "gpu crash")
+
+
 # ------------------------------------------- streaming, crashes, signals
 
 def only_traces_left(d, what):
