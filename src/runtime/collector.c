@@ -667,9 +667,10 @@ static void push_special(RtThread *t, RtFrame *f, uint8_t flags) {
   (void)t;
 }
 
-static inline int push_in(RtThread *t, uint16_t dom, uint32_t name, uint8_t cat) {
+static inline int push_in(RtThread *t, uint16_t dom, uint32_t name, uint8_t cat, uint64_t addr) {
   if (__builtin_expect(t->sp == t->stack_cap, 0) && grow_stack(t)) return -1;
   RtFrame *f = &t->stack[t->sp];
+  f->addr = addr;
   f->name = name;
   f->domain = dom;
   f->gate = 0;
@@ -808,7 +809,7 @@ static inline void throttle_check(RtThread *t, uint32_t name, uint64_t dur) {
   throttle_slow(t, name, dur);
 }
 
-static inline int pop_in(RtThread *t, uint16_t dom) {
+static inline int pop_in(RtThread *t, uint16_t dom, uint8_t kind) {
   if (__builtin_expect(t->sp == 0, 0)) return -1;
   uint32_t i = t->sp - 1;
   if (__builtin_expect(t->stack[i].domain != dom, 0)) {
@@ -829,7 +830,7 @@ static inline int pop_in(RtThread *t, uint16_t dom) {
       r->end = end;
       r->name = f.name;
       r->domain = f.domain > 255 ? 255 : (uint8_t)f.domain;
-      r->kind = REC_RANGE;
+      r->kind = kind;
       r->cat = f.cat;
       r->depth = i > 255 ? 255 : (uint8_t)i;
       rec_commit(t);
@@ -860,9 +861,27 @@ static inline int pop(uint16_t dom) {
     return -1;
   }
   ENTER(t);
-  int r = pop_in(t, dom);
+  int r = pop_in(t, dom, REC_RANGE);
   LEAVE(t);
   return r;
+}
+
+/* A longjmp leaves the frames below target: their ranges never see their
+ * pops. Close them now (innermost first, marked), from the outermost one
+ * whose scope object lies in the abandoned part of the stack, [here,
+ * target) (from an alternate signal stack: the 256 MiB below target). A
+ * range opened without an address (a plain nvtxRangePush) above such a
+ * frame is closed with it: it was opened while that frame was live. */
+void rt_longjmp_unwind(uint64_t target, uint64_t here) {
+  RtThread *t = tls_thread;
+  if (!t || t->busy || !target || !t->sp) return;
+  uint64_t lo = here < target ? here : target - ((uint64_t)256 << 20);
+  uint32_t i = 0;
+  while (i < t->sp && !(t->stack[i].addr >= lo && t->stack[i].addr < target)) i++;
+  if (i == t->sp) return;
+  ENTER(t);
+  while (t->sp > i) pop_in(t, t->stack[t->sp - 1].domain, REC_RANGE_JUMPED);
+  LEAVE(t);
 }
 
 static void mark_in(RtThread *t, uint16_t dom, const nvtxEventAttributes_t *a, const char *ascii);
@@ -1026,33 +1045,36 @@ const char *rt_os_thread_name(uint32_t tid) {
     return -1;                    \
   }                               \
   ENTER(t)
-#define PUSH_END(t, dom, id, cat)         \
-  int r_ = push_in(t, dom, id, cat);      \
+#define PUSH_END(t, dom, id, cat, addr)   \
+  int r_ = push_in(t, dom, id, cat, addr); \
   LEAVE(t);                       \
   return r_
+
+/* ncrt.h's ranges carry their scope object's address as the payload */
+#define FRAME_OF(a) ((a) && (a)->payloadType == NVTX_PAYLOAD_TYPE_UNSIGNED_INT64 ? (a)->payload.ullValue : 0)
 
 static int NVTX_API h_push_ex(const nvtxEventAttributes_t *a) {
   PUSH_BEGIN(t);
   uint8_t cat;
   uint32_t id = msg_id(t, a, &cat);
-  PUSH_END(t, 0, id, cat);
+  PUSH_END(t, 0, id, cat, FRAME_OF(a));
 }
 static int NVTX_API h_push_a(const char *m) {
   PUSH_BEGIN(t);
   uint32_t id = ascii_id(t, m);
-  PUSH_END(t, 0, id, 0);
+  PUSH_END(t, 0, id, 0, 0);
 }
 static int NVTX_API h_push_w(const wchar_t *m) {
   PUSH_BEGIN(t);
   uint32_t id = m ? intern_wide(m) : id_unknown;
-  PUSH_END(t, 0, id, 0);
+  PUSH_END(t, 0, id, 0, 0);
 }
 static int NVTX_API h_pop(void) { return pop(0); }
 static int NVTX_API h_dpush(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
   PUSH_BEGIN(t);
   uint8_t cat;
   uint32_t id = msg_id(t, a, &cat);
-  PUSH_END(t, dom_id(d), id, cat);
+  PUSH_END(t, dom_id(d), id, cat, FRAME_OF(a));
 }
 static int NVTX_API h_dpop(nvtxDomainHandle_t d) { return pop(dom_id(d)); }
 

@@ -67,7 +67,7 @@ RtName *rt_name(uint32_t id);
 uint32_t rt_name_count(void);
 
 /* ---- records ---- */
-enum { REC_RANGE = 0, REC_MARK = 1, REC_SPAN_START = 2, REC_SPAN_END = 3 };
+enum { REC_RANGE = 0, REC_MARK = 1, REC_SPAN_START = 2, REC_SPAN_END = 3, REC_RANGE_JUMPED = 4 };
 typedef struct {
   uint64_t start, end;          /* ticks; end unused for marks */
   uint32_t name;
@@ -95,12 +95,17 @@ void rt_chunk_free(RtChunk *c);
 
 typedef struct {
   uint64_t start;
+  uint64_t addr;                /* where the opener's scope object lives (ncrt.h), 0: unknown */
   uint32_t name;
   uint16_t domain;
   uint8_t recorded;
   uint8_t gate;                 /* this frame opened the capture gate */
   uint8_t cat;
 } RtFrame;
+
+/* longjmp.c: the process jumps to a frame whose stack pointer is target
+ * (0: unknown) from here: close the ranges of the frames it abandons. */
+void rt_longjmp_unwind(uint64_t target, uint64_t here);
 
 /* Throttle counts of one name on one thread, in a small direct-mapped
  * table (slot: name id mod RT_NSTATS): a thread's state is bounded

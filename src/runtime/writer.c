@@ -1012,7 +1012,7 @@ static RtGpuRec *gpu_records(const Src *s, size_t *n) {
 
 static const Src *src;
 
-static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, uint16_t dom) {
+static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, uint16_t dom, int jumped) {
   PUTS(g, ",\"args\":{\"depth\":");
   put_u64(g, depth);
   if (src->in_process) {
@@ -1035,6 +1035,8 @@ static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, u
     if (cn) put(g, cn, strlen(cn));
     else put_u64(g, cat);
   }
+  /* closed when a longjmp left its frame (longjmp.c) */
+  if (jumped) PUTS(g, ",\"longjmp\":true");
   PUTS(g, "}}");
 }
 
@@ -1095,16 +1097,16 @@ static void body_block(Gz *g, uint32_t tid, const RtRec *recs, uint32_t n, void 
   for (uint32_t i = 0; i < n; i++) {
     const RtRec *r = &recs[i];
     uint64_t a = rt_ticks_to_ns(r->start);
-    if (r->kind == REC_RANGE) {
+    if (r->kind == REC_RANGE || r->kind == REC_RANGE_JUMPED) {
       uint64_t b = rt_ticks_to_ns(r->end);
       put_annotation(g, 0, r->name, st->pid, tid, a);
       PUTS(g, ",\"dur\":");
       put_us(g, (int64_t)(b - a));
-      put_range_args(g, r->name, r->depth, r->cat, r->domain);
+      put_range_args(g, r->name, r->depth, r->cat, r->domain, r->kind == REC_RANGE_JUMPED);
       if (keep) spans_add(keep, a, b, r->name, r->depth);
     } else if (r->kind == REC_MARK) {
       put_annotation(g, 1, r->name, st->pid, tid, a);
-      put_range_args(g, r->name, r->depth, r->cat, r->domain);
+      put_range_args(g, r->name, r->depth, r->cat, r->domain, 0);
     } else {
       if (st->nspans == st->capspans) {
         size_t cap = st->capspans ? st->capspans * 2 : 256;

@@ -644,6 +644,32 @@ def case_mpirun(c):
             check(counts(t) == {"worker.step": 3}, "rank %d ranges %s" % (r, counts(t)))
 
 
+def case_longjmp(c):
+    """Ranges across longjmp, _longjmp, siglongjmp out of a signal handler
+    and __longjmp_chk (_FORTIFY_SOURCE), at -O0 and -O2: the ranges of the
+    frames a jump abandons are closed at the jump and marked, every other
+    range closes where it should, nesting stays right."""
+    rounds = 50
+    for flags in (["-O0"], ["-O2"], ["-O2", "-D_FORTIFY_SOURCE=2"]):
+        exe = c.cc("jumps.c", *flags, out="jumps" + "".join(flags).replace("=", "").replace("-", "_"))
+        plain = subprocess.run([exe, str(rounds)], capture_output=True, text=True)
+        p, d = c.run([exe, str(rounds)])
+        check(p.stdout == plain.stdout == "rounds %d\n" % rounds, "%s: output %r" % (flags, p.stdout))
+        t = one_trace(d, os.path.basename(exe) + "-rank0.trace.json.gz")
+        check_nesting(t)
+        want = {"main": 1, "round": rounds, "f": rounds, "g": rounds, "h": rounds, "f.mid": rounds, "g2": rounds,
+                "h2": rounds, "f.mid.after": rounds, "f.sig": rounds, "h3": rounds, "nested": rounds,
+                "deep": rounds, "after": 1}
+        check(counts(t) == want, "%s: ranges %s" % (flags, counts(t)))
+        jumped = collections.Counter(e["name"] for e in xs(t) if e["args"].get("longjmp"))
+        check(jumped == {"f": rounds, "g": rounds, "h": rounds, "g2": rounds, "h2": rounds, "h3": rounds,
+                         "deep": rounds}, "%s: closed by a jump %s" % (flags, jumped))
+        depth = {e["name"]: e["args"]["depth"] for e in xs(t)}
+        check(depth["after"] == 1 and depth["round"] == 1 and depth["f.mid.after"] == 3 and depth["nested"] == 2,
+              "%s: depths %s" % (flags, depth))
+        check(not [e for e in xs(t) if e["args"].get("open at exit")], "%s: ranges left open" % flags)
+
+
 # ---------------------------------------------------------------- GPU
 
 def gpu_reason():

@@ -71,7 +71,7 @@
  * an equal handle. */
 static NCRT__INLINE nvtxDomainHandle_t ncrt__prepare(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str,
                                                      const char *domain, const char *name, uint32_t category,
-                                                     uint32_t argb, nvtxEventAttributes_t *a) {
+                                                     uint32_t argb, const void *frame, nvtxEventAttributes_t *a) {
   nvtxDomainHandle_t d = __atomic_load_n(dom, __ATOMIC_ACQUIRE);
   nvtxStringHandle_t s;
   if (!d) {
@@ -91,6 +91,11 @@ static NCRT__INLINE nvtxDomainHandle_t ncrt__prepare(nvtxDomainHandle_t *dom, nv
     a->colorType = NVTX_COLOR_ARGB;
     a->color = argb;
   }
+  /* The address of the range's scope object, in the frame of the function
+   * that opened it: libncrt closes the ranges of frames a longjmp abandons
+   * (other tools show it as the range's payload). */
+  a->payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+  a->payload.ullValue = (uint64_t)(size_t)frame;
   if (s) {
     a->messageType = NVTX_MESSAGE_TYPE_REGISTERED;
     a->message.registered = s;
@@ -114,7 +119,7 @@ class ScopedRange {
               uint32_t category, uint32_t argb)
       : dom_(dom) {
     nvtxEventAttributes_t a;
-    nvtxDomainRangePushEx(ncrt__prepare(dom, str, domain, name, category, argb, &a), &a);
+    nvtxDomainRangePushEx(ncrt__prepare(dom, str, domain, name, category, argb, this, &a), &a);
   }
   /* the handle the push stored at the call site (see ncrt__scope) */
   ~ScopedRange() { nvtxDomainRangePop(__atomic_load_n(dom_, __ATOMIC_RELAXED)); }
@@ -141,7 +146,9 @@ class ScopedRange {
 
 #else /* C */
 
-/* The scope keeps where the call site's domain handle is cached, not the
+/* frame: the scope object's own address, taken in its initializer (not
+ * const: GCC would take a const pointer to it for a read before it is set).
+ * The scope keeps where the call site's domain handle is cached, not the
  * handle: an address the compiler can form again after a setjmp() in the
  * function returns a second time, rather than a value it would keep in a
  * register (-Wclobbered). The push has stored the handle there. */
@@ -150,11 +157,11 @@ typedef struct {
 } ncrt__scope;
 
 static NCRT__INLINE ncrt__scope ncrt__push(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str, const char *domain,
-                                           const char *name, uint32_t category, uint32_t argb) {
+                                           const char *name, uint32_t category, uint32_t argb, void *frame) {
   nvtxEventAttributes_t a;
   ncrt__scope s;
   s.dom = dom;
-  nvtxDomainRangePushEx(ncrt__prepare(dom, str, domain, name, category, argb, &a), &a);
+  nvtxDomainRangePushEx(ncrt__prepare(dom, str, domain, name, category, argb, frame, &a), &a);
   return s;
 }
 
@@ -164,7 +171,8 @@ static NCRT__INLINE void ncrt__pop(ncrt__scope *s) { nvtxDomainRangePop(__atomic
   static nvtxDomainHandle_t NCRT__CAT(ncrt__dom_, id);                                         \
   static nvtxStringHandle_t NCRT__CAT(ncrt__str_, id);                                         \
   __attribute__((cleanup(ncrt__pop), unused)) ncrt__scope NCRT__CAT(ncrt__range_, id) =        \
-      ncrt__push(&NCRT__CAT(ncrt__dom_, id), &NCRT__CAT(ncrt__str_, id), domain, name, category, argb)
+      ncrt__push(&NCRT__CAT(ncrt__dom_, id), &NCRT__CAT(ncrt__str_, id), domain, name, category, argb, \
+                 &NCRT__CAT(ncrt__range_, id))
 
 #endif /* __cplusplus */
 
