@@ -989,7 +989,7 @@ typedef struct {
 
 /* This trace's GPU records: [gfrom, gto) of .gpu (a record cut short at
  * death left out), then, in the process, what CUPTI still holds. */
-static RtGpuRec *gpu_records(const Src *s, size_t *n) {
+static RtGpuRec *gpu_records(Gz *g, const Src *s, size_t *n) {
   size_t nf = s->gpu >= 0 && s->gto > s->gfrom ? (size_t)((s->gto - s->gfrom) / sizeof(RtGpuRec)) : 0, nm = 0;
   RtGpuRec *mem = s->in_process ? rt_cupti_take(&nm) : NULL;
   *n = 0;
@@ -1000,6 +1000,7 @@ static RtGpuRec *gpu_records(const Src *s, size_t *n) {
   RtGpuRec *v = malloc((nf + nm) * sizeof *v);
   if (!v) {
     *n = nm;
+    if (!g->err) g->err = ENOMEM;
     return mem;
   }
   ssize_t r = pread(s->gpu, v, nf * sizeof *v, (off_t)s->gfrom);
@@ -1048,7 +1049,10 @@ static uint64_t read_blocks(int fd, uint64_t from, uint64_t to, int alive, Block
   uint64_t lost = 0;
   size_t cap = sizeof(BlkHdr) + (2u << 20) + 8;
   char *buf = malloc(cap);
-  if (!buf) return 1;
+  if (!buf) {
+    if (!g->err) g->err = ENOMEM; /* a trace without the records would be a lie */
+    return 0;
+  }
   uint64_t off = from;
   while (off + sizeof(BlkHdr) + 8 <= to) {
     BlkHdr h;
@@ -1127,7 +1131,7 @@ static void write_from(Gz *g, const Src *s) {
   src = s;
   int pid = s->pid;
   size_t ngpu = 0;
-  RtGpuRec *gpu = gpu_records(s, &ngpu);
+  RtGpuRec *gpu = gpu_records(g, s, &ngpu);
   /* threads that launched GPU work keep their ranges for attribution */
   for (size_t i = 0; i < ngpu; i++)
     if ((gpu[i].kind == GPU_RUNTIME || gpu[i].kind == GPU_DRIVER) && !spans_for(gpu[i].tid)) {
@@ -1206,6 +1210,7 @@ static void write_from(Gz *g, const Src *s) {
   while (hcap < nspans * 2 + 2) hcap *= 2;
   uint32_t *h = calloc(hcap, sizeof *h);
   uint8_t *ended = calloc(nspans + 1, 1);
+  if ((!h || !ended) && nspans && !g->err) g->err = ENOMEM;
   for (size_t i = 0; h && i < nspans; i++)
     if (!spans[i].end) {
       size_t j = (spans[i].id * 2654435761u) & (hcap - 1);
@@ -1384,6 +1389,7 @@ static char *json_dup(const char *s) {
 }
 
 int rt_write_trace(const char *name) {
+  int keep = 0;
   pthread_mutex_lock(&write_lock);
   rt_cupti_flush();
   for (RtThread *t = rt_threads(); t; t = t->next) rt_spill_thread(t);
@@ -1481,6 +1487,17 @@ int rt_write_trace(const char *name) {
     free(s.tids);
     free(s.tnames);
   }
+  /* Out of memory or descriptors at exit (a program that ends with its
+   * address space full): the spill files are whole, so they stay, with a
+   * final snapshot, for ncrun's finalizer, which has memory to spare. */
+  keep = err && rt_exiting && !spill_err && (err == ENOMEM || err == EMFILE || err == ENFILE);
+  if (keep) {
+    names_save();
+    info_save(1);
+    rt_say("cannot write %s at exit: %s; its records stay in %s for ncrun (or `ncrun --finalize %s`)", path,
+           strerror(err), rt_opt.out_dir, rt_opt.out_dir);
+    goto done;
+  }
   trace_from = to;
   gpu_from = gpu_end;
   gpu_work_from = gpu_work;
@@ -1494,7 +1511,7 @@ int rt_write_trace(const char *name) {
   if (getenv("NCRT_VERBOSE")) rt_say("trace written to %s", path);
 done:
   free(open);
-  if (rt_exiting) {
+  if (rt_exiting && !keep) {
     unlink_files();
   } else if (raw_fd >= 0 && trace_from == raw_end) {
     /* a cycle written: what it consumed need not stay on disk */

@@ -25,7 +25,7 @@ ls /usr/local/cuda/lib64/libcupti.so* /usr/local/cuda/extras/CUPTI/lib64/libcupt
 
 echo "== build"
 gcc -O2 -g -fPIC -shared -fvisibility=hidden -mtls-dialect=gnu2 -std=gnu11 -DNCRT_HAVE_CUPTI -I"$CUDA_INC" \
-  -I"$ROOT/src/runtime/include" "$ROOT"/src/runtime/collector.c "$ROOT"/src/runtime/exitpaths.c "$ROOT"/src/runtime/options.c \
+  -I"$ROOT/src/runtime/include" "$ROOT"/src/runtime/collector.c "$ROOT"/src/runtime/exitpaths.c "$ROOT"/src/runtime/longjmp.c "$ROOT"/src/runtime/options.c \
   "$ROOT"/src/runtime/writer.c "$ROOT"/src/runtime/cupti.c "$ROOT"/src/runtime/devprops.c -o "$B/libncrt.so" -lz -ldl -lpthread \
   -Wl,-z,nodelete && echo "libncrt.so built"
 if ! gcc -O2 -std=gnu11 "$ROOT/src/runtime/ncrun.c" -o "$B/ncrun" -lcjson; then

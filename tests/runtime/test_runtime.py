@@ -1169,6 +1169,104 @@ def case_many_names(c):
 
 
 
+def case_many_threads(c):
+    """20 000 short-lived threads one after another, each recording one
+    range: an ended thread's state goes to the next thread (it was 12.5 KB
+    left per thread), every range is kept."""
+    exe = c.cc("longrun.c", out="longrun")
+    n = 20000
+    p, d = c.run([exe, "threads", str(n)])
+    growth = int(p.stdout.split("threads_rss_growth_kb")[1].split()[0])
+    check(growth < 8 * 1024, "%d threads grew RSS by %d KiB" % (n, growth))
+    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    check(counts(t) == {"t.one": n} and t["ncrt"]["dropped"] == 0, "ranges %s, dropped %s" % (
+        counts(t), t["ncrt"]["dropped"]))
+    only_traces_left(d, "threads")
+    print("RSS growth over %d threads: %d KiB" % (n, growth))
+
+
+def case_oom_rlimit(c):
+    """A program that exits with its address space full (RLIMIT_AS): the
+    exit write cannot get memory, says so in one line, and leaves its spill
+    files for ncrun, which writes the trace; every range is kept."""
+    import resource
+    exe = c.cc("longrun.c", out="longrun")
+    limit = 768 << 20
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    c.runs += 1
+    d = os.path.join(c.tmp, "run%d" % c.runs)
+    # ncrun itself runs under the limit too: it needs little memory
+    p = subprocess.run([c.ncrun, "--run-dir", d, "--", exe, "oom"], capture_output=True, text=True, cwd=c.tmp,
+                       preexec_fn=cap)
+    check(p.returncode == 0, "exit %d\n%s" % (p.returncode, p.stderr))
+    blocks = int(p.stdout.split("blocks")[1].split()[0])
+    check(blocks > 100, "only %d blocks before malloc failed" % blocks)
+    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    check(counts(t) == {"before": 100000, "alloc": blocks + 1}, "ranges %s (blocks %d)" % (counts(t), blocks))
+    msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
+    check(len(msgs) <= 1, "more than one line from libncrt: %s" % msgs)
+    only_traces_left(d, "oom")
+    print("exit with a full address space after %d MiB: %s" % (blocks, msgs[0] if msgs else "written at exit"))
+
+
+def case_term_mid_write(c):
+    """SIGTERM while the process writes its trace at exit: it dies at once
+    with its own status (143 through ncrun), and ncrun makes the trace from
+    the spill files (nothing was lost: the records were on disk), leaving no
+    temporary file. The signal is sent when the temporary trace file
+    appears; if the write ended first, the test runs again, longer."""
+    import signal
+    import time
+    exe = c.cc("longrun.c", out="longrun")
+    n = 5000000
+    for attempt in range(4):
+        c.runs += 1
+        d = os.path.join(c.tmp, "run%d" % c.runs)
+        p = subprocess.Popen([c.ncrun, "--run-dir", d, "--throttle", "off", "--", exe, "timed", str(n)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp)
+        sent = False
+        while p.poll() is None:
+            if os.path.isdir(d) and any(".trace.json.gz.tmp" in f for f in os.listdir(d)):
+                for f in os.listdir(d):
+                    if f.startswith(".ncrt-") and f.endswith(".info"):
+                        os.kill(int(f[6:-5]), signal.SIGTERM)
+                        sent = True
+                        break
+                if sent:
+                    break
+            time.sleep(0.005)
+        out, err = p.communicate(timeout=300)
+        if not sent:
+            n *= 2  # the write ended before it was seen: longer
+            continue
+        check(p.returncode == 128 + 15, "ncrun exited %d\n%s" % (p.returncode, err))
+        t = [f for f in os.listdir(d) if f.endswith(".trace.json.gz")]
+        check(t == ["longrun-rank0.trace.json.gz"], "traces %s" % t)
+        import zlib
+        z = zlib.decompressobj(16 + 15)
+        data = b""
+        found = 0
+        with open(os.path.join(d, t[0]), "rb") as f:
+            tail = b""
+            while True:
+                block = f.read(1 << 20)
+                if not block:
+                    break
+                data = tail + z.decompress(block)
+                found += data.count(b'"name":"r",')
+                tail = data[-16:]
+                found -= tail.count(b'"name":"r",')
+            found += tail.count(b'"name":"r",')
+        check(found == n, "%d of %d ranges" % (found, n))
+        check(b'"finalized"' in data, "not written by the finalizer")
+        only_traces_left(d, "term mid-write")
+        print("SIGTERM during the exit write of %d ranges: all kept (finalized by ncrun)" % n)
+        return
+    raise Fail("the exit write was never seen in 4 runs")
+
+
 def case_handler_new_names(c):
     """A SIGALRM handler every 50 us records a never-seen name while its
     thread interns names of its own and mallocs: never a deadlock (on the

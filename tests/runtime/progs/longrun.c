@@ -16,6 +16,17 @@
  *                            then T threads, all alive at once, each
  *                            recording one range of the last name; prints
  *                            "threads_rss_growth_kb K" (the threads' part)
+ *   longrun threads N        N short-lived threads one after another, each
+ *                            recording "t.one"; prints "threads_rss_growth_kb
+ *                            K" (ru_maxrss after the last minus after the
+ *                            first 100)
+ *   longrun oom              100000 "before" ranges, then 1 MiB blocks (each
+ *                            in an "alloc" range, touched) until malloc
+ *                            fails (run it under RLIMIT_AS); prints "blocks
+ *                            B" and exits 0 with the memory still taken
+ *   longrun timed N          N "r" ranges, then prints "end_ns T" (its
+ *                            CLOCK_MONOTONIC time as main returns): the
+ *                            exit's cost is the time from T to the exit
  *   longrun new-names N      N ranges of N distinct names ("m<i>"), each
  *                            after a malloc/free, while a 50 us SIGALRM
  *                            handler records a never-seen name each time
@@ -28,6 +39,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 static long maxrss_kb(void) {
@@ -78,6 +90,12 @@ static void *one_range(void *arg) {
   nvtxRangePushA(last_name);
   nvtxRangePop();
   pthread_barrier_wait(&all_recorded); /* every thread holds its state at once */
+  return NULL;
+}
+
+static void *one_short(void *arg) {
+  (void)arg;
+  NCRT_RANGE("t.one");
   return NULL;
 }
 
@@ -164,6 +182,42 @@ int main(int argc, char **argv) {
     long after = maxrss_kb();
     for (int i = 0; i < nt; i++) pthread_join(th[i], NULL);
     printf("threads_rss_growth_kb %ld\n", after - before);
+    return 0;
+  }
+  if (!strcmp(mode, "threads")) {
+    long before = 0;
+    for (long i = 0; i < n; i++) {
+      pthread_t th;
+      if (pthread_create(&th, NULL, one_short, NULL) != 0) return 3;
+      pthread_join(th, NULL);
+      if (i == 99) before = maxrss_kb();
+    }
+    printf("threads_rss_growth_kb %ld\n", maxrss_kb() - before);
+    return 0;
+  }
+  if (!strcmp(mode, "oom")) {
+    for (int i = 0; i < 100000; i++) {
+      NCRT_RANGE("before");
+    }
+    long blocks = 0;
+    for (;;) {
+      NCRT_RANGE("alloc");
+      char *b = malloc(1 << 20);
+      if (!b) break;
+      memset(b, 1, 1 << 20);
+      blocks++;
+    }
+    printf("blocks %ld\n", blocks);
+    return 0;
+  }
+  if (!strcmp(mode, "timed")) {
+    for (long i = 0; i < n; i++) {
+      NCRT_RANGE("r");
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    printf("end_ns %lld\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+    fflush(stdout);
     return 0;
   }
   if (!strcmp(mode, "atexit")) {
