@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -1220,6 +1221,9 @@ __attribute__((constructor)) static void rt_loaded(void) { atexit(rt_atexit); }
 
 static void *flusher_main(void *arg) {
   (void)arg;
+  /* the program's own threads come first: converting records to the trace
+   * is work that can wait (nice 10, this thread only) */
+  setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
   for (;;) {
     struct timespec d = {0, RT_FLUSH_MS * 1000000L};
     nanosleep(&d, NULL);

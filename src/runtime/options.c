@@ -12,6 +12,8 @@
  *   NCRT_GZIP_LEVEL     zlib level (default 1)
  *   NCRT_CLOCK          tsc | monotonic (default tsc where invariant)
  *   NCRT_QUIET          1: no "ncrt:" messages
+ *   NCRT_INCREMENTAL    off: no conversion while the program runs; the whole
+ *                       trace is made at exit (writer.c; for comparison)
  *   NCRT_ROOT_PID       set by ncrun: other processes (subprocesses) add -pid<PID>
  * Rank: RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK; world size:
  * WORLD_SIZE, SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE. */

@@ -576,7 +576,8 @@ static size_t s_u64(char *d, size_t at, size_t cap, uint64_t v) {
 static void path_of(char *out, size_t cap, const char *suffix) { s_cpy(out, s_cpy(out, 0, cap, file_prefix), cap, suffix); }
 
 static void unlink_files(void) {
-  static const char *const sfx[] = {".raw", ".names", ".gpu", ".info", ".info.tmpF", ".info.tmpH", ".done", ".done.tmp"};
+  static const char *const sfx[] = {".raw",       ".names",      ".gpu",  ".body",
+                                    ".info.tmpF", ".info.tmpH", ".done", ".done.tmp", ".info"};
   char p[1300];
   for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
     path_of(p, sizeof p, sfx[i]);
@@ -584,8 +585,11 @@ static void unlink_files(void) {
   }
 }
 
+static void inc_forget(void);
+
 void rt_files_reset(void) {
   /* after fork the descriptors are the parent's files: let go of them */
+  inc_forget();
   if (raw_fd >= 0) close(raw_fd);
   if (names_fd >= 0) close(names_fd);
   if (gpu_fd >= 0) close(gpu_fd);
@@ -937,6 +941,8 @@ static void gpu_save(void) {
   free(v);
 }
 
+static void inc_tick(void);
+
 /* The flusher's tick; never at the same time as a write (which may remove
  * the files at exit), and never waiting for one. GPU activity every fourth
  * tick: a flush of CUPTI's buffers is not free. */
@@ -954,6 +960,7 @@ void rt_flush_tick(void) {
       __atomic_store_n(&windows_text, next, __ATOMIC_RELEASE);
     }
     rt_save_now(0);
+    inc_tick();
   }
   pthread_mutex_unlock(&write_lock);
 }
@@ -1127,61 +1134,57 @@ static void body_block(Gz *g, uint32_t tid, const RtRec *recs, uint32_t n, void 
   }
 }
 
-static void write_from(Gz *g, const Src *s) {
-  src = s;
-  int pid = s->pid;
-  size_t ngpu = 0;
-  RtGpuRec *gpu = gpu_records(g, s, &ngpu);
-  /* threads that launched GPU work keep their ranges for attribution */
-  for (size_t i = 0; i < ngpu; i++)
+/* The head: the events array opens with the process's metadata. The
+ * top-level members that are known only at the end (devices, base time,
+ * trace name, the ncrt object) follow the array (trace_tail), so the body
+ * can be written while the program runs (incremental conversion below). */
+static void trace_head(Gz *g, const Src *s) {
+  PUTS(g, "{\n\"traceEvents\": [\n{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+  put_i64(g, s->pid);
+  PUTS(g, ",\"tid\":0,\"args\":{\"name\":");
+  put_jstr(g, s->proc_name);
+  PUTS(g, "}}");
+  PUTS(g, ",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+  put_i64(g, s->pid);
+  PUTS(g, ",\"tid\":0,\"args\":{\"labels\":\"rank ");
+  put_i64(g, s->rank);
+  PUTS(g, "\"}}");
+}
+
+/* GPU records of this trace; the threads that launched GPU work keep
+ * their ranges (tid_spans) for attribution. */
+static RtGpuRec *gpu_setup(Gz *g, const Src *s, size_t *ngpu) {
+  RtGpuRec *gpu = gpu_records(g, s, ngpu);
+  for (size_t i = 0; i < *ngpu; i++)
     if ((gpu[i].kind == GPU_RUNTIME || gpu[i].kind == GPU_DRIVER) && !spans_for(gpu[i].tid)) {
       TidSpans *ns = realloc(tid_spans, (tid_spans_n + 1) * sizeof *ns);
       if (!ns) break;
       tid_spans = ns;
       tid_spans[tid_spans_n++] = (TidSpans){gpu[i].tid, NULL, 0, 0};
     }
+  return gpu;
+}
 
-  PUTS(g, "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [");
-  put_devices(g);
-  PUTS(g, "],\n\"distributedInfo\": {\"backend\": \"\", \"rank\": ");
-  put_i64(g, s->rank);
-  PUTS(g, ", \"world_size\": ");
-  put_i64(g, s->world);
-  PUTS(g, "},\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
-  put_u64(g, s->base);
-  PUTS(g, ",\n\"traceName\": ");
-  put_jstr(g, s->trace_name);
-  PUTS(g, ",\n\"traceEvents\": [\n{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":");
-  put_i64(g, pid);
-  PUTS(g, ",\"tid\":0,\"args\":{\"name\":");
-  put_jstr(g, s->proc_name);
-  PUTS(g, "}}");
-  PUTS(g, ",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"ts\":0,\"pid\":");
-  put_i64(g, pid);
-  PUTS(g, ",\"tid\":0,\"args\":{\"labels\":\"rank ");
-  put_i64(g, s->rank);
-  PUTS(g, "\"}}");
-  for (uint32_t i = 0; i < s->nthreads; i++) {
-    PUTS(g, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":");
-    put_i64(g, pid);
-    PUTS(g, ",\"tid\":");
-    put_u64(g, s->tids[i]);
-    PUTS(g, ",\"args\":{\"name\":");
-    put(g, s->tnames[i], strlen(s->tnames[i]));
-    PUTS(g, "}}");
-    PUTS(g, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":");
-    put_i64(g, pid);
-    PUTS(g, ",\"tid\":");
-    put_u64(g, s->tids[i]);
-    PUTS(g, ",\"args\":{\"sort_index\":");
-    put_u64(g, s->tids[i]);
-    PUTS(g, "}}");
-  }
+static void trace_tail(Gz *g, const Src *s, BodyState *st, RtGpuRec *gpu, size_t ngpu);
 
+static void write_from(Gz *g, const Src *s) {
+  src = s;
+  int pid = s->pid;
+  size_t ngpu = 0;
+  RtGpuRec *gpu = gpu_setup(g, s, &ngpu);
+  trace_head(g, s);
   BodyState st = {pid, span_carry, span_carry_n, span_carry_n, s->dropped};
   span_carry = NULL;
   span_carry_n = 0;
   st.dropped += read_blocks(s->raw, s->from, s->to, s->in_process, body_block, g, &st);
+  trace_tail(g, s, &st, gpu, ngpu);
+}
+
+/* Everything after the body: ranges open at the end, start/end ranges,
+ * GPU work, thread names, then the top-level members. */
+static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_t ngpu) {
+  BodyState st = *st_;
+  int pid = s->pid;
   SpanRec *spans = st.spans;
   size_t nspans = st.nspans;
 
@@ -1251,7 +1254,33 @@ static void write_from(Gz *g, const Src *s) {
   free(gpu);
   if (s->in_process) rt_windows_consumed();
 
-  PUTS(g, "\n],\n\"ncrt\": {\"throttle\": {\"calls\": ");
+  for (uint32_t i = 0; i < s->nthreads; i++) {
+    PUTS(g, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+    put_i64(g, pid);
+    PUTS(g, ",\"tid\":");
+    put_u64(g, s->tids[i]);
+    PUTS(g, ",\"args\":{\"name\":");
+    put(g, s->tnames[i], strlen(s->tnames[i]));
+    PUTS(g, "}}");
+    PUTS(g, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+    put_i64(g, pid);
+    PUTS(g, ",\"tid\":");
+    put_u64(g, s->tids[i]);
+    PUTS(g, ",\"args\":{\"sort_index\":");
+    put_u64(g, s->tids[i]);
+    PUTS(g, "}}");
+  }
+  PUTS(g, "\n],\n\"schemaVersion\": 1,\n\"deviceProperties\": [");
+  put_devices(g);
+  PUTS(g, "],\n\"distributedInfo\": {\"backend\": \"\", \"rank\": ");
+  put_i64(g, s->rank);
+  PUTS(g, ", \"world_size\": ");
+  put_i64(g, s->world);
+  PUTS(g, "},\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": ");
+  put_u64(g, s->base);
+  PUTS(g, ",\n\"traceName\": ");
+  put_jstr(g, s->trace_name);
+  PUTS(g, ",\n\"ncrt\": {\"throttle\": {\"calls\": ");
   put_i64(g, s->in_process ? rt_opt.throttle_calls : 0);
   char buf[160];
   snprintf(buf, sizeof buf, ", \"avg_us\": %g}, \"throttled\": [", s->in_process ? rt_opt.throttle_us : 0.0);
@@ -1287,20 +1316,8 @@ static void write_from(Gz *g, const Src *s) {
 
 /* Write the trace to a temporary name, then rename; "" on success, else
  * the reason (errno text). */
-static int write_file(const char *path, const Src *s, int level, const char *done) {
-  char tmp[2100];
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return errno ? errno : EIO;
-  Gz *g = calloc(1, sizeof *g);
-  int err = g ? gz_open(g, fd, level) : ENOMEM;
-  if (!err) {
-    write_from(g, s);
-    gz_finish(g);
-    err = g->err;
-  }
-  free(g);
-  if (close(fd) != 0 && !err) err = errno ? errno : EIO;
+/* A complete trace in tmp goes to path (on err: removed). */
+static int finish_file(const char *tmp, const char *path, const char *done, int err) {
   if (!err && done) {
     /* A process that dies from here on has its trace complete in tmp: the
      * marker (<prefix>.done: "tmp\npath\n", renamed into place) tells the
@@ -1322,6 +1339,22 @@ static int write_file(const char *path, const Src *s, int level, const char *don
   return err;
 }
 
+static int write_file(const char *path, const Src *s, int level, const char *done) {
+  char tmp[2100];
+  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno ? errno : EIO;
+  Gz *g = calloc(1, sizeof *g);
+  int err = g ? gz_open(g, fd, level) : ENOMEM;
+  if (!err) {
+    write_from(g, s);
+    gz_finish(g);
+    err = g->err;
+  }
+  free(g);
+  if (close(fd) != 0 && !err) err = errno ? errno : EIO;
+  return finish_file(tmp, path, done, err);
+}
 /* JSON-string lookups for the process itself */
 static const char *mem_domain_json(uint16_t d) {
   static char *cache[1024];
@@ -1359,6 +1392,147 @@ static const char *mem_cat_json(uint32_t c) {
   buf[c][k++] = '"';
   buf[c][k] = 0;
   return buf[c];
+}
+
+/* ---- incremental conversion ----
+ *
+ * A run without a schedule writes one trace, at exit. So that the exit
+ * costs only what is not converted yet, the flusher turns the spill file's
+ * complete blocks into the trace's events as the program runs (at most
+ * INC_STEP bytes of .raw per tick, when at least INC_MIN are waiting),
+ * deflating them into <dir>/.ncrt-<PID>.body, which already starts with
+ * the gzip header and the trace's head. At exit the rest of .raw, the tail
+ * and the gzip trailer are added and the file is renamed to the trace. If
+ * the process dies instead, .body is thrown away and the finalizer makes
+ * the trace from .raw (kept whole until exit). GPU attribution needs the
+ * ranges of the threads that launched GPU work, known only at exit: the
+ * converted part of .raw is read again for those threads (ranges only, no
+ * JSON, no deflate). */
+#define INC_MIN (1u << 20)
+#define INC_STEP (64u << 20)
+static struct {
+  int on, failed, fd;
+  Gz *g;
+  uint64_t to; /* .raw converted up to here */
+  BodyState st;
+  Src s;
+  char tmp[1300];
+} inc;
+
+static void inc_drop(void) {
+  if (inc.on) {
+    if (inc.g) deflateEnd(&inc.g->z);
+    free(inc.g);
+    close(inc.fd);
+    unlink(inc.tmp);
+    free(inc.st.spans);
+  }
+  memset(&inc, 0, sizeof inc);
+}
+
+/* After fork: the parent's conversion is the parent's (its file stays). */
+static void inc_forget(void) {
+  if (inc.on) {
+    if (inc.g) deflateEnd(&inc.g->z);
+    free(inc.g);
+    close(inc.fd);
+    free(inc.st.spans);
+  }
+  memset(&inc, 0, sizeof inc);
+}
+
+/* Blocks of [from, to) that are complete now (no waiting: a thread may be
+ * writing the next); returns the offset reached. */
+static uint64_t read_ready(int fd, uint64_t from, uint64_t to, BlockFn fn, Gz *g, void *arg) {
+  static char *buf;
+  size_t cap = sizeof(BlkHdr) + (2u << 20) + 8;
+  if (!buf && !(buf = malloc(cap))) return from;
+  uint64_t off = from;
+  while (off + sizeof(BlkHdr) + 8 <= to) {
+    BlkHdr h;
+    if (pread(fd, &h, sizeof h, (off_t)off) != (ssize_t)sizeof h || h.magic != BLK_MAGIC ||
+        (uint64_t)h.n * sizeof(RtRec) + sizeof h + 8 > cap)
+      break;
+    size_t body = (size_t)h.n * sizeof(RtRec) + 8;
+    uint64_t c;
+    if (pread(fd, buf, body, (off_t)(off + sizeof h)) != (ssize_t)body) break;
+    memcpy(&c, buf + body - 8, 8);
+    if (c != (BLK_COMMIT ^ h.n)) break;
+    fn(g, h.tid, (const RtRec *)buf, h.n, arg);
+    off += sizeof h + body;
+  }
+  return off;
+}
+
+static void inc_tick(void) {
+  if (inc.failed || rt_opt.active || trace_from || raw_fd < 0) return;
+  uint64_t end = __atomic_load_n(&raw_end, __ATOMIC_SEQ_CST);
+  if (end < inc.to + INC_MIN) return;
+  if (end > inc.to + INC_STEP) end = inc.to + INC_STEP;
+  if (!inc.on) {
+    const char *off = getenv("NCRT_INCREMENTAL"); /* "off": everything at exit, as before (for comparison) */
+    if (off && (!strcmp(off, "off") || !strcmp(off, "0"))) {
+      inc.failed = 1;
+      return;
+    }
+    path_of(inc.tmp, sizeof inc.tmp, ".body");
+    inc.fd = open(inc.tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    inc.g = inc.fd >= 0 ? calloc(1, sizeof *inc.g) : NULL;
+    inc.on = inc.fd >= 0;
+    if (!inc.g || gz_open(inc.g, inc.fd, rt_opt.level)) {
+      inc_drop();
+      inc.failed = 1; /* the exit writes it all, as without */
+      return;
+    }
+    inc.s.pid = (int)getpid();
+    inc.s.rank = rt_opt.rank;
+    inc.s.world = rt_opt.world_size;
+    inc.s.in_process = 1;
+    inc.s.proc_name = rt_opt.name;
+    inc.s.domain_json = mem_domain_json;
+    inc.s.cat_json = mem_cat_json;
+    inc.st.pid = inc.s.pid;
+    src = &inc.s;
+    trace_head(inc.g, &inc.s);
+  }
+  rt_clock_calibrate();
+  src = &inc.s;
+  name_json = esc_name;
+  inc.to = read_ready(raw_fd, inc.to, end, body_block, inc.g, &inc.st);
+  if (inc.g->err) {
+    inc_drop();
+    inc.failed = 1;
+  }
+}
+
+/* GPU attribution: the ranges of the launching threads, nothing written */
+static void spans_block(Gz *g, uint32_t tid, const RtRec *recs, uint32_t n, void *arg) {
+  (void)g, (void)arg;
+  TidSpans *keep = spans_for(tid);
+  for (uint32_t i = 0; keep && i < n; i++)
+    if (recs[i].kind == REC_RANGE || recs[i].kind == REC_RANGE_JUMPED)
+      spans_add(keep, rt_ticks_to_ns(recs[i].start), rt_ticks_to_ns(recs[i].end), recs[i].name, recs[i].depth);
+}
+
+/* The exit's part: the rest of .raw, the tail, the trailer. */
+static int inc_finish(const char *path, const Src *s, const char *done) {
+  Gz *g = inc.g;
+  src = s;
+  size_t ngpu = 0;
+  RtGpuRec *gpu = gpu_setup(g, s, &ngpu);
+  if (tid_spans_n) read_blocks(s->raw, 0, inc.to, 0, spans_block, g, NULL);
+  BodyState st = inc.st;
+  st.dropped += s->dropped;
+  st.dropped += read_blocks(s->raw, inc.to, s->to, 1, body_block, g, &st);
+  inc.st.spans = NULL; /* trace_tail owns them now */
+  trace_tail(g, s, &st, gpu, ngpu);
+  gz_finish(g);
+  int err = g->err;
+  free(g);
+  inc.g = NULL;
+  if (close(inc.fd) != 0 && !err) err = errno ? errno : EIO;
+  inc.on = 0;
+  return finish_file(inc.tmp, path, done, err);
 }
 
 /* Paths this process wrote: another process's file of the same name (a
@@ -1482,7 +1656,8 @@ int rt_write_trace(const char *name) {
     name_json = esc_name;
     char done[1300];
     path_of(done, sizeof done, ".done");
-    err = write_file(path, &s, rt_opt.level, rt_exiting ? done : NULL);
+    if (inc.on && rt_exiting && !s.from && !inc.failed) err = inc_finish(path, &s, done);
+    else err = write_file(path, &s, rt_opt.level, rt_exiting ? done : NULL);
     for (uint32_t i = 0; i < k; i++) free(s.tnames[i]);
     free(s.tids);
     free(s.tnames);
@@ -1579,7 +1754,7 @@ static void unjson(const char *j, char *out, size_t cap) {
 }
 
 static void finalize_cleanup(const char *dir, const char *pre, long pid) {
-  static const char *const sfx[] = {".raw", ".names", ".gpu", ".info", ".info.tmpF", ".info.tmpH", ".done", ".done.tmp"};
+  static const char *const sfx[] = {".raw", ".names", ".gpu", ".body", ".info", ".info.tmpF", ".info.tmpH", ".done", ".done.tmp"};
   char p[2300];
   for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
     snprintf(p, sizeof p, "%s%s", pre, sfx[i]);

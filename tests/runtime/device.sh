@@ -53,7 +53,7 @@ fi
 
 echo "== tests"
 # NCRT_DEVICE_CASES="gpu-kernels gpu-crash-kill": only those cases, then stop
-CASES=${NCRT_DEVICE_CASES:-gpu-kernels gpu-memcpy gpu-clock gpu-gated gpu-cupti-busy gpu-crash-kill crash-kill crash-segv c-basic cpp-scoped threads throttle exit-paths full-disk schedule-range gating fork subprocess python python-async python-contract}
+CASES=${NCRT_DEVICE_CASES:-gpu-kernels gpu-memcpy gpu-clock gpu-gated gpu-cupti-busy gpu-crash-kill gpu-incremental incremental crash-kill crash-segv c-basic cpp-scoped threads throttle exit-paths full-disk schedule-range gating fork subprocess python python-async python-contract}
 for c in $CASES; do
   printf '%-14s ' "$c"
   $PY "$ROOT/tests/runtime/test_runtime.py" "$c" "$B" 2>&1 | tail -3 | tr '\n' ' '

@@ -849,6 +849,26 @@ def case_gpu_crash_kill(c):
     only_traces_left(d, "gpu crash")
 
 
+def case_gpu_incremental(c):
+    """GPU work attributed to its ranges in a trace converted while the
+    program ran: the launching thread's ranges are read again at exit."""
+    r = gpu_reason()
+    if r:
+        print("SKIPPED: " + r)
+        return SKIP
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    exe = os.path.join(c.tmp, "gpu_crash")
+    subprocess.run([nvcc, "-O2", "-std=c++17"] + INC + [os.path.join(PROGS, "gpu_crash.cu"), "-o", exe], check=True)
+    p, d = c.run([exe, "incremental"], opts=["-a", "cpu,gpu,mem", "--throttle", "off"])
+    t = one_trace(d, "gpu_crash-rank0.trace.json.gz")
+    k = xs(t, "kernel")
+    att = collections.Counter(e["args"].get("range") for e in k)
+    check(att == {"step.compute": 12, "nested.inner": 6}, "kernel attribution %s" % att)
+    check(counts(t)["warm"] == 100000, "warm ranges %s" % counts(t).get("warm"))
+    ann = counts(t, "gpu_user_annotation")
+    check(ann.get("step.compute") == 6 and ann.get("nested.inner") == 6, "gpu_user_annotation %s" % ann)
+
+
 # ------------------------------------------- streaming, crashes, signals
 
 def only_traces_left(d, what):
@@ -1185,6 +1205,31 @@ def case_many_threads(c):
     print("RSS growth over %d threads: %d KiB" % (n, growth))
 
 
+def case_incremental(c):
+    """The flusher converts records into the trace while the program runs
+    (the exit adds only the rest): the program waits until some of its
+    trace's body is on disk, records as much again and ends; the trace
+    holds every range, mark and thread once, nested right, with the
+    top-level members Kineto's readers expect."""
+    exe = c.cc("longrun.c", out="longrun")
+    p, d = c.run([exe, "incremental"], opts=["--throttle", "off"])
+    check("converted_while_running" in p.stdout, "output %r" % p.stdout)
+    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    check(counts(t) == {"outer": 200000, "inner": 200000, "t.one": 1}, "ranges %s" % counts(t))
+    check_nesting(t)
+    depth = collections.Counter((e["name"], e["args"]["depth"]) for e in xs(t))
+    check(depth == {("outer", 0): 200000, ("inner", 1): 200000, ("t.one", 0): 1}, "depths %s" % depth)
+    marks = [e["name"] for e in t["traceEvents"] if e["ph"] == "i"]
+    check(marks == ["between"], "marks %s" % marks)
+    for k in ("schemaVersion", "deviceProperties", "distributedInfo", "displayTimeUnit", "baseTimeNanoseconds",
+              "traceName", "ncrt"):
+        check(k in t, "no %s in the trace" % k)
+    meta = collections.Counter(e["name"] for e in t["traceEvents"] if e["ph"] == "M")
+    check(meta["process_name"] == 1 and meta["thread_name"] >= 2, "metadata %s" % meta)
+    check(t["ncrt"]["dropped"] == 0, "dropped %s" % t["ncrt"]["dropped"])
+    only_traces_left(d, "incremental")
+
+
 def case_oom_rlimit(c):
     """A program that exits with its address space full (RLIMIT_AS): the
     exit write cannot get memory, says so in one line, and leaves its spill
@@ -1215,10 +1260,10 @@ def case_term_mid_write(c):
     """SIGTERM while the process writes its trace at exit: it dies at once
     with its own status (143 through ncrun), and ncrun makes the trace from
     the spill files (nothing was lost: the records were on disk), leaving no
-    temporary file. The signal is sent when the temporary trace file
-    appears; if the write ended first, the test runs again, longer."""
+    temporary file. The signal is sent as soon as the program says main
+    returned (its exit write follows); if the process was gone by then, the
+    test runs again, longer."""
     import signal
-    import time
     exe = c.cc("longrun.c", out="longrun")
     n = 5000000
     for attempt in range(4):
@@ -1226,20 +1271,18 @@ def case_term_mid_write(c):
         d = os.path.join(c.tmp, "run%d" % c.runs)
         p = subprocess.Popen([c.ncrun, "--run-dir", d, "--throttle", "off", "--", exe, "timed", str(n)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp)
+        p.stdout.readline()  # "end_ns": main has returned
+        pids = [f[6:-5] for f in os.listdir(d) if f.startswith(".ncrt-") and f.endswith(".info")]
         sent = False
-        while p.poll() is None:
-            if os.path.isdir(d) and any(".trace.json.gz.tmp" in f for f in os.listdir(d)):
-                for f in os.listdir(d):
-                    if f.startswith(".ncrt-") and f.endswith(".info"):
-                        os.kill(int(f[6:-5]), signal.SIGTERM)
-                        sent = True
-                        break
-                if sent:
-                    break
-            time.sleep(0.005)
+        if pids:
+            try:
+                os.kill(int(pids[0]), signal.SIGTERM)
+                sent = True
+            except ProcessLookupError:
+                pass
         out, err = p.communicate(timeout=300)
-        if not sent:
-            n *= 2  # the write ended before it was seen: longer
+        if not sent or p.returncode == 0:
+            n *= 2  # the write ended before the signal came: longer
             continue
         check(p.returncode == 128 + 15, "ncrun exited %d\n%s" % (p.returncode, err))
         t = [f for f in os.listdir(d) if f.endswith(".trace.json.gz")]

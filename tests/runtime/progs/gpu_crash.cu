@@ -3,9 +3,16 @@
 // "nested.inner"; copies; memsets), all synchronised; then "late.open" is
 // opened, "pid N" printed, and the program waits on stdin for the test to
 // SIGKILL it.
+//   gpu_crash incremental: 100000 "warm" ranges and the three steps, then it
+//   waits until the flusher has converted part of its trace into
+//   $NCRT_OUTPUT_DIR/.ncrt-PID.body, runs the three steps again and exits 0
+//   (GPU attribution over a trace converted while the program ran).
 #include <ncrt.h>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 __global__ void scale(float *x, int n, float k) {
@@ -13,7 +20,31 @@ __global__ void scale(float *x, int n, float k) {
   if (i < n) x[i] *= k;
 }
 
-int main() {
+static void steps(float *d, float *h, int n) {
+  for (int s = 0; s < 3; s++) {
+    {
+      NCRT_RANGE("step.copy");
+      cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice);
+    }
+    {
+      NCRT_RANGE("step.compute");
+      scale<<<(n + 255) / 256, 256>>>(d, n, 2.0f);
+      scale<<<(n + 255) / 256, 256>>>(d, n, 0.5f);
+      {
+        NCRT_RANGE("nested.inner");
+        scale<<<(n + 255) / 256, 256>>>(d, n, 1.0f);
+      }
+      cudaDeviceSynchronize();
+    }
+    {
+      NCRT_RANGE("step.clear");
+      cudaMemset(d, 0, n * sizeof(float));
+      cudaDeviceSynchronize();
+    }
+  }
+}
+
+int main(int argc, char **argv) {
   const int n = 1 << 20;
   float *h = nullptr, *d = nullptr;
   if (cudaMallocHost(&h, n * sizeof(float)) != cudaSuccess) {
@@ -22,6 +53,20 @@ int main() {
   }
   for (int i = 0; i < n; i++) h[i] = 1.0f;
   cudaMalloc(&d, n * sizeof(float));
+  if (argc > 1 && !std::strcmp(argv[1], "incremental")) {
+    for (int i = 0; i < 100000; i++) {
+      NCRT_RANGE("warm");
+    }
+    steps(d, h, n);
+    const char *dir = std::getenv("NCRT_OUTPUT_DIR");
+    char body[1200];
+    std::snprintf(body, sizeof body, "%s/.ncrt-%d.body", dir ? dir : ".", (int)getpid());
+    struct stat st;
+    while (stat(body, &st) != 0 || st.st_size < 4096) usleep(10000);
+    steps(d, h, n);
+    std::printf("h[0]=%g\n", h[0]);
+    return 0;
+  }
   for (int s = 0; s < 3; s++) {
     {
       NCRT_RANGE("step.copy");

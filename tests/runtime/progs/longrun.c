@@ -27,6 +27,13 @@
  *   longrun timed N          N "r" ranges, then prints "end_ns T" (its
  *                            CLOCK_MONOTONIC time as main returns): the
  *                            exit's cost is the time from T to the exit
+ *   longrun paced N S        N "r" ranges spread over S seconds (batches
+ *                            of 1000, sleeping between), then as timed
+ *   longrun incremental      100000 "outer" ranges each around an "inner",
+ *                            a "between" mark, then waits until the flusher
+ *                            has converted some of it into the trace's body
+ *                            (.ncrt-PID.body in $NCRT_OUTPUT_DIR grows),
+ *                            then as many again and a thread's "t.one"
  *   longrun new-names N      N ranges of N distinct names ("m<i>"), each
  *                            after a malloc/free, while a 50 us SIGALRM
  *                            handler records a never-seen name each time
@@ -38,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -210,14 +218,49 @@ int main(int argc, char **argv) {
     printf("blocks %ld\n", blocks);
     return 0;
   }
-  if (!strcmp(mode, "timed")) {
+  if (!strcmp(mode, "timed") || !strcmp(mode, "paced")) {
+    double secs = argc > 3 ? atof(argv[3]) : 0;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (long i = 0; i < n; i++) {
       NCRT_RANGE("r");
+      if (secs > 0 && i % 1000 == 999) {
+        /* sleep until batch i/1000 is due */
+        double due = secs * (double)(i + 1) / (double)n;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+        if (due > el) {
+          struct timespec d = {(time_t)(due - el), (long)((due - el - (double)(time_t)(due - el)) * 1e9)};
+          nanosleep(&d, NULL);
+        }
+      }
     }
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     printf("end_ns %lld\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
     fflush(stdout);
+    return 0;
+  }
+  if (!strcmp(mode, "incremental")) {
+    const char *dir = getenv("NCRT_OUTPUT_DIR");
+    char body[1200];
+    snprintf(body, sizeof body, "%s/.ncrt-%d.body", dir ? dir : ".", (int)getpid());
+    for (int i = 0; i < 100000; i++) {
+      NCRT_RANGE("outer");
+      NCRT_RANGE("inner");
+    }
+    nvtxMarkA("between");
+    struct stat st;
+    while (stat(body, &st) != 0 || st.st_size < 4096) usleep(10000);
+    for (int i = 0; i < 100000; i++) {
+      NCRT_RANGE("outer");
+      NCRT_RANGE("inner");
+    }
+    pthread_t th;
+    pthread_create(&th, NULL, one_short, NULL);
+    pthread_join(th, NULL);
+    printf("converted_while_running %lld\n", (long long)st.st_size);
     return 0;
   }
   if (!strcmp(mode, "atexit")) {
