@@ -49,7 +49,8 @@ static const char usage[] =
     "      --no-preload        do not LD_PRELOAD libncrt (traces are then lost on _exit)\n"
     "      --gzip-level N      zlib level for traces (default 1)\n"
     "      --finalize RUNDIR   write the traces of processes that died in RUNDIR (done after every run)\n"
-    "  -q, --quiet             no ncrun messages\n";
+    "  -q, --quiet             no ncrun messages\n"
+    "  -V, --version           print the version\n";
 
 static int quiet;
 static int preload = 1;
@@ -530,6 +531,123 @@ static int list_traces(const char *dir) {
   return n;
 }
 
+/* ---- option values, checked before the program starts (a typo must not
+ * cost a run): each returns NULL or the reason, for "ncrun: OPT: reason" */
+static char why[512];
+
+/* edit distance, for "did you mean" (short words only) */
+static int distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 30 || lb > 30) return 99;
+  int d[32][32];
+  for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
+        c = d[i - 2][j - 2] + 1; /* a swap */
+      d[i][j] = c;
+    }
+  return d[la][lb];
+}
+
+static const char *nearest(const char *w, const char *const *words, int n) {
+  const char *best = NULL;
+  int bd = 3;
+  for (int i = 0; i < n; i++) {
+    int k = distance(w, words[i]);
+    if (k < bd) bd = k, best = words[i];
+  }
+  return best;
+}
+
+static const char *check_schedule(const char *v) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", v);
+  long val[4] = {0, 0, 0, 1};
+  static const char *const keys[] = {"wait", "warmup", "active", "repeat"};
+  int positional = !strchr(v, '='), k = 0;
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), k++) {
+    char *num = tok;
+    int slot = k;
+    if (!positional) {
+      char *eq = strchr(tok, '=');
+      if (!eq) {
+        snprintf(why, sizeof why, "'%s' is not KEY=N (keys: wait, warmup, active, repeat)", tok);
+        return why;
+      }
+      *eq = 0;
+      num = eq + 1;
+      for (slot = 0; slot < 4 && strcmp(tok, keys[slot]); slot++) {
+      }
+      if (slot == 4) {
+        const char *near = nearest(tok, keys, 4);
+        snprintf(why, sizeof why, "unknown key '%s'%s%s%s (keys: wait, warmup, active, repeat)", tok,
+                 near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+        return why;
+      }
+    } else if (k > 3) {
+      snprintf(why, sizeof why, "at most four numbers: W,U,A[,R]");
+      return why;
+    }
+    char *end;
+    long n = strtol(num, &end, 10);
+    if (!*num || *end || n < 0) {
+      snprintf(why, sizeof why, "%s=%s is not a whole number >= 0", keys[slot], num);
+      return why;
+    }
+    val[slot] = n;
+  }
+  if (positional && k < 3) {
+    snprintf(why, sizeof why, "wants wait=W,warmup=U,active=A[,repeat=R] or W,U,A[,R]");
+    return why;
+  }
+  if (val[2] < 1) {
+    snprintf(why, sizeof why, "active must be at least 1 (steps recorded per cycle)");
+    return why;
+  }
+  return NULL;
+}
+
+static const char *check_activities(const char *v) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", v);
+  int any = 0;
+  for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+    static const char *const acts[] = {"cpu", "gpu", "mem"};
+    if (strcmp(tok, "cpu") && strcmp(tok, "gpu") && strcmp(tok, "mem")) {
+      const char *near = nearest(tok, acts, 3);
+      snprintf(why, sizeof why, "unknown activity '%s'%s%s%s (cpu, gpu, mem)", tok, near ? " (did you mean '" : "",
+               near ? near : "", near ? "'?)" : "");
+      return why;
+    }
+    any = 1;
+  }
+  return any ? NULL : "empty (cpu, gpu, mem)";
+}
+
+static const char *check_throttle(const char *v) {
+  if (!strcmp(v, "off") || !strcmp(v, "0")) return NULL;
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (end != v && n > 0 && (!*end || (*end == ':' && end[1] && strtod(end + 1, &end) >= 0 && !*end)))
+    return NULL;
+  return "wants CALLS:US (e.g. 100000:10) or off";
+}
+
+static const char *check_level(const char *v) {
+  char *end;
+  long n = strtol(v, &end, 10);
+  return *v && !*end && n >= 0 && n <= 9 ? NULL : "wants a zlib level from 0 to 9";
+}
+
+#ifndef NCREWRITE_VERSION
+#define NCREWRITE_VERSION "dev"
+#endif
+
 int main(int argc, char **argv) {
   const char *output = getenv("NCRT_OUTPUT_ROOT"), *run_dir = NULL, *name = NULL, *rules = NULL, *shadow = NULL;
   cJSON *opts = cJSON_CreateObject();
@@ -548,11 +666,24 @@ int main(int argc, char **argv) {
     cJSON_AddStringToObject(opts, a + (a[1] == '-' ? 2 : 1), v); \
     i++;                                            \
   } while (0)
+#define CHECKV(fn)                                  \
+  do {                                              \
+    const char *bad_ = fn(v);                       \
+    if (bad_) {                                     \
+      fprintf(stderr, "ncrun: %s %s: %s\n", a, v, bad_); \
+      cJSON_Delete(opts);                           \
+      return 2;                                     \
+    }                                               \
+  } while (0)
     if (!strcmp(a, "--")) {
       i++;
       break;
     } else if (OPT("-h", "--help")) {
       fputs(usage, stdout);
+      cJSON_Delete(opts);
+      return 0;
+    } else if (OPT("-V", "--version")) {
+      printf("ncrun %s\n", NCREWRITE_VERSION);
       cJSON_Delete(opts);
       return 0;
     } else if (OPT("-o", "--output")) {
@@ -566,9 +697,11 @@ int main(int argc, char **argv) {
       name = v;
     } else if (OPT("-a", "--activities")) {
       NEEDV();
+      CHECKV(check_activities);
       setenv("NCRT_ACTIVITIES", v, 1);
     } else if (OPT("--", "--schedule")) {
       NEEDV();
+      CHECKV(check_schedule);
       if (!strchr(v, '=')) {
         long w = 0, u = 0, ac = 0, r = 1;
         int k = sscanf(v, "%ld,%ld,%ld,%ld", &w, &u, &ac, &r);
@@ -591,15 +724,28 @@ int main(int argc, char **argv) {
       setenv("NCRT_CAPTURE_RANGE", v, 1);
     } else if (OPT("--", "--throttle")) {
       NEEDV();
+      CHECKV(check_throttle);
       setenv("NCRT_THROTTLE", v, 1);
     } else if (OPT("--", "--gzip-level")) {
       NEEDV();
+      CHECKV(check_level);
       setenv("NCRT_GZIP_LEVEL", v, 1);
     } else if (OPT("--", "--rules")) {
       NEEDV();
+      if (access(v, R_OK) != 0) {
+        fprintf(stderr, "ncrun: --rules %s: %s\n", v, strerror(errno));
+        cJSON_Delete(opts);
+        return 2;
+      }
       rules = v;
     } else if (OPT("--", "--shadow")) {
       NEEDV();
+      struct stat sd;
+      if (stat(v, &sd) != 0 || !S_ISDIR(sd.st_mode)) {
+        fprintf(stderr, "ncrun: --shadow %s: %s\n", v, stat(v, &sd) != 0 ? strerror(errno) : "not a directory");
+        cJSON_Delete(opts);
+        return 2;
+      }
       shadow = v;
     } else if (OPT("--", "--torch")) {
       cJSON_AddTrueToObject(opts, "torch");
@@ -627,7 +773,7 @@ int main(int argc, char **argv) {
     }
   }
   if (i >= argc) {
-    fputs(usage, stderr);
+    fprintf(stderr, "ncrun: no command given\n%s", usage);
     cJSON_Delete(opts);
     return 2;
   }

@@ -13,6 +13,7 @@ import glob
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -1187,6 +1188,38 @@ def case_many_names(c):
     only_traces_left(d, "names")
     print("threads' RSS growth %d KiB" % growth)
 
+
+
+def case_ncrun_usage(c):
+    """Bad option values stop ncrun with exit 2 and one line naming the
+    option, the value and what is wrong, before the program starts."""
+    marker = os.path.join(c.tmp, "started")
+    cases = [
+        (["--schedule", "wait=5,warmup=2,actve=10"],
+         "ncrun: --schedule wait=5,warmup=2,actve=10: unknown key 'actve' (did you mean 'active'?) "
+         "(keys: wait, warmup, active, repeat)"),
+        (["--schedule", "wait=-1,warmup=x"], "ncrun: --schedule wait=-1,warmup=x: wait=-1 is not a whole number >= 0"),
+        (["--schedule", "wait=1,warmup=1,active=0"],
+         "ncrun: --schedule wait=1,warmup=1,active=0: active must be at least 1 (steps recorded per cycle)"),
+        (["--schedule", "1,2"], "ncrun: --schedule 1,2: wants wait=W,warmup=U,active=A[,repeat=R] or W,U,A[,R]"),
+        (["-a", "gpuu"], "ncrun: -a gpuu: unknown activity 'gpuu' (did you mean 'gpu'?) (cpu, gpu, mem)"),
+        (["--throttle", "abc"], "ncrun: --throttle abc: wants CALLS:US (e.g. 100000:10) or off"),
+        (["--gzip-level", "12"], "ncrun: --gzip-level 12: wants a zlib level from 0 to 9"),
+        (["--shadow", "nodir"], "ncrun: --shadow nodir: No such file or directory"),
+        (["--rules", "nofile.yaml"], "ncrun: --rules nofile.yaml: No such file or directory"),
+    ]
+    for opts, want in cases:
+        p = subprocess.run([c.ncrun] + opts + ["--", "touch", marker], capture_output=True, text=True, cwd=c.tmp)
+        check(p.returncode == 2 and p.stderr.splitlines()[:1] == [want],
+              "%s: exit %d, stderr %r" % (opts, p.returncode, p.stderr))
+        check(not os.path.exists(marker), "%s: the program ran" % opts)
+    p = subprocess.run([c.ncrun, "--"], capture_output=True, text=True, cwd=c.tmp)
+    check(p.returncode == 2 and p.stderr.startswith("ncrun: no command given\nusage:"), "no command: %r" % p.stderr)
+    p = subprocess.run([c.ncrun, "--version"], capture_output=True, text=True)
+    check(p.returncode == 0 and re.match(r"ncrun \d+\.\d+\.\d+\n$", p.stdout), "--version: %r" % p.stdout)
+    # good values still run
+    p, d = c.run(["touch", marker], opts=["--schedule", "1,1,2", "-a", "cpu,mem", "--throttle", "50:2.5"])
+    check(os.path.exists(marker), "the program did not run with good values")
 
 
 def case_many_threads(c):
