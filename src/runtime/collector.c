@@ -474,6 +474,7 @@ static int user_on = 1;
 static int sched_on = 1;
 static volatile int gate_open;
 static long step_index = -1; /* index of the step now running */
+long rt_steps_seen(void) { return step_index + 1; }
 static long cycles_done;
 static int cycle_open;
 static long cycle_first_step;

@@ -146,8 +146,40 @@ static int mkdirs(const char *path) {
 
 /* The script or program name: `python -m pkg` -> pkg, `python x/train.py` ->
  * train, `torchrun ... train.py` -> train, `./a.out` -> a.out. */
+/* An executable file: a path, or a name found on PATH. */
+static int runnable(const char *a) {
+  if (strchr(a, '/')) return access(a, X_OK) == 0;
+  const char *path = getenv("PATH");
+  char buf[PATH_MAX];
+  for (const char *p = path ? path : ""; *p;) {
+    size_t l = strcspn(p, ":");
+    snprintf(buf, sizeof buf, "%.*s/%s", (int)l, p, a);
+    if (l && access(buf, X_OK) == 0) return 1;
+    p += l + (p[l] == ':');
+  }
+  return 0;
+}
+
+/* The trace's name: the script (x.py, -m module) or the program; behind a
+ * launcher (mpirun -np 4 ./solver, srun -n 2 ./a.out) the program it
+ * launches, not the launcher. */
 static void default_name(char **argv, char *out, size_t n) {
+  static const char *const launchers[] = {"mpirun", "mpiexec", "orterun", "prterun", "srun", "jsrun", "aprun",
+                                          "torchrun", "horovodrun", "deepspeed", "numactl", "taskset",
+                                          "nsys", "env", "time", "nice", "stdbuf", NULL};
   const char *pick = argv[0];
+  const char *b0 = strrchr(argv[0], '/');
+  b0 = b0 ? b0 + 1 : argv[0];
+  int launcher = 0;
+  for (int k = 0; launchers[k] && !launcher; k++) launcher = !strcmp(b0, launchers[k]);
+  for (int i = launcher; launcher && argv[i]; i++) {
+    const char *a = argv[i];
+    /* an option's value that is a program name (mpirun --hostfile h) is
+     * skipped only when it does not run: good enough for the usual forms */
+    if (a[0] == '-' || strchr(a, '=') || !runnable(a)) continue;
+    pick = a;
+    break;
+  }
   for (int i = 0; argv[i]; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-m") && argv[i + 1]) {
@@ -263,7 +295,7 @@ static void copy_file(const char *from, const char *dir) {
   free(b);
   FILE *in = fopen(from, "rb"), *out = in ? fopen(path, "wb") : NULL;
   if (!in || !out) {
-    say("cannot copy %s into the run directory", from);
+    say("cannot copy %s into the run directory: %s", from, strerror(errno));
   } else {
     char buf[65536];
     size_t n;
@@ -798,6 +830,7 @@ int main(int argc, char **argv) {
     snprintf(dir, sizeof dir, "%s/%s-%s", output, nm, ts);
     for (int k = 2; exists(dir) && k < 1000; k++) snprintf(dir, sizeof dir, "%s/%s-%s-%d", output, nm, ts, k);
   }
+  int dir_made = !exists(dir);
   if (mkdirs(dir)) {
     fprintf(stderr, "ncrun: cannot create %s: %s\n", dir, strerror(errno));
     cJSON_Delete(opts);
@@ -851,6 +884,8 @@ int main(int argc, char **argv) {
   sigaction(SIGQUIT, &sa, NULL);
   pid_t self_pid = getpid();
   fflush(NULL);
+  int exec_pipe[2] = {-1, -1}; /* the child's exec errno, if exec fails (closed by a good exec) */
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) exec_pipe[0] = exec_pipe[1] = -1;
   child = fork();
   if (child < 0) {
     fprintf(stderr, "ncrun: fork: %s\n", strerror(errno));
@@ -870,11 +905,35 @@ int main(int argc, char **argv) {
      * NVTX and CUDA injections then dlopen the same, already loaded, copy). */
     if (preload && exists(lib)) prepend("LD_PRELOAD", lib);
     execvp(cmd[0], cmd);
-    fprintf(stderr, "ncrun: cannot run %s: %s\n", cmd[0], strerror(errno));
+    int e = errno;
+    fprintf(stderr, "ncrun: cannot run %s: %s\n", cmd[0], strerror(e));
+    if (exec_pipe[1] >= 0 && write(exec_pipe[1], &e, sizeof e) < 0) {
+    }
     _exit(127);
   }
-  int st = 0;
+  if (exec_pipe[1] >= 0) close(exec_pipe[1]);
+  int st = 0, exec_err = 0;
   while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (exec_pipe[0] >= 0) {
+    if (read(exec_pipe[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err) exec_err = 0;
+    close(exec_pipe[0]);
+  }
+  if (exec_err) {
+    /* nothing ran: leave no run directory behind (one made for this run) */
+    if (dir_made) {
+      char p[PATH_MAX + 32];
+      snprintf(p, sizeof p, "%s/env.json", dir);
+      unlink(p);
+      if (rules) {
+        char *r = strdup(rules);
+        snprintf(p, sizeof p, "%s/%s", dir, r ? basename(r) : "");
+        unlink(p);
+        free(r);
+      }
+      rmdir(dir);
+    }
+    return 127;
   }
   if (exists(lib)) finalize(lib, dir);
   if (!list_traces(dir)) say("no trace was written in %s", dir);

@@ -230,6 +230,7 @@ void rt_flusher_start(void);     /* collector.c: the flusher thread, once per pr
 /* Capture windows (call with the collector's control lock held, as the
  * writer is): was capture on at CLOCK_MONOTONIC time ns? */
 int rt_in_window(uint64_t ns);
+long rt_steps_seen(void);         /* steps begun so far in this process */
 int rt_windows_text(char *buf, size_t cap); /* "window A B" lines for the snapshot; -1: busy */
 /* The finalizer's windows (from a dead process's snapshot): with any set,
  * rt_in_window answers from them; rt_windows_set(NULL, 0, 0) goes back. */

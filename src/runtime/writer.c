@@ -1307,6 +1307,18 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
   put_u64(g, s->in_process ? rt_cupti_version() : 0);
   PUTS(g, ", \"clock\": ");
   put_jstr(g, rt_opt.use_tsc ? "tsc" : "monotonic");
+  if (s->in_process) {
+    /* the schedule asked for and the steps the program made */
+    if (rt_opt.active) {
+      snprintf(buf, sizeof buf, ", \"schedule\": {\"wait\": %ld, \"warmup\": %ld, \"active\": %ld, \"repeat\": %ld}",
+               rt_opt.wait, rt_opt.warmup, rt_opt.active, rt_opt.repeat);
+      put(g, buf, strlen(buf));
+    }
+    PUTS(g, ", \"step\": ");
+    put_jstr(g, rt_opt.step_name[0] ? rt_opt.step_name : "ncrt_step()");
+    PUTS(g, ", \"steps\": ");
+    put_i64(g, rt_steps_seen());
+  }
   if (s->note) {
     PUTS(g, ", \"finalized\": ");
     put_jstr(g, s->note);

@@ -274,6 +274,10 @@ def case_schedule_range(c):
     check(counts(t1).get("train_step") == 2, "step ranges %s" % counts(t1))
     check(len(traces(d)) == 2, "traces %s" % traces(d))
     check("ncrt:" not in p.stderr, "unexpected message %r" % p.stderr)
+    # the trace says what was asked and what the program did so far
+    check(t1["ncrt"].get("schedule") == {"wait": 1, "warmup": 1, "active": 2, "repeat": 2} and
+          t1["ncrt"].get("step") == "train_step" and t1["ncrt"].get("steps") == 4 and
+          t2["ncrt"].get("steps") == 8, "ncrt %s / %s" % (t1["ncrt"], t2["ncrt"]))
 
 
 def case_schedule_explicit(c):
@@ -1213,6 +1217,12 @@ def case_ncrun_usage(c):
         check(p.returncode == 2 and p.stderr.splitlines()[:1] == [want],
               "%s: exit %d, stderr %r" % (opts, p.returncode, p.stderr))
         check(not os.path.exists(marker), "%s: the program ran" % opts)
+    # a command that cannot run: its message, 127, and no run directory left
+    d = os.path.join(c.tmp, "never")
+    p = subprocess.run([c.ncrun, "--run-dir", d, "--", os.path.join(c.tmp, "no-such-program")], capture_output=True,
+                       text=True, cwd=c.tmp)
+    check(p.returncode == 127 and p.stderr == "ncrun: cannot run %s: No such file or directory\n" % os.path.join(
+        c.tmp, "no-such-program") and not os.path.exists(d), "no such program: %d %r" % (p.returncode, p.stderr))
     p = subprocess.run([c.ncrun, "--"], capture_output=True, text=True, cwd=c.tmp)
     check(p.returncode == 2 and p.stderr.startswith("ncrun: no command given\nusage:"), "no command: %r" % p.stderr)
     p = subprocess.run([c.ncrun, "--version"], capture_output=True, text=True)
@@ -1220,6 +1230,23 @@ def case_ncrun_usage(c):
     # good values still run
     p, d = c.run(["touch", marker], opts=["--schedule", "1,1,2", "-a", "cpu,mem", "--throttle", "50:2.5"])
     check(os.path.exists(marker), "the program did not run with good values")
+
+
+def case_launcher_name(c):
+    """A run under a launcher is named after the program it launches
+    (solver-rank0, not mpirun-rank0): a stand-in mpirun that runs its
+    command, and env, in front of the program."""
+    exe = c.cc("longrun.c", out="solver")
+    fake = os.path.join(c.tmp, "mpirun")
+    with open(fake, "w") as f:
+        f.write("#!/bin/sh\nshift 2\nexec \"$@\"\n")
+    os.chmod(fake, 0o755)
+    for cmd in ([fake, "-np", "2", exe, "timed", "10"], ["env", "FOO=1", exe, "timed", "10"]):
+        p, d = c.run(cmd)
+        check(os.path.basename(d).startswith("run") and [os.path.basename(x) for x in traces(d)] ==
+              ["solver-rank0.trace.json.gz"], "%s: traces %s" % (cmd[:2], traces(d)))
+        env = json.load(open(os.path.join(d, "env.json")))
+        check(env["command"] == cmd, "env.json command %s" % env["command"])
 
 
 def case_many_threads(c):
