@@ -394,6 +394,64 @@ static void py_flags(char **args, char *flags, size_t n) {
   flags[k] = 0;
 }
 
+/* --shadow puts the instrumented tree first on PYTHONPATH, but Python puts
+ * the script's directory (or, for -m and -c, the current one) ahead of
+ * PYTHONPATH: run from inside the source tree, the originals are imported
+ * and nothing is recorded. Say so before the run when that directory holds
+ * a module or package the shadow tree has. */
+static void check_shadow(char **cmd, const char *shadow) {
+  if (!python_name(cmd[0])) return;
+  char first[PATH_MAX] = "", why_dir[64] = "the current directory", script_name[PATH_MAX] = "", top[256] = "";
+  int k = 1;
+  for (; cmd[k]; k++) {
+    const char *a = cmd[k];
+    if (!strcmp(a, "-m") || !strcmp(a, "-c") || (a[0] == '-' && strpbrk(a + 1, "cm") && a[1] != '-' &&
+                                                 strcspn(a + 1, "cm") < strcspn(a + 1, "WX"))) {
+      if (!getcwd(first, sizeof first)) return;
+      if (!strcmp(a, "-m") && cmd[k + 1]) snprintf(top, sizeof top, "%.*s", (int)strcspn(cmd[k + 1], "."), cmd[k + 1]);
+      break;
+    }
+    if ((!strcmp(a, "-W") || !strcmp(a, "-X")) && cmd[k + 1]) {
+      k++;
+      continue;
+    }
+    if (a[0] == '-') {
+      if (strchr(a, 'I') || strchr(a, 'P')) return; /* -I, -P: no such directory on sys.path */
+      continue;
+    }
+    char real[PATH_MAX];
+    if (!realpath(a, real)) return;
+    const char *base = strrchr(real, '/');
+    snprintf(script_name, sizeof script_name, "%s", base ? base + 1 : real);
+    snprintf(first, sizeof first, "%s", dirname(real));
+    snprintf(why_dir, sizeof why_dir, "the script's directory");
+    break;
+  }
+  if (!first[0]) return;
+  char rs[PATH_MAX], rf[PATH_MAX];
+  if (!realpath(shadow, rs) || !realpath(first, rf) || !strcmp(rs, rf)) return;
+  DIR *d = top[0] ? NULL : opendir(rs); /* -m pkg.mod: pkg is the one that counts */
+  struct dirent *e, one;
+  if (top[0]) snprintf(one.d_name, sizeof one.d_name, "%s", top);
+  for (int first_pass = 1; top[0] ? first_pass : (d && (e = readdir(d))) != 0; first_pass = 0) {
+    if (top[0]) e = &one;
+    if (e->d_name[0] == '.' || !strcmp(e->d_name, "__pycache__") || !strcmp(e->d_name, script_name)) continue;
+    size_t l = strlen(e->d_name);
+    char in_shadow[2 * PATH_MAX], in_first[2 * PATH_MAX];
+    snprintf(in_shadow, sizeof in_shadow, "%s/%s", rs, e->d_name);
+    snprintf(in_first, sizeof in_first, "%s/%s", rf, e->d_name);
+    struct stat st;
+    int module = (l > 3 && !strcmp(e->d_name + l - 3, ".py")) ||
+                 (stat(in_shadow, &st) == 0 && S_ISDIR(st.st_mode));
+    if (!module || !exists(in_first)) continue;
+    say("%s will be imported, not the instrumented %s: Python puts %s (%s) ahead of --shadow on sys.path, "
+        "so nothing there is recorded; run from another directory, or run the shadow's copy of the script",
+        in_first, in_shadow, rf, why_dir);
+    break;
+  }
+  if (d) closedir(d);
+}
+
 static void check_python(char **cmd, const char *pydir) {
   char interp[PATH_MAX], flags[8] = "", script[PATH_MAX];
   if (python_name(cmd[0])) {
@@ -871,6 +929,7 @@ int main(int argc, char **argv) {
     preload = 0;
   }
   if (!quiet) check_python(cmd, pydir);
+  if (!quiet && shadow) check_shadow(cmd, shadow);
   /* installed before the fork: a signal that comes meanwhile is passed on
    * once the child exists (exec resets them to the default in the child) */
   struct sigaction sa;

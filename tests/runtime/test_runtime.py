@@ -1249,6 +1249,32 @@ def case_launcher_name(c):
         check(env["command"] == cmd, "env.json command %s" % env["command"])
 
 
+def case_shadow_cwd(c):
+    """ncrun --shadow run from inside the source tree: Python imports the
+    originals (the script's or current directory comes first on sys.path);
+    ncrun says so before the run, naming both copies. From elsewhere, it
+    says nothing."""
+    src, out = os.path.join(c.tmp, "src"), os.path.join(c.tmp, "out")
+    for root, text in ((src, "orig"), (out, "inst")):
+        os.makedirs(os.path.join(root, "pkg"))
+        open(os.path.join(root, "pkg", "__init__.py"), "w").close()
+        with open(os.path.join(root, "pkg", "mod.py"), "w") as f:
+            f.write("print(%r)\n" % text)
+        with open(os.path.join(root, "train.py"), "w") as f:
+            f.write("import pkg.mod\n")
+    want = ("ncrun: %s/pkg will be imported, not the instrumented %s/pkg: Python puts %s (%s) ahead of --shadow "
+            "on sys.path, so nothing there is recorded; run from another directory, or run the shadow's copy of the "
+            "script")
+    for cmd, why in (([PY, "-m", "pkg.mod"], "the current directory"), ([PY, "train.py"], "the script's directory")):
+        p = subprocess.run([c.ncrun, "--run-dir", os.path.join(c.tmp, "r%d" % len(why)), "--shadow", out, "--"] + cmd,
+                           capture_output=True, text=True, cwd=src)
+        check(p.stdout == "orig\n" and (want % (src, out, src, why)) in p.stderr.splitlines(),
+              "%s: stdout %r, stderr %r" % (cmd, p.stdout, p.stderr))
+    p = subprocess.run([c.ncrun, "--run-dir", os.path.join(c.tmp, "r0"), "--shadow", out, "--", PY, "-m", "pkg.mod"],
+                       capture_output=True, text=True, cwd=c.tmp)
+    check(p.stdout == "inst\n" and "will be imported" not in p.stderr, "from elsewhere: %r %r" % (p.stdout, p.stderr))
+
+
 def case_many_threads(c):
     """20 000 short-lived threads one after another, each recording one
     range: an ended thread's state goes to the next thread (it was 12.5 KB
