@@ -126,3 +126,35 @@ char *buf_steal(Buf *b) {
   b->len = b->cap = 0;
   return s;
 }
+
+static size_t edit_distance(const char *a, const char *b, size_t cap) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 64 || lb > 64) return cap + 1;
+  size_t d[65][65];
+  for (size_t i = 0; i <= la; i++) d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      size_t c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
+        c = d[i - 2][j - 2] + 1;
+      d[i][j] = c;
+    }
+  return d[la][lb];
+}
+
+const char *nearest_word(const char *word, const char *const *cands, size_t n) {
+  size_t len = strlen(word), limit = len / 3;
+  if (limit < 1) limit = 1;
+  if (limit > 3) limit = 3;
+  const char *best = NULL;
+  size_t bd = limit + 1;
+  for (size_t i = 0; i < n; i++) {
+    if (!cands[i] || !strcmp(cands[i], word)) continue;
+    size_t k = edit_distance(word, cands[i], limit);
+    if (k < bd) bd = k, best = cands[i];
+  }
+  return best;
+}

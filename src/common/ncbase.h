@@ -63,4 +63,9 @@ void buf_json_string(Buf *b, const char *s);
 /* Take ownership of the bytes (never NULL); the Buf is reset. */
 char *buf_steal(Buf *b);
 
+/* "Did you mean": the candidate nearest to word by edit distance (a swap
+ * of two neighbours counts one), if it is within a third of the word's
+ * length (at least 1, at most 3) and not word itself; else NULL. */
+const char *nearest_word(const char *word, const char *const *cands, size_t n);
+
 #endif

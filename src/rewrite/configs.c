@@ -153,6 +153,14 @@ int cmd_config(int argc, char **argv) {
   bool needs_name = verb && (!strcmp(verb, "save") || !strcmp(verb, "load") || !strcmp(verb, "delete"));
   bool known = verb && (needs_name || !strcmp(verb, "list") || !strcmp(verb, "reset"));
   if (help || !known || !rules || (needs_name && !name) || (!needs_name && name)) {
+    if (!help) {
+      /* say what is wrong before the usage */
+      if (!verb) fputs("ncrewrite config: no verb (save, load, delete, list or reset)\n", stderr);
+      else if (!known) fprintf(stderr, "ncrewrite config: unknown verb '%s' (save, load, delete, list or reset)\n", verb);
+      else if (needs_name && !name) fprintf(stderr, "ncrewrite config %s: the NAME is missing\n", verb);
+      else if (!needs_name && name) fprintf(stderr, "ncrewrite config %s takes no NAME ('%s')\n", verb, name);
+      else if (!rules) fprintf(stderr, "ncrewrite config %s: --config RULES is missing (the rule file to work on)\n", verb);
+    }
     fputs("usage: ncrewrite config save|load|delete NAME --config RULES\n"
           "       ncrewrite config list|reset --config RULES\n"
           "\n"

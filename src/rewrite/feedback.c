@@ -80,7 +80,9 @@ int modfile_find(const char *srcdir, const Rules *r, const char *module, ModFile
   char *tried;
   mf->rel = resolve_key(srcdir, r, module, &tried);
   if (!mf->rel) {
-    diag_at(d, DIAG_ERROR, srcdir, NULL, 0, 0, 0, "module '%s' not found (looked for %s)", module,
+    /* no file to point at: the message names SRC (it was "SRC: error:", which
+     * read as if SRC were the file with the error) */
+    diag_at(d, DIAG_ERROR, "ncrewrite", NULL, 0, 0, 0, "module '%s' not found under %s (looked for %s)", module, srcdir,
             tried ? tried : module);
     free(tried);
     return -1;

@@ -298,9 +298,28 @@ static void resolve_targets(Run *run, Diags *d) {
         if (hit < 0) hit = find_entry(run, b);
         free(a), free(b);
       }
-      if (hit < 0)
+      if (hit < 0) {
+        /* did you mean: the modules under SRC, as dotted names */
+        size_t ne = run->ents.v.n, nc = 0;
+        char **mods = xcalloc(ne + 1, sizeof *mods);
+        for (size_t i = 0; i < ne; i++) {
+          const char *rel = run->ents.v.v[i].rel;
+          size_t l = strlen(rel);
+          if (l < 4 || strcmp(rel + l - 3, ".py")) continue;
+          char *m = xstrndup(rel, l - 3);
+          size_t ml = strlen(m);
+          if (ml >= 9 && !strcmp(m + ml - 9, "/__init__")) m[ml - 9] = 0;
+          for (char *q = m; *q; q++)
+            if (*q == '/') *q = '.';
+          mods[nc++] = m;
+        }
+        const char *near = nearest_word(tg->key, (const char *const *)mods, nc);
         ruledoc_diag(&r->doc, d, DIAG_WARNING, tg->at,
-                     "module '%s' not found under %s (looked for %s.py and %s/__init__.py)", tg->key, run->src, p, p);
+                     "module '%s' not found under %s (looked for %s.py and %s/__init__.py)%s%s%s", tg->key, run->src, p,
+                     p, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+        for (size_t i = 0; i < nc; i++) free(mods[i]);
+        free(mods);
+      }
       free(p);
     }
     if (hit >= 0) {
@@ -603,7 +622,9 @@ static void report_rules(Run *run, Diags *d) {
   for (size_t t = 0; t < rl->targets.n; t++)
     for (size_t k = 0; k < rl->targets.v[t].rules.n; k++) {
       Rule *ru = &rl->targets.v[t].rules.v[k];
-      if (!ru->matched && ru->miss) ruledoc_diag(&rl->doc, d, DIAG_WARNING, ru->at, "rule matches nothing: %s", ru->miss);
+      if (!ru->matched && ru->miss)
+        ruledoc_diag(&rl->doc, d, DIAG_WARNING, ru->cls_at && !strncmp(ru->miss, "no class '", 10) ? ru->cls_at : ru->at,
+                     "rule matches nothing: %s", ru->miss);
     }
 }
 

@@ -928,9 +928,24 @@ static void plan_rule(Py *py, Rule *r) {
     } else if (!fns) {
       bool any_cls = false;
       for (size_t i = 0; r->cls && i < py->funcs.n; i++) any_cls |= cls_match(r->cls, py->funcs.v[i]);
-      rule_miss(r, r->cls && !any_cls ? xasprintf("no class '%s' in %s", r->cls, py->job->rel)
-                   : r->cls           ? xasprintf("no method '%s' in class '%s' in %s", r->func, r->cls, py->job->rel)
-                                      : xasprintf("no module-level function '%s' in %s", r->func, py->job->rel));
+      /* did you mean: the classes, the class's methods or the module-level
+       * functions of the file */
+      const char **cands = xcalloc(py->funcs.n + 1, sizeof *cands);
+      size_t nc = 0;
+      for (size_t i = 0; i < py->funcs.n; i++) {
+        const Func *f = py->funcs.v[i];
+        const char *c = r->cls && !any_cls ? f->cls_qual
+                        : r->cls           ? (cls_match(r->cls, f) ? f->name : NULL)
+                                           : (!f->cls_qual && !f->parent ? f->name : NULL);
+        if (c) cands[nc++] = c;
+      }
+      const char *near = nearest_word(r->cls && !any_cls ? r->cls : r->func, cands, nc);
+      char *hint = near ? xasprintf(" (did you mean '%s'?)", near) : xstrdup("");
+      free(cands);
+      rule_miss(r, r->cls && !any_cls ? xasprintf("no class '%s' in %s%s", r->cls, py->job->rel, hint)
+                   : r->cls ? xasprintf("no method '%s' in class '%s' in %s%s", r->func, r->cls, py->job->rel, hint)
+                            : xasprintf("no module-level function '%s' in %s%s", r->func, py->job->rel, hint));
+      free(hint);
     } else if (r->kind == RULE_CALLS) {
       rule_miss(r, xasprintf("no statement calling '%s' in '%s' of %s", r->call, r->func, py->job->rel));
     } else {

@@ -59,8 +59,11 @@ static bool check_keys(Ck *ck, const RNode *m, const char *what, const char *con
     for (const char *const *a = allowed; *a; a++) ok |= !strcmp(*a, k->str);
     if (!ok) {
       Buf list = {0};
-      for (const char *const *a = allowed; *a; a++) buf_printf(&list, "%s%s", a == allowed ? "" : ", ", *a);
-      err(ck, k, "unknown key '%s' in %s (expected one of: %s)", k->str, what, list.s);
+      size_t na = 0;
+      for (const char *const *a = allowed; *a; a++, na++) buf_printf(&list, "%s%s", a == allowed ? "" : ", ", *a);
+      const char *near = nearest_word(k->str, allowed, na);
+      if (near) err(ck, k, "unknown key '%s' in %s (did you mean '%s'?)", k->str, what, near);
+      else err(ck, k, "unknown key '%s' in %s (expected one of: %s)", k->str, what, list.s);
       buf_free(&list);
     }
   }
@@ -168,7 +171,7 @@ static Rule rule_new(RuleKind k, const RNode *at) {
 }
 
 /* A method/function entry: {context_class?, context_values?, wrap_calls?}. */
-static void parse_func_entry(Ck *ck, Target *t, const char *cls, const char *name,
+static void parse_func_entry(Ck *ck, Target *t, const char *cls, const RNode *cls_key, const char *name,
                              const RNode *key, const RNode *v) {
   static const char *const keys[] = {"context_class", "context_values", "wrap_calls", NULL};
   static const char *const ckeys[] = {"call_pattern", "context_class", "context_values", NULL};
@@ -177,6 +180,7 @@ static void parse_func_entry(Ck *ck, Target *t, const char *cls, const char *nam
   if (get(v, "context_class") || get(v, "context_values") || !calls) {
     Rule r = rule_new(RULE_FUNC, key);
     r.cls = cls ? xstrdup(cls) : NULL;
+    r.cls_at = (RNode *)cls_key;
     r.func = xstrdup(name);
     parse_context(ck, v, &r.ctx);
     vec_push(&t->rules, r);
@@ -193,6 +197,7 @@ static void parse_func_entry(Ck *ck, Target *t, const char *cls, const char *nam
     }
     Rule r = rule_new(RULE_CALLS, c);
     r.cls = cls ? xstrdup(cls) : NULL;
+    r.cls_at = (RNode *)cls_key;
     r.func = xstrdup(name);
     r.call = pat;
     parse_context(ck, c, &r.ctx);
@@ -264,7 +269,7 @@ static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
       if (!want(ck, methods, RN_MAP, "a class entry")) continue;
       check_keys(ck, methods, "a class entry", NULL);
       for (size_t j = 0; j + 1 < methods->n; j += 2)
-        parse_func_entry(ck, t, cf->items[i]->str, methods->items[j]->str, methods->items[j],
+        parse_func_entry(ck, t, cf->items[i]->str, cf->items[i], methods->items[j]->str, methods->items[j],
                          methods->items[j + 1]);
     }
   }
@@ -277,10 +282,10 @@ static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
       if (dot && dot != name && dot[1]) {
         /* "Class.method" in func_context_wrappings is accepted too */
         char *cls = xstrndup(name, (size_t)(dot - name));
-        parse_func_entry(ck, t, cls, dot + 1, ff->items[i], ff->items[i + 1]);
+        parse_func_entry(ck, t, cls, NULL, dot + 1, ff->items[i], ff->items[i + 1]);
         free(cls);
       } else {
-        parse_func_entry(ck, t, NULL, name, ff->items[i], ff->items[i + 1]);
+        parse_func_entry(ck, t, NULL, NULL, name, ff->items[i], ff->items[i + 1]);
       }
     }
   }

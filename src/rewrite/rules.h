@@ -41,6 +41,7 @@ typedef struct {
   char *replacement;  /* RULE_*_REPL: dotted path of the replacement */
   Context ctx;
   RNode *at;          /* where the rule is written */
+  RNode *cls_at;      /* its class's key, when written under one (a class that is not there is reported there) */
   int matched;        /* updated atomically by workers */
   char *miss;         /* why it matched nothing (set by the matcher) */
 } Rule;

@@ -45,6 +45,11 @@ same "$R" "$T/orig.yaml" "failed load leaves the file"
 expect_rc 2 "bad name" cfg save ../evil
 [ ! -e "$T/.ncrewrite/evil.yaml" ] && ok || bad "a name escaped the configs folder"
 expect_rc 2 "no verb" "$NC" config --config "$R"
+has "$T/stderr" "ncrewrite config: no verb (save, load, delete, list or reset)" "no verb message"
+expect_rc 2 "save without --config" "$NC" config save foo
+has "$T/stderr" "ncrewrite config save: --config RULES is missing (the rule file to work on)" "missing --config message"
+expect_rc 2 "load without a name" "$NC" config load --config "$R"
+has "$T/stderr" "ncrewrite config load: the NAME is missing" "missing name message"
 expect_rc 0 "delete" cfg delete fine
 expect_rc 0 "list after delete" cfg list
 printf 'base\n' > "$T/want-list"

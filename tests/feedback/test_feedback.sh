@@ -92,7 +92,7 @@ refuse() { # refuse DESC PATTERN args...
   has "$T/stderr" "left unchanged" "$desc says unchanged"
   [ "$(sum "$R")" = "$before" ] && ok || bad "$desc changed the rule file"
 }
-refuse "unknown module" "error: module 'pkg.nothere' not found (looked for pkg/nothere.py and pkg/nothere/__init__.py)" --module pkg.nothere --lines 1-2
+refuse "unknown module" "ncrewrite: error: module 'pkg.nothere' not found under $T/src (looked for pkg/nothere.py and pkg/nothere/__init__.py)" --module pkg.nothere --lines 1-2
 refuse "lines out of range" "m.py:16:1: error: lines 50-60 are outside the file (16 lines)" --module pkg.m --lines 50-60
 refuse "splits a statement" "m.py:9:9: error: lines 9-11 split a statement: the whole statements are lines 8-11 (give --lines 8-11, or --snap)" --module pkg.m --lines 9-11
 refuse "partial overlap" "m.py:6:5: error: lines 6-11: range 'pkg.m:L6-11' (lines 6-11 of pkg/m.py) partly overlaps range 'pre' (lines 5-7); ranges must nest" --module pkg.m --lines 6-11
@@ -172,7 +172,7 @@ before=$(sum "$T/c.yaml")
 expect_rc 1 "C lines outside a function" "$NC" feedback --config "$T/c.yaml" --src "$T/src" --module k.c --lines 1
 has "$T/stderr" "k.c:1:1: error: lines 1-1: lines 1-1 are not inside the body of a host function in k.c" "C outside message"
 expect_rc 1 "C unknown file" "$NC" feedback --config "$T/c.yaml" --src "$T/src" --module nothere.c --lines 1
-has "$T/stderr" "error: module 'nothere.c' not found (looked for nothere.c)" "C unknown file message"
+has "$T/stderr" "ncrewrite: error: module 'nothere.c' not found under $T/src (looked for nothere.c)" "C unknown file message"
 [ "$(sum "$T/c.yaml")" = "$before" ] && ok || bad "refused C feedback changed the rule file"
 
 # a rule file reached through a symbolic link: the file changes, the link stays
