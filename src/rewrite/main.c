@@ -36,6 +36,7 @@ typedef struct {
   int jobs;
   /* --file mode (onefile.c): output, depfile, path the rules see */
   const char *file, *output, *depfile, *as;
+  VEC(const char *) exclude; /* --exclude GLOB, repeatable: paths left out (walk.h) */
   bool validate;           /* --validate RULES...: positional args are rule files */
   char **paths;            /* --validate's files */
   int npaths;
@@ -87,6 +88,10 @@ static void usage(FILE *f) {
         "  --diff             write nothing; print a unified diff of the instrumentation\n"
         "  --strict           treat warnings as errors (e.g. a rule that matches nothing)\n"
         "  --explain          print what matched where and what was skipped, and why\n"
+        "  --exclude GLOB     leave paths out of OUT (repeatable): a name at any depth\n"
+        "                     (venv, *.ipynb), or a path with '/' (tests/data/); hidden\n"
+        "                     directories, __pycache__, node_modules, virtual environments\n"
+        "                     and other shadow trees are left out by default\n"
         "  -q, --quiet        print errors only\n"
         "  --file IN          instrument the one file IN into -o OUT (a build action)\n"
         "  -o, --output OUT   with --file: where the instrumented copy goes\n"
@@ -111,7 +116,7 @@ static char *trim_slashes(char *p) {
 }
 
 static int parse_args(int argc, char **argv, Run *run) {
-  enum { O_FULL = 256, O_CHECK, O_DIFF, O_STRICT, O_EXPLAIN, O_VERSION, O_FILE, O_DEPFILE, O_AS, O_VALIDATE };
+  enum { O_FULL = 256, O_CHECK, O_DIFF, O_STRICT, O_EXPLAIN, O_VERSION, O_FILE, O_DEPFILE, O_AS, O_VALIDATE, O_EXCLUDE };
   static const struct option longs[] = {
       {"config", required_argument, 0, 'c'}, {"full-trace", no_argument, 0, O_FULL},
       {"jobs", required_argument, 0, 'j'},   {"check", no_argument, 0, O_CHECK},
@@ -120,7 +125,7 @@ static int parse_args(int argc, char **argv, Run *run) {
       {"version", no_argument, 0, O_VERSION}, {"help", no_argument, 0, 'h'},
       {"file", required_argument, 0, O_FILE}, {"output", required_argument, 0, 'o'},
       {"depfile", required_argument, 0, O_DEPFILE}, {"as", required_argument, 0, O_AS},
-      {"validate", no_argument, 0, O_VALIDATE},
+      {"validate", no_argument, 0, O_VALIDATE}, {"exclude", required_argument, 0, O_EXCLUDE},
       {0, 0, 0, 0}};
   Options *o = &run->opt;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -143,6 +148,7 @@ static int parse_args(int argc, char **argv, Run *run) {
     case O_DIFF: o->diff = true; break;
     case O_STRICT: o->strict = true; break;
     case O_EXPLAIN: o->explain = true; break;
+    case O_EXCLUDE: vec_push(&o->exclude, optarg); break;
     case 'q': o->quiet = true; break;
     case O_VERSION:
       printf("ncrewrite %s (tree-sitter 0.25.0; grammars: python 0.25.0, c 0.24.1, cpp 0.23.4, cuda 0.21.1)\n",
@@ -743,7 +749,18 @@ int main(int argc, char **argv) {
   }
   if (path_within(run.out_real, run.src_real) && !run.opt.quiet)
     diag_at(&top, DIAG_NOTE, run.out, NULL, 0, 0, 0, "OUT is inside SRC; it is left out of the walk");
-  if (walk_tree(run.src_real, odev, oino, &run.ents, &top) < 0) {
+  /* path excludes: --exclude, and the rule file's exclude entries with a
+   * '/' (the others are qualified names: copied, never instrumented) */
+  VEC(const char *) excl = {0};
+  for (size_t i = 0; i < run.opt.exclude.n; i++) vec_push(&excl, run.opt.exclude.v[i]);
+  for (size_t i = 0; i < run.rules.exclude.n; i++)
+    if (strchr(run.rules.exclude.v[i], '/')) vec_push(&excl, (const char *)run.rules.exclude.v[i]);
+  int wrc_ = walk_tree(run.src_real, odev, oino, excl.v, excl.n, &run.ents, &top);
+  vec_free(&excl);
+  if (run.opt.explain)
+    for (size_t i = 0; i < run.ents.skipped.n; i++)
+      printf("%s: left out: %s\n", run.ents.skipped.v[i].rel, run.ents.skipped.v[i].why);
+  if (wrc_ < 0) {
     diags_print(&top);
     status = 1;
     goto done;
@@ -877,6 +894,7 @@ done:
     free(stale_src);
   }
   entries_free(&run.ents);
+  vec_free(&run.opt.exclude);
   rules_free(&run.rules);
   diags_free(&top), diags_free(&files), diags_free(&rules_d);
   free(run.src_real), free(run.out_real);

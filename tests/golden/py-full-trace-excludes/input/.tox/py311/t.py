@@ -1,0 +1,2 @@
+def t():
+    return 3
