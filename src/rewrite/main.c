@@ -33,6 +33,7 @@
 typedef struct {
   const char *config;
   bool full_trace, check, diff, strict, quiet, explain;
+  bool keep_going;         /* write what can be written despite errors (make -k) */
   int jobs;
   /* --file mode (onefile.c): output, depfile, path the rules see */
   const char *file, *output, *depfile, *as;
@@ -87,6 +88,8 @@ static void usage(FILE *f) {
         "  --check            write nothing; exit 1 if OUT differs from what would be written\n"
         "  --diff             write nothing; print a unified diff of the instrumentation\n"
         "  --strict           treat warnings as errors (e.g. a rule that matches nothing)\n"
+        "  -k, --keep-going   write what can be written even when there are errors\n"
+        "                     (without it, a run with errors leaves OUT as it was)\n"
         "  --explain          print what matched where and what was skipped, and why\n"
         "  --exclude GLOB     leave paths out of OUT (repeatable): a name at any depth\n"
         "                     (venv, *.ipynb), or a path with '/' (tests/data/); hidden\n"
@@ -117,6 +120,7 @@ static char *trim_slashes(char *p) {
 
 static int parse_args(int argc, char **argv, Run *run) {
   enum { O_FULL = 256, O_CHECK, O_DIFF, O_STRICT, O_EXPLAIN, O_VERSION, O_FILE, O_DEPFILE, O_AS, O_VALIDATE, O_EXCLUDE };
+  /* -k: as make's */
   static const struct option longs[] = {
       {"config", required_argument, 0, 'c'}, {"full-trace", no_argument, 0, O_FULL},
       {"jobs", required_argument, 0, 'j'},   {"check", no_argument, 0, O_CHECK},
@@ -126,11 +130,12 @@ static int parse_args(int argc, char **argv, Run *run) {
       {"file", required_argument, 0, O_FILE}, {"output", required_argument, 0, 'o'},
       {"depfile", required_argument, 0, O_DEPFILE}, {"as", required_argument, 0, O_AS},
       {"validate", no_argument, 0, O_VALIDATE}, {"exclude", required_argument, 0, O_EXCLUDE},
+      {"keep-going", no_argument, 0, 'k'},
       {0, 0, 0, 0}};
   Options *o = &run->opt;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   o->jobs = n > 0 ? (int)n : 1;
-  for (int c; (c = getopt_long(argc, argv, "c:j:o:qh", longs, NULL)) != -1;) {
+  for (int c; (c = getopt_long(argc, argv, "c:j:o:qhk", longs, NULL)) != -1;) {
     switch (c) {
     case 'c': o->config = optarg; break;
     case O_FULL: o->full_trace = true; break;
@@ -149,6 +154,7 @@ static int parse_args(int argc, char **argv, Run *run) {
     case O_STRICT: o->strict = true; break;
     case O_EXPLAIN: o->explain = true; break;
     case O_EXCLUDE: vec_push(&o->exclude, optarg); break;
+    case 'k': o->keep_going = true; break;
     case 'q': o->quiet = true; break;
     case O_VERSION:
       printf("ncrewrite %s (tree-sitter 0.25.0; grammars: python 0.25.0, c 0.24.1, cpp 0.23.4, cuda 0.21.1)\n",
@@ -814,9 +820,17 @@ int main(int argc, char **argv) {
   bool dirty = nstale || !run.cache_valid || n != run.ncache;
   for (size_t i = 0; i < n && !dirty; i++) dirty = !run.res[i].cached;
   bool rolled_back = false, manifest_bad = false;
+  /* the rules' hits and misses first: with --strict a miss is an error, and
+   * a run with errors leaves OUT as it was (unless --keep-going) */
+  rules_d.strict = run.opt.strict;
+  rules_d.quiet = run.opt.quiet;
+  report_rules(&run, &rules_d);
+  int nerr_files = 0;
+  for (size_t i = 0; i < n; i++) nerr_files += run.res[i].diags.errors;
+  bool refuse = !run.opt.keep_going && (top.errors + nerr_files + rules_d.errors) > 0;
   if (writes) {
-    if (!nfail) nfail = prepare_commit(&run, &st, dirty, &manifest_bad, &top);
-    rolled_back = nfail > 0 || manifest_bad;
+    if (!nfail && !refuse) nfail = prepare_commit(&run, &st, dirty, &manifest_bad, &top);
+    rolled_back = nfail > 0 || manifest_bad || refuse;
     if (!rolled_back) nmoved_bad = commit(&run, &st, dirty, &manifest_bad, &top);
     stage_end(run.stage, !rolled_back);
     run.stage = NULL;
@@ -837,9 +851,6 @@ int main(int argc, char **argv) {
     if (run.opt.diff && run.diff_text[i].len) fwrite(run.diff_text[i].s, 1, run.diff_text[i].len, stdout);
     if (run.opt.check && r->changed) printf("out of date: %s\n", r->rel);
   }
-  rules_d.strict = run.opt.strict;
-  rules_d.quiet = run.opt.quiet;
-  report_rules(&run, &rules_d);
   if (!writes) remove_stale(&run, stale_src, nstale_src); /* --check, --diff: name them */
 
   int errors = top.errors + files.errors + rules_d.errors;
@@ -849,6 +860,9 @@ int main(int argc, char **argv) {
   diags_print(&rules_d);
   if (run.opt.quiet)
     ;
+  else if (rolled_back && refuse && !nfail)
+    fprintf(stderr, "ncrewrite: nothing written, OUT is as it was: %d error%s (--keep-going writes what it can), "
+            "%d warning%s\n", errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
   else if (rolled_back && nfail)
     fprintf(stderr, "ncrewrite: nothing written, OUT is as it was: %zu of %zu file%s failed; %d error%s, %d warning%s\n",
             nfail, n, n == 1 ? "" : "s", errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");

@@ -20,6 +20,7 @@ mkdir -p "$T/src/pkg"
 printf 'def f(x):\n    return x + 1\n' > "$T/src/pkg/a.py"
 printf 'def g():\n    return 2\n' > "$T/src/pkg/b.py"
 printf 'targets:\n  pkg.a:\n    func_context_wrappings:\n      f: {}\n      nothere: {}\n' > "$T/rules.yaml"
+printf 'targets:\n  pkg.a:\n    func_context_wrappings:\n      f: {}\n' > "$T/good.yaml"
 snap() { (cd "$T/src" && find . -type f -print0 | sort -z | xargs -0 sha1sum) ; }
 snap > "$T/src.before"
 
@@ -41,6 +42,19 @@ has "$T/stdout" "tree-sitter 0.25.0" "--version names the pinned core"
 printf 'targets: [\n' > "$T/bad.yaml"
 expect_rc 1 "bad rules" "$NC" --config "$T/bad.yaml" "$T/src" "$T/never"
 [ ! -e "$T/never" ] && ok || bad "bad rules must not create OUT"
+
+# a run with errors (here --strict and a rule that matches nothing) leaves
+# OUT as it was; --keep-going writes what it can, still exit 1
+expect_rc 0 "first run" "$NC" -q --config "$T/good.yaml" "$T/src" "$T/keep"
+(cd "$T/keep" && find . -type f -print0 | sort -z | xargs -0 sha1sum) > "$T/keep.before"
+printf 'x = 1\n' >> "$T/src/pkg/b.py"
+expect_rc 1 "--strict with a miss" "$NC" --strict --config "$T/rules.yaml" "$T/src" "$T/keep"
+has "$T/stderr" "nothing written, OUT is as it was: 1 error (--keep-going writes what it can)" "--strict refusal message"
+(cd "$T/keep" && find . -type f -print0 | sort -z | xargs -0 sha1sum) > "$T/keep.after"
+cmp -s "$T/keep.before" "$T/keep.after" && ok || bad "a failing run changed OUT"
+expect_rc 1 "--strict --keep-going" "$NC" --strict --keep-going --config "$T/rules.yaml" "$T/src" "$T/keep"
+grep -q 'x = 1' "$T/keep/pkg/b.py" && ok || bad "--keep-going did not write"
+sed -i '$d' "$T/src/pkg/b.py"
 
 # paths written with a trailing slash: messages name OUT/file, not OUT//file
 mkdir -p "$T/slash"
