@@ -205,8 +205,11 @@ def case_cmake_package(build, tmp):
     prefix = install(build, tmp)
     proj = os.path.join(tmp, "proj")
     os.makedirs(os.path.join(proj, "util"))
+    # util/work.c includes its sibling "work.h" (quoted: found beside the
+    # original, not the copy under the build tree)
     files = {"CMakeLists.txt": CMAKE_LISTS, "main.c": CMAKE_MAIN, "ranges.yaml": CMAKE_RULES,
-             "util/work.h": "int work(int n);\n", "util/work.c": C_PROG.split("\nint main")[0].replace("static ", "")}
+             "util/work.h": "int work(int n);\n",
+             "util/work.c": '#include "work.h"\n' + C_PROG.split("\nint main")[0].replace("static ", "")}
     for rel, text in files.items():
         with open(os.path.join(proj, rel), "w") as f:
             f.write(text)
@@ -230,6 +233,16 @@ def case_cmake_package(build, tmp):
             dep = f.read()
         check(os.path.join(proj, "util/work.c") in dep and os.path.join(proj, "ranges.yaml") in dep,
               gen + ": depfile lacks the input or the rules: " + dep)
+    # STRICT: a rule that matches nothing fails the build (a warning without)
+    with open(os.path.join(proj, "ranges.yaml"), "w") as f:
+        f.write(CMAKE_RULES + "      nothere: {}\n")
+    with open(os.path.join(proj, "CMakeLists.txt"), "w") as f:
+        f.write(CMAKE_LISTS.replace("ranges.yaml)", "ranges.yaml STRICT)"))
+    b = os.path.join(tmp, "b-strict")
+    run(["cmake", "-S", proj, "-B", b, "-DCMAKE_PREFIX_PATH=" + prefix], env=clean_env())
+    p = subprocess.run(["cmake", "--build", b], capture_output=True, text=True, env=clean_env())
+    check(p.returncode != 0 and "rule matches nothing" in p.stdout + p.stderr,
+          "STRICT: a rule that matches nothing did not fail the build:\n" + p.stdout + p.stderr)
 
 
 BAZEL_BUILD = '''genrule(
