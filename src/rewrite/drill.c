@@ -201,6 +201,7 @@ static void ms(char *buf, size_t n, int64_t ns) { snprintf(buf, n, "%.3f ms", (d
 typedef struct {
   const char *config, *src, *trace, *out;
   int top;
+  bool stale;   /* --stale: use a trace recorded before OUT or the rules changed */
 } DrillOpts;
 
 static int cmp_excl(const void *pa, const void *pb) {
@@ -260,6 +261,70 @@ static bool child_ok(const char *config, const RuleDoc *doc, const char *srcdir,
   return ok;
 }
 
+/* ---- a trace must come from the rules and the shadow tree as they are ----
+ *
+ * ncrun records in the run directory's env.json what the run was made from
+ * (the shadow tree, a hash of its manifest, the digest of the rules it was
+ * written with). A trace recorded before OUT was rewritten names ranges and
+ * lines that may no longer exist (drill then refined the wrong ranges and
+ * said nothing); one recorded before the rules changed is judged against
+ * rules it was not made from (prune gave a wrong reason). Both refuse, and
+ * say what changed, unless --stale. */
+static int stale_check(const char *cmd, const char *trace, const Rules *rules, bool allow, Diags *d) {
+  struct stat st;
+  char *envp = stat(trace, &st) == 0 && S_ISDIR(st.st_mode) ? xasprintf("%s/env.json", trace) : NULL;
+  if (!envp) {
+    char *t = xstrdup(trace), *slash = strrchr(t, '/');
+    if (slash) *slash = 0;
+    envp = xasprintf("%s/env.json", slash ? t : ".");
+    free(t);
+  }
+  char *text = NULL;
+  size_t len = 0;
+  int rc = 0;
+  if (read_file(envp, &text, &len) < 0) {
+    free(envp);
+    return 0; /* not an ncrun run directory: nothing to compare */
+  }
+  cJSON *env = cJSON_Parse(text);
+  cJSON *sh = env ? cJSON_GetObjectItem(env, "shadow") : NULL;
+  cJSON *dir = sh ? cJSON_GetObjectItem(sh, "dir") : NULL, *man = sh ? cJSON_GetObjectItem(sh, "manifest") : NULL,
+        *rd = sh ? cJSON_GetObjectItem(sh, "rules_digest") : NULL;
+  if (cJSON_IsString(dir) && cJSON_IsString(man)) {
+    char *mp = xasprintf("%s/.ncrewrite/manifest.json", dir->valuestring), *mt = NULL;
+    size_t ml = 0;
+    char now[17] = "(gone)";
+    if (read_file(mp, &mt, &ml) == 0) {
+      uint64_t h = 14695981039346656037ull;
+      for (size_t i = 0; i < ml; i++) h = (h ^ (unsigned char)mt[i]) * 1099511628211ull;
+      snprintf(now, sizeof now, "%016llx", (unsigned long long)h);
+    }
+    if (strcmp(now, man->valuestring)) {
+      diag_at(d, allow ? DIAG_WARNING : DIAG_ERROR, trace, NULL, 0, 0, 0,
+              "%s: the shadow tree %s was rewritten after this run (its manifest is not the one the run used): the "
+              "trace's ranges and lines are those of the older tree; run the program again on the new tree%s",
+              cmd, dir->valuestring, allow ? " (--stale: used anyway)" : ", or pass --stale to use this trace anyway");
+      rc = allow ? 0 : -1;
+    }
+    free(mp);
+    free(mt);
+  }
+  char hex[17];
+  snprintf(hex, sizeof hex, "%016llx", (unsigned long long)rules->digest);
+  if (!rc && cJSON_IsString(rd) && strcmp(rd->valuestring, hex)) {
+    diag_at(d, allow ? DIAG_WARNING : DIAG_ERROR, trace, NULL, 0, 0, 0,
+            "%s: %s changed after the shadow tree of this run was written from it: the trace's ranges come from the "
+            "older rules; rewrite the tree and run again%s",
+            cmd, rules->doc.path ? rules->doc.path : "the rule file",
+            allow ? " (--stale: used anyway)" : ", or pass --stale to use this trace anyway");
+    rc = allow ? 0 : -1;
+  }
+  cJSON_Delete(env);
+  free(text);
+  free(envp);
+  return rc;
+}
+
 static int drill(const DrillOpts *o, Diags *d) {
   Rules rules = {0};
   if (rules_load(&rules, o->config, d) < 0) {
@@ -271,6 +336,10 @@ static int drill(const DrillOpts *o, Diags *d) {
     diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0,
             "full_trace_mode with no targets traces every module; a target added now would restrict it to "
             "that module: add the modules as targets first");
+    rules_free(&rules);
+    return 1;
+  }
+  if (stale_check("drill", o->trace, &rules, o->stale, d) < 0) {
     rules_free(&rules);
     return 1;
   }
@@ -417,7 +486,7 @@ out:
 }
 
 static void usage_drill(FILE *f) {
-  fputs("usage: ncrewrite drill --config RULES --src SRC --trace TRACE [--top K] [--out OUT]\n"
+  fputs("usage: ncrewrite drill --config RULES --src SRC --trace TRACE [--top K] [--out OUT] [--stale]\n"
         "\n"
         "Add line ranges one level inside the K ranges (default 3) with the most\n"
         "exclusive time in TRACE, so the next run splits that time. Ranges are\n"
@@ -427,10 +496,11 @@ static void usage_drill(FILE *f) {
 }
 
 int cmd_drill(int argc, char **argv) {
-  enum { O_SRC = 256, O_TRACE, O_TOP, O_OUT };
+  enum { O_SRC = 256, O_TRACE, O_TOP, O_OUT, O_STALE };
   static const struct option longs[] = {{"config", required_argument, 0, 'c'}, {"src", required_argument, 0, O_SRC},
                                         {"trace", required_argument, 0, O_TRACE}, {"top", required_argument, 0, O_TOP},
                                         {"out", required_argument, 0, O_OUT},    {"help", no_argument, 0, 'h'},
+                                        {"stale", no_argument, 0, O_STALE},
                                         {0, 0, 0, 0}};
   DrillOpts o = {0};
   o.src = ".";
@@ -442,6 +512,7 @@ int cmd_drill(int argc, char **argv) {
     case O_SRC: o.src = optarg; break;
     case O_TRACE: o.trace = optarg; break;
     case O_OUT: o.out = optarg; break;
+    case O_STALE: o.stale = true; break;
     case O_TOP: {
       char *end;
       long k = strtol(optarg, &end, 10);
@@ -475,6 +546,7 @@ typedef struct {
   const char *config, *trace, *out;
   long min_calls;
   double max_mean_us;
+  bool stale;
 } PruneOpts;
 
 /* The rule written at line:col of the rule file (the manifest's "rule"). */
@@ -496,6 +568,10 @@ static int prune(const PruneOpts *o, Diags *d) {
   Rules rules = {0};
   if (rules_load(&rules, o->config, d) < 0) {
     diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0, "rule file has errors; left unchanged");
+    rules_free(&rules);
+    return 1;
+  }
+  if (stale_check("prune", o->trace, &rules, o->stale, d) < 0) {
     rules_free(&rules);
     return 1;
   }
@@ -558,10 +634,11 @@ static int prune(const PruneOpts *o, Diags *d) {
 }
 
 int cmd_prune(int argc, char **argv) {
-  enum { O_TRACE = 256, O_OUT, O_CALLS, O_MEAN };
+  enum { O_TRACE = 256, O_OUT, O_CALLS, O_MEAN, O_STALE };
   static const struct option longs[] = {{"config", required_argument, 0, 'c'}, {"trace", required_argument, 0, O_TRACE},
                                         {"out", required_argument, 0, O_OUT}, {"min-calls", required_argument, 0, O_CALLS},
                                         {"max-mean-us", required_argument, 0, O_MEAN}, {"help", no_argument, 0, 'h'},
+                                        {"stale", no_argument, 0, O_STALE},
                                         {0, 0, 0, 0}};
   PruneOpts o = {0};
   o.min_calls = 100000;
@@ -573,6 +650,7 @@ int cmd_prune(int argc, char **argv) {
     case 'c': o.config = optarg; break;
     case O_TRACE: o.trace = optarg; break;
     case O_OUT: o.out = optarg; break;
+    case O_STALE: o.stale = true; break;
     case O_CALLS:
       o.min_calls = strtol(optarg, &end, 10);
       if (*end || o.min_calls < 1) {
@@ -588,7 +666,7 @@ int cmd_prune(int argc, char **argv) {
       }
       break;
     case 'h':
-      fputs("usage: ncrewrite prune --config RULES --trace TRACE [--min-calls N] [--max-mean-us U] [--out OUT]\n"
+      fputs("usage: ncrewrite prune --config RULES --trace TRACE [--min-calls N] [--max-mean-us U] [--out OUT] [--stale]\n"
             "\nRemove the rules of ranges called at least N times (default 100000) at a mean\n"
             "under U microseconds (default 10): they cost more than they tell.\n",
             stdout);

@@ -22,6 +22,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +207,45 @@ static void add_file_string(cJSON *o, const char *key, const char *path) {
   free(s);
 }
 
-static void write_env_json(const char *dir, char **argv, cJSON *opts, const char *lib, const char *cupti) {
+/* What the run was made from, for drill and prune to refuse a stale trace:
+ * the shadow tree's manifest (FNV-1a 64 of its bytes, the same hash drill
+ * computes) and the digest of the rules it was written with. */
+static void add_shadow_info(cJSON *root, const char *shadow) {
+  char path[PATH_MAX + 32], real[PATH_MAX];
+  if (!shadow || !realpath(shadow, real)) return;
+  snprintf(path, sizeof path, "%s/.ncrewrite/manifest.json", real);
+  FILE *f = fopen(path, "rb");
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "dir", real);
+  if (f) {
+    uint64_t h = 14695981039346656037ull;
+    char buf[65536], *all = NULL;
+    size_t n, len = 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+      for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+      char *na = realloc(all, len + n + 1);
+      if (na) {
+        all = na;
+        memcpy(all + len, buf, n);
+        len += n;
+        all[len] = 0;
+      }
+    }
+    fclose(f);
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    cJSON_AddStringToObject(o, "manifest", hex);
+    cJSON *m = all ? cJSON_Parse(all) : NULL;
+    cJSON *rd = m ? cJSON_GetObjectItem(m, "rules_digest") : NULL;
+    if (cJSON_IsString(rd)) cJSON_AddStringToObject(o, "rules_digest", rd->valuestring);
+    cJSON_Delete(m);
+    free(all);
+  }
+  cJSON_AddItemToObject(root, "shadow", o);
+}
+
+static void write_env_json(const char *dir, char **argv, cJSON *opts, const char *lib, const char *cupti,
+                           const char *shadow) {
   cJSON *root = cJSON_CreateObject();
   struct utsname u;
   char host[256] = "";
@@ -226,6 +265,7 @@ static void write_env_json(const char *dir, char **argv, cJSON *opts, const char
   cJSON *cmd = cJSON_AddArrayToObject(root, "command");
   for (int i = 0; argv[i]; i++) cJSON_AddItemToArray(cmd, cJSON_CreateString(argv[i]));
   cJSON_AddItemToObject(root, "options", opts);
+  add_shadow_info(root, shadow);
   cJSON_AddStringToObject(root, "libncrt", lib);
 
   cJSON *gpu = cJSON_AddObjectToObject(root, "gpu");
@@ -918,7 +958,7 @@ int main(int argc, char **argv) {
     char s[PATH_MAX];
     prepend("PYTHONPATH", realpath(shadow, s) ? s : shadow);
   }
-  write_env_json(dir, cmd, opts, lib, cupti); /* takes opts */
+  write_env_json(dir, cmd, opts, lib, cupti, shadow); /* takes opts */
   opts = NULL;
   if (rules) copy_file(rules, dir);
 

@@ -94,6 +94,38 @@ echo '{}' > "$T/rundir/env.json"
 expect_rc 0 "drill --trace RUNDIR" "$NC" drill --config "$R" --src "$T/src" --trace "$T/rundir" --top 3
 hsq "$T/stdout" "A.g 0.900 ms exclusive (37.5%), 1 call" "a run directory is read like its trace"
 same "$R" "$T/want1.yaml" "nothing added from the run directory either"
+# a run directory that records what the run was made from (as ncrun writes
+# env.json): a trace from before OUT was rewritten, or from before the rules
+# changed, is refused with what changed, the rule file untouched; --stale
+# uses it anyway
+envjson() { # envjson OUT RULES_DIGEST: the shadow entry ncrun writes for OUT as it is now
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+m = open(sys.argv[1] + "/.ncrewrite/manifest.json", "rb").read()
+h = 14695981039346656037
+for b in m:
+    h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+digest = sys.argv[2] or json.loads(m)["rules_digest"]
+print(json.dumps({"shadow": {"dir": sys.argv[1], "manifest": "%016x" % h, "rules_digest": digest}}))
+PY
+}
+expect_rc 0 "re-instrument (the rules changed above)" "$NC" -q --config "$R" "$T/src" "$T/out"
+mkdir -p "$T/staledir"
+cp "$T/t.json.gz" "$T/staledir/m-rank0.trace.json.gz"
+envjson "$T/out" "" > "$T/staledir/env.json"
+expect_rc 0 "drill: the run matches OUT and the rules" "$NC" drill --config "$R" --src "$T/src" --trace "$T/staledir" --top 3
+cp "$R" "$T/before-stale.yaml"
+printf 'different\n' >> "$T/out/.ncrewrite/manifest.json"
+expect_rc 1 "drill: OUT rewritten since the run" "$NC" drill --config "$R" --src "$T/src" --trace "$T/staledir" --top 3
+has "$T/stderr" "drill: the shadow tree $T/out was rewritten after this run (its manifest is not the one the run used)" "stale OUT message"
+same "$R" "$T/before-stale.yaml" "a stale trace leaves the rules as they were"
+expect_rc 0 "drill --stale" "$NC" drill --stale --config "$R" --src "$T/src" --trace "$T/staledir" --top 3
+has "$T/stderr" "(--stale: used anyway)" "--stale says it used the trace"
+expect_rc 0 "re-instrument" "$NC" -q --config "$R" "$T/src" "$T/out"
+envjson "$T/out" 0123456789abcdef > "$T/staledir/env.json"
+expect_rc 1 "prune: the rules changed since the run" "$NC" prune --config "$R" --trace "$T/staledir"
+has "$T/stderr" "prune: $R changed after the shadow tree of this run was written from it" "stale rules message"
+same "$R" "$T/before-stale.yaml" "prune on a stale trace leaves the rules as they were"
 mkdir -p "$T/emptyrun"
 expect_rc 1 "drill --trace on a directory without traces" "$NC" drill --config "$R" --src "$T/src" --trace "$T/emptyrun"
 has "$T/stderr" "no trace in this directory" "an empty run directory is named as such"
