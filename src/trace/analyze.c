@@ -582,7 +582,7 @@ static void find_bottlenecks(const Model *m, Summary *s) {
   }
   int64_t top_excl = top ? top->excl - top->async_excl : 0;
   if (top && s->range_excl_total > 0 && top_excl > 0 && top_excl * 4 >= s->range_excl_total) {
-    const char *nm = intern_str(&m->names, top->name);
+    const char *nm = range_row_name(m, s, top);
     buf_printf(&t, "One range dominates: %s", nm);
     a = fmt_ms(top_excl), b2 = fmt_ms(s->range_excl_total);
     buf_printf(&e, "%s has %.1f%% of all self (exclusive) CPU time: %s of %s, over %llu call(s)", nm,
@@ -702,6 +702,10 @@ static void find_bottlenecks(const Model *m, Summary *s) {
   if (s->bottlenecks.n) qsort(s->bottlenecks.v, s->bottlenecks.n, sizeof *s->bottlenecks.v, cmp_bottleneck);
 }
 
+const char *range_row_name(const Model *m, const Summary *s, const RangeRow *r) {
+  return r->merged > 1 ? s->opt.step_glob : intern_str(&m->names, r->name);
+}
+
 void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s) {
   memset(s, 0, sizeof *s);
   s->opt = *opt;
@@ -714,6 +718,25 @@ void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s) {
     c.is_launch[i] = is_launch_name(nm);
   }
   for (size_t ti = 0; ti < m->traces.n; ti++) analyze_trace(&c, ti);
+  /* steps named one per step (torch's ProfilerStep#1, #2, ...) are one row:
+   * ten of them took ten of the top twenty rows and said nothing a place */
+  size_t first_step = nn, nsteps = 0;
+  for (size_t i = 0; i < nn; i++)
+    if (c.rows[i].count && c.is_step[i]) nsteps++, first_step = first_step < nn ? first_step : i;
+  for (size_t i = first_step + 1; nsteps > 1 && i < nn; i++) {
+    RangeRow *a = &c.rows[first_step], *x = &c.rows[i];
+    if (!x->count || !c.is_step[i]) continue;
+    a->kinds |= x->kinds;
+    a->count += x->count;
+    a->incl += x->incl;
+    a->excl += x->excl;
+    a->gpu += x->gpu;
+    a->sum += x->sum;
+    a->async_excl += x->async_excl;
+    if (x->max > a->max) a->max = x->max;
+    x->count = 0;
+  }
+  if (nsteps > 1) c.rows[first_step].merged = (uint32_t)nsteps;
   for (size_t i = 0; i < nn; i++) {
     if (c.rows[i].count) vec_push(&s->ranges, c.rows[i]);
     if (c.krows[i].count) vec_push(&s->kernels, c.krows[i]);

@@ -30,6 +30,7 @@ typedef struct {
   int64_t sum;     /* all instances' durations (for the mean) */
   int64_t max;
   int64_t async_excl; /* the part of excl from start/end ranges (not in range_excl_total) */
+  uint32_t merged;    /* > 1: this row is that many step names (ProfilerStep#1, #2, ...) as one */
 } RangeRow;
 
 enum { CLASS_COMPUTE, CLASS_COMM, CLASS_MEMORY };
@@ -119,6 +120,8 @@ typedef struct {
  * order in which a stack walk sees ranges nest. */
 void trace_sort_by_thread(const Trace *t, uint32_t *idx, size_t n);
 
+/* A range row's name as shown: the step glob for merged step rows. */
+const char *range_row_name(const Model *m, const Summary *s, const RangeRow *r);
 void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s);
 void summary_free(Summary *s);
 

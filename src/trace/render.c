@@ -155,7 +155,7 @@ void summary_markdown(const Model *m, const Summary *s, Buf *b) {
   for (size_t i = 0; i < s->ranges.n && i < s->opt.top_ranges; i++) {
     const RangeRow *r = &s->ranges.v[i];
     buf_puts(b, "| ");
-    md_cell(b, intern_str(&m->names, r->name));
+    md_cell(b, range_row_name(m, s, r));
     buf_puts(b, " | ");
     kinds_text(r->kinds, b);
     buf_printf(b, " | %llu | ", (unsigned long long)r->count);
@@ -347,10 +347,12 @@ void summary_markdown(const Model *m, const Summary *s, Buf *b) {
       md_stats(b, &r->steps);
       buf_puts(b, " |\n");
     }
-    buf_puts(b, "\n| rank | step | start ms | duration ms | GPU ms |\n|---:|---|---:|---:|---:|\n");
+    buf_puts(b, "\n| rank | # | step | start ms | duration ms | GPU ms |\n|---:|---:|---|---:|---:|---:|\n");
+    size_t idx = 0;
     for (size_t i = 0; i < s->steps.n && i < 64; i++) {
       const StepRow *st = &s->steps.v[i];
-      buf_printf(b, "| %lld | ", (long long)s->ranks.v[st->trace].rank);
+      idx = i && s->steps.v[i - 1].trace == st->trace ? idx + 1 : 0; /* the step's index on its rank */
+      buf_printf(b, "| %lld | %zu | ", (long long)s->ranks.v[st->trace].rank, idx);
       md_cell(b, step_label(m, st));
       buf_puts(b, " | ");
       buf_ms(b, st->ts);
@@ -479,7 +481,7 @@ void summary_json(const Model *m, const Summary *s, Buf *b) {
   for (size_t i = 0; i < s->ranges.n && i < s->opt.top_ranges; i++) {
     const RangeRow *r = &s->ranges.v[i];
     buf_putc(b, '{');
-    jstr(b, "name", intern_str(&m->names, r->name));
+    jstr(b, "name", range_row_name(m, s, r));
     tmp.len = 0;
     kinds_text(r->kinds, &tmp);
     jstr(b, "kind", tmp.s);
