@@ -69,11 +69,6 @@ static struct {
 } api;
 
 static int active;
-static struct {
-  uint32_t tid;
-  uint64_t a, b;
-} ours; /* our own driver calls (the device queries): not the program's */
-
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static RtGpuRec *recs;
 static size_t nrecs, caprecs;
@@ -190,7 +185,7 @@ static void take_record(CUpti_Activity *a) {
   case CUPTI_ACTIVITY_KIND_RUNTIME:
   case CUPTI_ACTIVITY_KIND_DRIVER: {
     CUpti_ActivityAPI *p = (CUpti_ActivityAPI *)a;
-    if (p->threadId == ours.tid && p->start >= ours.a && p->end <= ours.b) return;
+    if (rt_devices_ours(p->threadId, p->start, p->end)) return;
     if (!(r = add())) return;
     int rt = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
     r->kind = rt ? GPU_RUNTIME : GPU_DRIVER;
@@ -237,12 +232,9 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, 
  * after the CUDA runtime's own teardown. */
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data) {
   (void)ud, (void)data;
-  if (d == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && !ours.tid) {
+  if (d == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
     const RtDevice *devs;
-    ours.a = rt_mono_ns();
-    rt_devices(&devs);
-    ours.b = rt_mono_ns();
-    ours.tid = (uint32_t)syscall(SYS_gettid);
+    rt_devices(&devs); /* its driver calls are left out of the trace (devprops.c) */
   }
 }
 

@@ -201,6 +201,7 @@ typedef struct {
 int rt_devices(const RtDevice **out);
 void rt_devices_set(const RtDevice *d, int n); /* the finalizer: a dead process's devices */
 void rt_devices_forget(void);                  /* ask the driver again */
+int rt_devices_ours(uint32_t tid, uint64_t start, uint64_t end); /* a driver call of our own device queries? */
 const RtDevice *rt_device(int id);
 int rt_kernel_occupancy(const RtDevice *d, const int32_t grid[3], const int32_t block[3], uint32_t regs,
                         uint32_t shmem, double *blocks_per_sm, double *warps_per_sm, double *occupancy_pct);
