@@ -77,7 +77,7 @@ static void walk_dir(const char *root, const char *rel, dev_t sd, ino_t si, cons
   if (names.n) qsort(names.v, names.n, sizeof *names.v, cmp_str);
   for (size_t i = 0; i < names.n; i++) {
     char *r = *rel ? xasprintf("%s/%s", rel, names.v[i]) : xstrdup(names.v[i]);
-    char *full = xasprintf("%s/%s", root, r);
+    char *full = xasprintf("%s/%s", root, r), *why_file = NULL;
     struct stat st;
     if (lstat(full, &st) < 0) {
       diag_at(d, DIAG_WARNING, r, NULL, 0, 0, 0, "cannot stat: %s; skipped", strerror(errno));
@@ -94,8 +94,9 @@ static void walk_dir(const char *root, const char *rel, dev_t sd, ino_t si, cons
         walk_dir(root, r, sd, si, x, out, d);
         free(r);
       }
-    } else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && x->nexcl && skipped_file(names.v[i], r, x)) {
-      Skipped sk = {r, skipped_file(names.v[i], r, x)};
+    } else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && x->nexcl &&
+               (why_file = skipped_file(names.v[i], r, x))) {
+      Skipped sk = {r, why_file};
       vec_push(&out->skipped, sk);
     } else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
       Entry en = {r, st.st_mode, st.st_size,

@@ -1275,6 +1275,11 @@ def case_shadow_cwd(c):
     check(p.stdout == "inst\n" and "will be imported" not in p.stderr, "from elsewhere: %r %r" % (p.stdout, p.stderr))
 
 
+def under_asan():
+    """The sanitizer stage preloads the ASan runtime into the programs."""
+    return "libasan" in os.environ.get("LD_PRELOAD", "")
+
+
 def case_many_threads(c):
     """20 000 short-lived threads one after another, each recording one
     range: an ended thread's state goes to the next thread (it was 12.5 KB
@@ -1283,7 +1288,12 @@ def case_many_threads(c):
     n = 20000
     p, d = c.run([exe, "threads", str(n)])
     growth = int(p.stdout.split("threads_rss_growth_kb")[1].split()[0])
-    check(growth < 8 * 1024, "%d threads grew RSS by %d KiB" % (n, growth))
+    # under ASan each thread's fake stack and quarantine add ~5 KiB that no
+    # collector controls: the counts are checked there, the memory here only
+    if not under_asan():
+        check(growth < 8 * 1024, "%d threads grew RSS by %d KiB" % (n, growth))
+    else:
+        print("RSS not checked under AddressSanitizer (its own per-thread memory)")
     t = one_trace(d, "longrun-rank0.trace.json.gz")
     check(counts(t) == {"t.one": n} and t["ncrt"]["dropped"] == 0, "ranges %s, dropped %s" % (
         counts(t), t["ncrt"]["dropped"]))
@@ -1321,6 +1331,9 @@ def case_oom_rlimit(c):
     exit write cannot get memory, says so in one line, and leaves its spill
     files for ncrun, which writes the trace; every range is kept."""
     import resource
+    if under_asan():
+        print("SKIPPED: AddressSanitizer reserves terabytes of shadow address space, which RLIMIT_AS forbids")
+        return SKIP
     exe = c.cc("longrun.c", out="longrun")
     limit = 768 << 20
 
