@@ -158,3 +158,10 @@ const char *nearest_word(const char *word, const char *const *cands, size_t n) {
   }
   return best;
 }
+
+uint64_t fnv1a64(const void *p, size_t n) {
+  const unsigned char *c = p;
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+  return h;
+}

@@ -68,4 +68,8 @@ char *buf_steal(Buf *b);
  * length (at least 1, at most 3) and not word itself; else NULL. */
 const char *nearest_word(const char *word, const char *const *cands, size_t n);
 
+/* FNV-1a 64 of n bytes: ncrun records a shadow tree's manifest by it in
+ * env.json and drill/prune compare (one definition for both sides). */
+uint64_t fnv1a64(const void *p, size_t n);
+
 #endif

@@ -294,11 +294,7 @@ static int stale_check(const char *cmd, const char *trace, const Rules *rules, b
     char *mp = xasprintf("%s/.ncrewrite/manifest.json", dir->valuestring), *mt = NULL;
     size_t ml = 0;
     char now[17] = "(gone)";
-    if (read_file(mp, &mt, &ml) == 0) {
-      uint64_t h = 14695981039346656037ull;
-      for (size_t i = 0; i < ml; i++) h = (h ^ (unsigned char)mt[i]) * 1099511628211ull;
-      snprintf(now, sizeof now, "%016llx", (unsigned long long)h);
-    }
+    if (read_file(mp, &mt, &ml) == 0) snprintf(now, sizeof now, "%016llx", (unsigned long long)fnv1a64(mt, ml));
     if (strcmp(now, man->valuestring)) {
       diag_at(d, allow ? DIAG_WARNING : DIAG_ERROR, trace, NULL, 0, 0, 0,
               "%s: the shadow tree %s was rewritten after this run (its manifest is not the one the run used): the "

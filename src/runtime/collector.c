@@ -354,6 +354,14 @@ static const RtStat no_stats[RT_NSTATS] = {[0 ... RT_NSTATS - 1] = {.name = UINT
  * allocating, so 20 000 short-lived threads cost one RtThread, not 20 000.
  * (The records of the old thread id are on disk already; only its
  * thread_name metadata goes, which for an ended thread was "thread TID".) */
+/* t is now the calling thread's: its exit hook, the process's flusher */
+static RtThread *adopt(RtThread *t) {
+  tls_thread = t;
+  if (__atomic_load_n(&exit_key_ok, __ATOMIC_ACQUIRE)) pthread_setspecific(exit_key, t);
+  if (flusher_pid != getpid()) rt_flusher_start();
+  return t;
+}
+
 static RtThread *thread_reuse(void) {
   RtThread *t;
   pthread_mutex_lock(&thread_lock);
@@ -378,10 +386,7 @@ static RtThread *thread_reuse(void) {
   __atomic_store_n(&t->tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
   __atomic_store_n(&t->cur, c, __ATOMIC_SEQ_CST);
   __atomic_store_n(&t->dead, 0, __ATOMIC_SEQ_CST);
-  tls_thread = t;
-  if (__atomic_load_n(&exit_key_ok, __ATOMIC_ACQUIRE)) pthread_setspecific(exit_key, t);
-  if (flusher_pid != getpid()) rt_flusher_start();
-  return t;
+  return adopt(t);
 }
 
 static RtThread *thread_new(void) {
@@ -405,10 +410,7 @@ static RtThread *thread_new(void) {
   t->next = thread_list;
   __atomic_store_n(&thread_list, t, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&thread_lock);
-  tls_thread = t;
-  if (__atomic_load_n(&exit_key_ok, __ATOMIC_ACQUIRE)) pthread_setspecific(exit_key, t);
-  if (flusher_pid != getpid()) rt_flusher_start();
-  return t;
+  return adopt(t);
 }
 
 static inline RtThread *self(void) {

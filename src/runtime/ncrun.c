@@ -13,6 +13,8 @@
  * at the end. Its own messages go to stderr, prefixed "ncrun:". */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+
+#include "ncbase.h"
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -147,19 +149,7 @@ static int mkdirs(const char *path) {
 
 /* The script or program name: `python -m pkg` -> pkg, `python x/train.py` ->
  * train, `torchrun ... train.py` -> train, `./a.out` -> a.out. */
-/* An executable file: a path, or a name found on PATH. */
-static int runnable(const char *a) {
-  if (strchr(a, '/')) return access(a, X_OK) == 0;
-  const char *path = getenv("PATH");
-  char buf[PATH_MAX];
-  for (const char *p = path ? path : ""; *p;) {
-    size_t l = strcspn(p, ":");
-    snprintf(buf, sizeof buf, "%.*s/%s", (int)l, p, a);
-    if (l && access(buf, X_OK) == 0) return 1;
-    p += l + (p[l] == ':');
-  }
-  return 0;
-}
+static int resolve_cmd(const char *cmd, char *out, size_t n);
 
 /* The trace's name: the script (x.py, -m module) or the program; behind a
  * launcher (mpirun -np 4 ./solver, srun -n 2 ./a.out) the program it
@@ -177,7 +167,8 @@ static void default_name(char **argv, char *out, size_t n) {
     const char *a = argv[i];
     /* an option's value that is a program name (mpirun --hostfile h) is
      * skipped only when it does not run: good enough for the usual forms */
-    if (a[0] == '-' || strchr(a, '=') || !runnable(a)) continue;
+    char path[PATH_MAX];
+    if (a[0] == '-' || strchr(a, '=') || !resolve_cmd(a, path, sizeof path)) continue;
     pick = a;
     break;
   }
@@ -218,11 +209,9 @@ static void add_shadow_info(cJSON *root, const char *shadow) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "dir", real);
   if (f) {
-    uint64_t h = 14695981039346656037ull;
     char buf[65536], *all = NULL;
     size_t n, len = 0;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-      for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
       char *na = realloc(all, len + n + 1);
       if (na) {
         all = na;
@@ -233,7 +222,7 @@ static void add_shadow_info(cJSON *root, const char *shadow) {
     }
     fclose(f);
     char hex[17];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)fnv1a64(all ? all : "", len));
     cJSON_AddStringToObject(o, "manifest", hex);
     cJSON *m = all ? cJSON_Parse(all) : NULL;
     cJSON *rd = m ? cJSON_GetObjectItem(m, "rules_digest") : NULL;
@@ -665,35 +654,6 @@ static int list_traces(const char *dir) {
  * cost a run): each returns NULL or the reason, for "ncrun: OPT: reason" */
 static char why[512];
 
-/* edit distance, for "did you mean" (short words only) */
-static int distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 30 || lb > 30) return 99;
-  int d[32][32];
-  for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
-  for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
-  for (size_t i = 1; i <= la; i++)
-    for (size_t j = 1; j <= lb; j++) {
-      int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-      if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
-      if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
-        c = d[i - 2][j - 2] + 1; /* a swap */
-      d[i][j] = c;
-    }
-  return d[la][lb];
-}
-
-static const char *nearest(const char *w, const char *const *words, int n) {
-  const char *best = NULL;
-  int bd = 3;
-  for (int i = 0; i < n; i++) {
-    int k = distance(w, words[i]);
-    if (k < bd) bd = k, best = words[i];
-  }
-  return best;
-}
-
 static const char *check_schedule(const char *v) {
   char buf[256];
   snprintf(buf, sizeof buf, "%s", v);
@@ -714,7 +674,7 @@ static const char *check_schedule(const char *v) {
       for (slot = 0; slot < 4 && strcmp(tok, keys[slot]); slot++) {
       }
       if (slot == 4) {
-        const char *near = nearest(tok, keys, 4);
+        const char *near = nearest_word(tok, keys, 4);
         snprintf(why, sizeof why, "unknown key '%s'%s%s%s (keys: wait, warmup, active, repeat)", tok,
                  near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
         return why;
@@ -749,7 +709,7 @@ static const char *check_activities(const char *v) {
   for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
     static const char *const acts[] = {"cpu", "gpu", "mem"};
     if (strcmp(tok, "cpu") && strcmp(tok, "gpu") && strcmp(tok, "mem")) {
-      const char *near = nearest(tok, acts, 3);
+      const char *near = nearest_word(tok, acts, 3);
       snprintf(why, sizeof why, "unknown activity '%s'%s%s%s (cpu, gpu, mem)", tok, near ? " (did you mean '" : "",
                near ? near : "", near ? "'?)" : "");
       return why;
@@ -773,10 +733,6 @@ static const char *check_level(const char *v) {
   long n = strtol(v, &end, 10);
   return *v && !*end && n >= 0 && n <= 9 ? NULL : "wants a zlib level from 0 to 9";
 }
-
-#ifndef NCREWRITE_VERSION
-#define NCREWRITE_VERSION "dev"
-#endif
 
 int main(int argc, char **argv) {
   const char *output = getenv("NCRT_OUTPUT_ROOT"), *run_dir = NULL, *name = NULL, *rules = NULL, *shadow = NULL;
@@ -813,7 +769,7 @@ int main(int argc, char **argv) {
       cJSON_Delete(opts);
       return 0;
     } else if (OPT("-V", "--version")) {
-      printf("ncrun %s\n", NCREWRITE_VERSION);
+      printf("ncrun %s\n", NC_VERSION);
       cJSON_Delete(opts);
       return 0;
     } else if (OPT("-o", "--output")) {

@@ -575,12 +575,16 @@ static size_t s_u64(char *d, size_t at, size_t cap, uint64_t v) {
 }
 static void path_of(char *out, size_t cap, const char *suffix) { s_cpy(out, s_cpy(out, 0, cap, file_prefix), cap, suffix); }
 
+/* Every file of a process's spill set (the process's own cleanup and the
+ * finalizer's use this one list) */
+static const char *const spill_sfx[] = {".raw",       ".names",      ".gpu",  ".body",     ".info",
+                                        ".info.tmpF", ".info.tmpH", ".done", ".done.tmp"};
+#define NSPILL_SFX (sizeof spill_sfx / sizeof *spill_sfx)
+
 static void unlink_files(void) {
-  static const char *const sfx[] = {".raw",       ".names",      ".gpu",  ".body",
-                                    ".info.tmpF", ".info.tmpH", ".done", ".done.tmp", ".info"};
   char p[1300];
-  for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
-    path_of(p, sizeof p, sfx[i]);
+  for (size_t i = 0; i < NSPILL_SFX; i++) {
+    path_of(p, sizeof p, spill_sfx[i]);
     unlink(p);
   }
 }
@@ -913,24 +917,16 @@ static void gpu_save(void) {
   size_t n = 0;
   RtGpuRec *v = rt_cupti_take(&n);
   if (n && !spill_err) {
+    /* written in sequence by the flusher alone (under write_lock), from a
+     * new empty file; the writer reads it with pread */
     int fd = lazy_open(&gpu_fd, ".gpu", O_RDWR);
-    const char *p = (const char *)v;
-    size_t left = n * sizeof *v;
-    uint64_t off = gpu_end;
-    while (fd >= 0 && left) {
-      ssize_t w = pwrite(fd, p, left, (off_t)off);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) {
-        int e = 0;
-        __atomic_compare_exchange_n(&spill_err, &e, w < 0 ? errno : ENOSPC, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-        break;
-      }
-      p += w;
-      left -= (size_t)w;
-      off += (uint64_t)w;
+    int e = fd >= 0 ? write_all(fd, v, n * sizeof *v) : 0;
+    if (e) {
+      int none = 0;
+      __atomic_compare_exchange_n(&spill_err, &none, e, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     }
-    if (fd >= 0 && !left) {
-      gpu_end = off;
+    if (fd >= 0 && !e) {
+      gpu_end += n * sizeof *v;
       for (size_t i = 0; i < n; i++) {
         gpu_work += v[i].kind != GPU_RUNTIME && v[i].kind != GPU_DRIVER;
         gpu_kernels += v[i].kind == GPU_KERNEL;
@@ -1052,30 +1048,39 @@ static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, u
  * incomplete block (a thread still writing it) is waited for a little when
  * the process is alive, else counted as lost. */
 typedef void (*BlockFn)(Gz *g, uint32_t tid, const RtRec *r, uint32_t n, void *arg);
-static uint64_t read_blocks(int fd, uint64_t from, uint64_t to, int alive, BlockFn fn, Gz *g, void *arg) {
+/* How read_blocks treats a block that is not complete (a thread still
+ * writing it): */
+enum {
+  READ_DEAD,  /* the process is gone: count its records lost, go on */
+  READ_ALIVE, /* wait for it a little, then count it lost */
+  READ_READY, /* stop before it (the flusher converts it next time) */
+};
+static uint64_t read_blocks(int fd, uint64_t from, uint64_t to, int mode, BlockFn fn, Gz *g, void *arg,
+                            uint64_t *reached) {
   uint64_t lost = 0;
+  int tries_max = mode == READ_ALIVE ? 200 : 1;
   size_t cap = sizeof(BlkHdr) + (2u << 20) + 8;
   char *buf = malloc(cap);
+  uint64_t off = from;
   if (!buf) {
     if (!g->err) g->err = ENOMEM; /* a trace without the records would be a lie */
-    return 0;
+    to = from;
   }
-  uint64_t off = from;
   while (off + sizeof(BlkHdr) + 8 <= to) {
     BlkHdr h;
     int ok = 0;
-    for (int tries = 0; tries < (alive ? 200 : 1); tries++) {
+    for (int tries = 0; tries < tries_max; tries++) {
       if (pread(fd, &h, sizeof h, (off_t)off) == (ssize_t)sizeof h && h.magic == BLK_MAGIC) {
         ok = 1;
         break;
       }
       struct timespec d = {0, 250000};
-      nanosleep(&d, NULL);
+      if (tries + 1 < tries_max) nanosleep(&d, NULL);
     }
     if (!ok || (uint64_t)h.n * sizeof(RtRec) + sizeof h + 8 > cap) break;
     size_t body = (size_t)h.n * sizeof(RtRec) + 8;
     ok = 0;
-    for (int tries = 0; tries < (alive ? 200 : 1); tries++) {
+    for (int tries = 0; tries < tries_max; tries++) {
       if (pread(fd, buf, body, (off_t)(off + sizeof h)) == (ssize_t)body) {
         uint64_t c;
         memcpy(&c, buf + body - 8, 8);
@@ -1085,13 +1090,15 @@ static uint64_t read_blocks(int fd, uint64_t from, uint64_t to, int alive, Block
         }
       }
       struct timespec d = {0, 250000};
-      nanosleep(&d, NULL);
+      if (tries + 1 < tries_max) nanosleep(&d, NULL);
     }
+    if (!ok && mode == READ_READY) break;
     if (ok) fn(g, h.tid, (const RtRec *)buf, h.n, arg);
     else lost += h.n;
     off += sizeof h + body;
   }
   free(buf);
+  if (reached) *reached = off;
   return lost;
 }
 
@@ -1176,7 +1183,7 @@ static void write_from(Gz *g, const Src *s) {
   BodyState st = {pid, span_carry, span_carry_n, span_carry_n, s->dropped};
   span_carry = NULL;
   span_carry_n = 0;
-  st.dropped += read_blocks(s->raw, s->from, s->to, s->in_process, body_block, g, &st);
+  st.dropped += read_blocks(s->raw, s->from, s->to, s->in_process ? READ_ALIVE : READ_DEAD, body_block, g, &st, NULL);
   trace_tail(g, s, &st, gpu, ngpu);
 }
 
@@ -1453,29 +1460,6 @@ static void inc_forget(void) {
   memset(&inc, 0, sizeof inc);
 }
 
-/* Blocks of [from, to) that are complete now (no waiting: a thread may be
- * writing the next); returns the offset reached. */
-static uint64_t read_ready(int fd, uint64_t from, uint64_t to, BlockFn fn, Gz *g, void *arg) {
-  static char *buf;
-  size_t cap = sizeof(BlkHdr) + (2u << 20) + 8;
-  if (!buf && !(buf = malloc(cap))) return from;
-  uint64_t off = from;
-  while (off + sizeof(BlkHdr) + 8 <= to) {
-    BlkHdr h;
-    if (pread(fd, &h, sizeof h, (off_t)off) != (ssize_t)sizeof h || h.magic != BLK_MAGIC ||
-        (uint64_t)h.n * sizeof(RtRec) + sizeof h + 8 > cap)
-      break;
-    size_t body = (size_t)h.n * sizeof(RtRec) + 8;
-    uint64_t c;
-    if (pread(fd, buf, body, (off_t)(off + sizeof h)) != (ssize_t)body) break;
-    memcpy(&c, buf + body - 8, 8);
-    if (c != (BLK_COMMIT ^ h.n)) break;
-    fn(g, h.tid, (const RtRec *)buf, h.n, arg);
-    off += sizeof h + body;
-  }
-  return off;
-}
-
 static void inc_tick(void) {
   if (inc.failed || rt_opt.active || trace_from || raw_fd < 0) return;
   uint64_t end = __atomic_load_n(&raw_end, __ATOMIC_SEQ_CST);
@@ -1510,7 +1494,7 @@ static void inc_tick(void) {
   rt_clock_calibrate();
   src = &inc.s;
   name_json = esc_name;
-  inc.to = read_ready(raw_fd, inc.to, end, body_block, inc.g, &inc.st);
+  read_blocks(raw_fd, inc.to, end, READ_READY, body_block, inc.g, &inc.st, &inc.to);
   if (inc.g->err) {
     inc_drop();
     inc.failed = 1;
@@ -1532,10 +1516,10 @@ static int inc_finish(const char *path, const Src *s, const char *done) {
   src = s;
   size_t ngpu = 0;
   RtGpuRec *gpu = gpu_setup(g, s, &ngpu);
-  if (tid_spans_n) read_blocks(s->raw, 0, inc.to, 0, spans_block, g, NULL);
+  if (tid_spans_n) read_blocks(s->raw, 0, inc.to, READ_DEAD, spans_block, g, NULL, NULL);
   BodyState st = inc.st;
   st.dropped += s->dropped;
-  st.dropped += read_blocks(s->raw, inc.to, s->to, 1, body_block, g, &st);
+  st.dropped += read_blocks(s->raw, inc.to, s->to, READ_ALIVE, body_block, g, &st, NULL);
   inc.st.spans = NULL; /* trace_tail owns them now */
   trace_tail(g, s, &st, gpu, ngpu);
   gz_finish(g);
@@ -1766,10 +1750,9 @@ static void unjson(const char *j, char *out, size_t cap) {
 }
 
 static void finalize_cleanup(const char *dir, const char *pre, long pid) {
-  static const char *const sfx[] = {".raw", ".names", ".gpu", ".body", ".info", ".info.tmpF", ".info.tmpH", ".done", ".done.tmp"};
   char p[2300];
-  for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
-    snprintf(p, sizeof p, "%s%s", pre, sfx[i]);
+  for (size_t i = 0; i < NSPILL_SFX; i++) {
+    snprintf(p, sizeof p, "%s%s", pre, spill_sfx[i]);
     unlink(p);
   }
   /* a trace it was writing when it died (<name>.trace.json.gz.tmp<PID>) */

@@ -809,7 +809,6 @@ def case_gpu_crash_kill(c):
         print("SKIPPED: " + r)
         return SKIP
     import signal
-    import time
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     exe = os.path.join(c.tmp, "gpu_crash")
     subprocess.run([nvcc, "-O2", "-std=c++17"] + INC + [os.path.join(PROGS, "gpu_crash.cu"), "-o", exe], check=True)
@@ -818,23 +817,11 @@ def case_gpu_crash_kill(c):
     p = subprocess.Popen([c.ncrun, "--run-dir", d, "-a", "cpu,gpu,mem", "--", exe], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp)
     pid = int(p.stdout.readline().split()[1])
-    info = os.path.join(d, ".ncrt-%d.info" % pid)
-    deadline = time.monotonic() + 120
-    seen = ""
-    while time.monotonic() < deadline:
-        try:
-            with open(info) as f:
-                seen = f.read()
-            g = [l.split() for l in seen.splitlines() if l.startswith("gpu ")]
-            # "gpu FROM END WORK KERNELS": all 9 kernels on disk
-            if "\nopen " in seen and g and int(g[0][4]) >= 9:
-                break
-        except (FileNotFoundError, IndexError, ValueError):
-            pass
-        time.sleep(0.05)
-    else:
-        p.kill()
-        raise Fail("no snapshot with the GPU work in 120 s; last:\n%s" % seen)
+
+    def ready(text):  # "gpu FROM END WORK KERNELS": all 9 kernels on disk
+        g = [l.split() for l in text.splitlines() if l.startswith("gpu ")]
+        return "\nopen " in text and g and int(g[0][4]) >= 9
+    wait_snapshot(p, os.path.join(d, ".ncrt-%d.info" % pid), ready, "the GPU work")
     os.kill(pid, signal.SIGKILL)
     out, err = p.communicate(timeout=120)
     check(p.returncode == 128 + 9, "ncrun exited %d\n%s" % (p.returncode, err))
@@ -876,6 +863,46 @@ def case_gpu_incremental(c):
 
 # ------------------------------------------- streaming, crashes, signals
 
+def count_named(path, name):
+    """Ranges called name in a .json.gz trace, counted while streaming (no
+    need to load 10^7 events into Python), and the last MiB of its text (the
+    ncrt object); also checks it is one gzip member."""
+    import zlib
+    pat = b'"name":"%s",' % name.encode()
+    z = zlib.decompressobj(16 + 15)
+    found, tail, data = 0, b"", b""
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(1 << 20)
+            if not block:
+                break
+            data = tail + z.decompress(block)
+            found += data.count(pat)
+            tail = data[-len(pat):]
+            found -= tail.count(pat)
+    check(z.eof and z.unused_data == b"", "%s: not one complete gzip member" % path)
+    return found + tail.count(pat), data
+
+
+def wait_snapshot(p, info, ready, what):
+    """Poll the flusher's snapshot file until ready(text) (no timing
+    assumption: the condition says the records are on disk); 120 s at most."""
+    import time
+    deadline = time.monotonic() + 120
+    seen = ""
+    while time.monotonic() < deadline:
+        try:
+            with open(info) as f:
+                seen = f.read()
+            if ready(seen):
+                return
+        except (FileNotFoundError, IndexError, ValueError):
+            pass
+        time.sleep(0.02)
+    p.kill()
+    raise Fail("no snapshot with %s in 120 s; last:\n%s" % (what, seen))
+
+
 def only_traces_left(d, what):
     """Nothing but env.json and traces: no spill file, no temporary file."""
     left = [f for f in os.listdir(d) if f != "env.json" and not f.endswith(".trace.json.gz")]
@@ -887,26 +914,13 @@ def crash_run(c, how):
     snapshot holding the open range (so every closed range is on disk:
     no timing assumption), then SIGKILL it, or make it segfault."""
     import signal
-    import time
     exe = c.cc("longrun.c", out="longrun")
     c.runs += 1
     d = os.path.join(c.tmp, "run%d" % c.runs)
     p = subprocess.Popen([c.ncrun, "--run-dir", d, "--", exe, "crash"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp)
     pid = int(p.stdout.readline().split()[1])
-    info = os.path.join(d, ".ncrt-%d.info" % pid)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with open(info) as f:
-                if "\nopen " in f.read():
-                    break
-        except FileNotFoundError:
-            pass
-        time.sleep(0.02)
-    else:
-        p.kill()
-        raise Fail("no snapshot with the open range in 120 s")
+    wait_snapshot(p, os.path.join(d, ".ncrt-%d.info" % pid), lambda t: "\nopen " in t, "the open range")
     if how == "kill":
         os.kill(pid, signal.SIGKILL)
         out, err = p.communicate(timeout=120)
@@ -939,7 +953,6 @@ def case_bounded_memory(c):
     records (it grew 1.15 GiB when everything was kept), every range is in
     the trace, and nothing but the trace is left."""
     import resource
-    import zlib
     exe = c.cc("longrun.c", out="longrun")
     n = 50000000
     p, d = c.run([exe, "rss", str(n)], opts=["--throttle", "off"])
@@ -947,20 +960,7 @@ def case_bounded_memory(c):
     check(growth < 128 * 1024, "RSS grew %d KiB over %d ranges" % (growth, n))
     rss_all = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     only_traces_left(d, "rss")
-    # count the ranges without loading 5*10^7 events into Python
-    z = zlib.decompressobj(16 + 15)
-    found, tail = 0, b""
-    with open(os.path.join(d, "longrun-rank0.trace.json.gz"), "rb") as f:
-        while True:
-            block = f.read(1 << 20)
-            if not block:
-                break
-            data = tail + z.decompress(block)
-            found += data.count(b'"name":"r",')
-            tail = data[-16:]
-            found -= tail.count(b'"name":"r",')
-    found += tail.count(b'"name":"r",')
-    check(z.eof and z.unused_data == b"", "not one complete gzip member")
+    found, _ = count_named(os.path.join(d, "longrun-rank0.trace.json.gz"), "r")
     check(found == n, "%d ranges in the trace, %d recorded" % (found, n))
     print("rss growth %d KiB for %d ranges; max RSS of any child so far %d KiB" % (growth, n, rss_all))
 
@@ -1386,23 +1386,9 @@ def case_term_mid_write(c):
         check(p.returncode == 128 + 15, "ncrun exited %d\n%s" % (p.returncode, err))
         t = [f for f in os.listdir(d) if f.endswith(".trace.json.gz")]
         check(t == ["longrun-rank0.trace.json.gz"], "traces %s" % t)
-        import zlib
-        z = zlib.decompressobj(16 + 15)
-        data = b""
-        found = 0
-        with open(os.path.join(d, t[0]), "rb") as f:
-            tail = b""
-            while True:
-                block = f.read(1 << 20)
-                if not block:
-                    break
-                data = tail + z.decompress(block)
-                found += data.count(b'"name":"r",')
-                tail = data[-16:]
-                found -= tail.count(b'"name":"r",')
-            found += tail.count(b'"name":"r",')
+        found, end = count_named(os.path.join(d, t[0]), "r")
         check(found == n, "%d of %d ranges" % (found, n))
-        check(b'"finalized"' in data, "not written by the finalizer")
+        check(b'"finalized"' in end, "not written by the finalizer")
         only_traces_left(d, "term mid-write")
         print("SIGTERM during the exit write of %d ranges: all kept (finalized by ncrun)" % n)
         return

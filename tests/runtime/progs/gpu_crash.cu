@@ -67,27 +67,7 @@ int main(int argc, char **argv) {
     std::printf("h[0]=%g\n", h[0]);
     return 0;
   }
-  for (int s = 0; s < 3; s++) {
-    {
-      NCRT_RANGE("step.copy");
-      cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice);
-    }
-    {
-      NCRT_RANGE("step.compute");
-      scale<<<(n + 255) / 256, 256>>>(d, n, 2.0f);
-      scale<<<(n + 255) / 256, 256>>>(d, n, 0.5f);
-      {
-        NCRT_RANGE("nested.inner");
-        scale<<<(n + 255) / 256, 256>>>(d, n, 1.0f);
-      }
-      cudaDeviceSynchronize();
-    }
-    {
-      NCRT_RANGE("step.clear");
-      cudaMemset(d, 0, n * sizeof(float));
-      cudaDeviceSynchronize();
-    }
-  }
+  steps(d, h, n);
   nvtxRangePushA("late.open");
   std::printf("pid %d\n", (int)getpid());
   std::fflush(stdout);
