@@ -28,22 +28,25 @@ const TSLanguage *tree_sitter_python(void);
 
 #define NC_PY_MARK "__import__(\"ncrt\")"
 /* One module global, __ncrt__: the ncrt module when it can be found, else
- * a builtin no-op class with the same four callables. A dunder name keeps it
- * out of the way of code that lists a module's public or private names, and
- * is never name-mangled inside class bodies. Only builtins and sys are used
+ * a builtin no-op with the same four callables. A dunder name keeps it out
+ * of the way of code that lists a module's public or private names, and is
+ * never name-mangled inside class bodies. Only builtins and sys are used
  * (never importlib or contextlib), so instrumenting those modules themselves
  * cannot make an import cycle; attributes are looked up at call time, so a
- * partly initialised ncrt is fine too. */
+ * partly initialised ncrt is fine too. The line is kept as short as the
+ * fallback allows (it sits on an existing line, and every --diff shows it). */
 #define NC_PY_PRELUDE \
-  "__ncrt__ = __import__(\"sys\").modules.get(\"ncrt\") or (" NC_PY_MARK " if any(getattr(f, \"find_spec\", " \
-  "lambda *a: None)(\"ncrt\", None) for f in __import__(\"sys\").meta_path) else type(\"ncrt_nop\", (), " \
-  "dict(dict.fromkeys((\"range\", \"span\", \"torch_range\", \"torch_span\"), staticmethod(lambda *a: __ncrt__)), " \
-  "__enter__=staticmethod(bool), __exit__=staticmethod(lambda *a: None), __module__=\"ncrt\"))())"
-/* The no-op is one instance per module whose range callables return the
- * instance itself: a marker then allocates nothing (staticmethods are not
- * bound on lookup) and costs less than contextlib.nullcontext. bool() is
- * the cheapest callable that takes no argument and returns a false value
- * (a C call: ~30 ns less per `with` than a lambda).
+  "__ncrt__ = __import__(\"sys\").modules.get(\"ncrt\") or (" NC_PY_MARK " if any(hasattr(f, \"find_spec\") " \
+  "and f.find_spec(\"ncrt\", None) for f in __import__(\"sys\").meta_path) else type(\"ncrt_nop\", (), " \
+  "dict(dict.fromkeys((\"range\", \"span\", \"torch_range\", \"torch_span\", \"__exit__\"), " \
+  "staticmethod(lambda *a: __ncrt__)), __enter__=bool, __bool__=bool, __module__=\"ncrt\"))())"
+/* The no-op is one instance per module whose callables return the instance
+ * itself: a marker then allocates nothing (staticmethods are not bound on
+ * lookup, and neither is bool, a class) and costs less than
+ * contextlib.nullcontext. bool() is the cheapest callable that takes no
+ * argument and returns a false value (a C call: ~30 ns less per `with` than
+ * a lambda). __exit__ returns the instance, which is false (its __bool__ is
+ * bool()), so an exception raised inside a range is never swallowed.
  *
  * Files in TorchScript territory (pyjit.h) also bind __ncrt_t__: a module
  * object that finds torch's attributes at call time through a PEP 562
@@ -60,8 +63,8 @@ const TSLanguage *tree_sitter_python(void);
 #define NC_PY_TORCH_PRELUDE \
   "__ncrt_t__ = (lambda m: m.__dict__.update(is_scripting=bool, is_compiling=bool, " \
   "__getattr__=lambda n, k={\"jit\": \"is_scripting\", \"compiler\": \"is_compiling\", \"autograd\": \"profiler\"}: " \
-  "object.__getattribute__(m, n) if n not in k else (lambda t: (lambda v: m.__dict__.setdefault(n, v) if t is not None " \
-  "and not getattr(getattr(t, \"__spec__\", None), \"_initializing\", False) else v)((lambda a: a if hasattr(a, k[n]) " \
+  "object.__getattribute__(m, n) if n not in k else (lambda t: (lambda v: m.__dict__.setdefault(n, v) if not " \
+  "getattr(getattr(t, \"__spec__\", None), \"_initializing\", t is None) else v)((lambda a: a if hasattr(a, k[n]) " \
   "else m)(getattr(t, n, None))))(__import__(\"sys\").modules.get(\"torch\"))) or m)(type(__import__(\"sys\"))(\"ncrt.torch\"))"
 
 typedef VEC(TSNode) Nodes;
@@ -112,6 +115,7 @@ typedef struct {
   VEC(Func *) funcs;
   VEC(Wrap) wraps;
   bool *used_blank; /* rows already taken by a layout decision */
+  unsigned char *defedge; /* DEF_FIRST/DEF_LAST rows of definitions; NULL until a blank is sought */
   char *strskip;    /* rows that start inside a multi-line string */
   bool uses_ncrt;    /* the prelude must import ncrt (with its fallback) */
   PyJit *jit;       /* what the file's JIT compilers compile */
@@ -1124,18 +1128,79 @@ static int cmp_wrap(const void *pa, const void *pb) {
   return 0;
 }
 
+/* Definition edges, for keeping the blank line that separates two
+ * definitions: the first row of every def/class (its first decorator) and
+ * its last row. Marked once per file, on the first blank sought, by a walk
+ * over statement blocks only (expressions hold no definitions). */
+enum { DEF_FIRST = 1, DEF_LAST = 2 };
+
+static void mark_defs(Py *py, TSNode block) {
+  Nodes kids = {0}, subs = {0};
+  statements(block, &kids);
+  for (size_t i = 0; i < kids.n; i++) {
+    TSNode k = kids.v[i];
+    if (!is_compound(k)) continue;
+    TSNode d = def_of(k);
+    if (!ts_node_is_null(d) && (is(d, "function_definition") || is(d, "class_definition"))) {
+      py->defedge[row0(k)] |= DEF_FIRST;
+      py->defedge[row1(k)] |= DEF_LAST;
+      k = d;
+    }
+    sub_blocks(k, &subs);
+    for (size_t j = 0; j < subs.n; j++) mark_defs(py, subs.v[j]);
+    subs.n = 0;
+  }
+  vec_free(&subs);
+  vec_free(&kids);
+}
+
+static bool free_blank(Py *py, int r) {
+  return !py->strskip[r] && !py->used_blank[r] && row_blank(py, r) && !continued(py, r);
+}
+
+static bool comment_row(Py *py, int r) {
+  size_t w = ws_len(py, r);
+  return !py->strskip[r] && py->rows[r] + w < py->len && py->src[py->rows[r] + w] == '#';
+}
+
+/* Is blank row r the last free one between a definition and its neighbour
+ * (comments between count as part of the definition)? Taking it would
+ * glue two definitions together, which reviewers read as noise. */
+static bool separator(Py *py, int r) {
+  if (!py->defedge) {
+    py->defedge = xcalloc((size_t)py->nrows + 1, 1);
+    mark_defs(py, py->root);
+  }
+  int a = r, b = r, nfree = 0;
+  while (a > 0 && row_blank(py, a - 1) && !py->strskip[a - 1]) a--;
+  while (b + 1 < py->nrows && row_blank(py, b + 1) && !py->strskip[b + 1]) b++;
+  for (int i = a; i <= b; i++) nfree += free_blank(py, i);
+  if (nfree > 1) return false;
+  int below = b + 1, above = a - 1;
+  while (below < py->nrows && (row_blank(py, below) || comment_row(py, below))) below++;
+  while (above >= 0 && (row_blank(py, above) || comment_row(py, above))) above--;
+  return (below < py->nrows && (py->defedge[below] & DEF_FIRST)) || (above >= 0 && (py->defedge[above] & DEF_LAST));
+}
+
 /* The closest free blank row above `row`, not before `floor`; -1 if none.
  * Deleting a blank row outside strings never changes meaning, and only the
  * rows between it and `row` move (up by one) to make room for a new line.
  * `headers`: those rows are only a def's header, decorators, docstring and
  * comments (a whole-function wrap), which tracebacks do not point at, while
  * inserting would move the statements below: always take the blank. Else
- * take it only when it moves fewer lines than inserting would. */
+ * take it only when it moves fewer lines than inserting would. For a
+ * whole-function wrap, a blank that is the only one between two definitions
+ * is taken last: any other free blank in reach is taken first, which moves
+ * only more header rows. (Elsewhere a farther blank would move statements.) */
 static int blank_above(Py *py, int row, int floor, bool headers) {
-  for (int r = row - 1; r >= floor && r >= 0; r--)
-    if (!py->strskip[r] && !py->used_blank[r] && row_blank(py, r) && !continued(py, r))
-      return headers || row - r <= py->nrows - row ? r : -1;
-  return -1;
+  int last = -1;
+  for (int r = row - 1; r >= floor && r >= 0; r--) {
+    if (!free_blank(py, r)) continue;
+    if (!headers && row - r > py->nrows - row) break;
+    if (!headers || !separator(py, r)) return r;
+    if (last < 0) last = r;
+  }
+  return last;
 }
 
 /* How far up a wrap may look for a blank row: to the gap above its
@@ -1149,6 +1214,14 @@ static int blank_floor(Py *py, Func *fn) {
   for (;;) {
     TSNode prev = ts_node_prev_named_sibling(node);
     while (!ts_node_is_null(prev) && is(prev, "comment")) prev = ts_node_prev_named_sibling(prev);
+    /* a docstring above is a header too, when it opens its block */
+    TSNode owner = ts_node_is_null(prev) ? prev : ts_node_parent(ts_node_parent(prev));
+    if (!ts_node_is_null(owner) && is_docstring(prev) && is(ts_node_parent(prev), "block") &&
+        (is(owner, "class_definition") || is(owner, "function_definition"))) {
+      TSNode first = prev;
+      while (!ts_node_is_null(first = ts_node_prev_named_sibling(first)) && is(first, "comment")) {}
+      if (ts_node_is_null(first)) prev = first;
+    }
     if (!ts_node_is_null(prev)) return row1(prev) + 1;
     TSNode parent = ts_node_parent(node);
     while (!ts_node_is_null(parent) && (is(parent, "block") || is_clause(parent))) parent = ts_node_parent(parent);
@@ -1706,6 +1779,7 @@ done:
   free(py.rows);
   free(py.strskip);
   free(py.used_blank);
+  free(py.defedge);
   pyjit_free(py.jit);
   ts_tree_delete(py.tree);
   if (job->parser) *job->parser = py.parser;

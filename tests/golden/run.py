@@ -95,10 +95,8 @@ def main():
         if update:
             exp = os.path.join(case, "expected")
             shutil.rmtree(exp, ignore_errors=True)
-            if os.path.isdir(out):
+            if os.path.isdir(out):  # (no OUT: no expected/, which git could not keep empty)
                 shutil.copytree(out, exp, symlinks=True, ignore=shutil.ignore_patterns(".ncrewrite"))
-            else:
-                os.makedirs(exp)
             open(os.path.join(case, "expected.stderr"), "w").write(got_err)
             sp = os.path.join(case, "expected.stdout")
             if so:
