@@ -67,13 +67,13 @@ static int rewrite(const char *src, size_t len, Lang lang, const char *rel, Rule
   job.len = len;
   job.lang = lang;
   job.rules = rules;
-  Target *tg[8];
+  const Target *tg[8];
   for (size_t i = 0; i < rules->targets.n && i < 8; i++) tg[job.ntargets++] = &rules->targets.v[i];
   job.targets = tg;
   job.full_trace = full;
   void *parser = NULL;
   job.parser = &parser;
-  int rc = lang == LANG_PYTHON ? py_rewrite(&job) : c_rewrite(&job);
+  int rc = rewrite_file(&job);
   LineMap map = {0};
   out->len = 0;
   if (rc == 0 && job.edits.v.n) {

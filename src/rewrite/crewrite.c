@@ -34,12 +34,6 @@ const TSLanguage *tree_sitter_cuda(void);
 
 #define NC_C_MARK "#include <ncrt.h>"
 
-static void rule_hit(Rule *r) { __atomic_fetch_add(&r->matched, 1, __ATOMIC_RELAXED); }
-
-static void rule_miss(Rule *r, char *why) {
-  char *expected = NULL;
-  if (!__atomic_compare_exchange_n(&r->miss, &expected, why, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) free(why);
-}
 
 /* ncrewrite's own lines: the include, then `#line N "..."`, among the
  * directives before the first code (on line 1, or after the file's
@@ -366,19 +360,19 @@ static void plan_rule(CFile *c, Rule *r) {
         hits += calls_in(c, f->body, r, f->qual);
       }
     }
-    if (hits) rule_hit(r);
+    if (hits) job_rule_hit(c->job, r);
     else if (c->job->diags.errors > errs) {
     } else if ((!fns || fns == protos) && r->func && macro_making(c, r->func))
-      rule_miss(r, xasprintf("'%s' in %s is produced by the macro %s; code produced by macros is never "
+      job_rule_miss(c->job, r, xasprintf("'%s' in %s is produced by the macro %s; code produced by macros is never "
                              "instrumented", r->func, c->job->rel, macro_making(c, r->func)));
     else if (!fns)
-      rule_miss(r, xasprintf("no function '%s' in %s", r->func ? r->func : "*", c->job->rel));
+      job_rule_miss(c->job, r, xasprintf("no function '%s' in %s", r->func ? r->func : "*", c->job->rel));
     else if (fns == protos)
-      rule_miss(r, xasprintf("'%s' is only declared in %s (no body)", r->func ? r->func : "*", c->job->rel));
+      job_rule_miss(c->job, r, xasprintf("'%s' is only declared in %s (no body)", r->func ? r->func : "*", c->job->rel));
     else if (r->kind == RULE_CALLS)
-      rule_miss(r, xasprintf("no statement calling '%s' in %s", r->call, c->job->rel));
+      job_rule_miss(c->job, r, xasprintf("no statement calling '%s' in %s", r->call, c->job->rel));
     else
-      rule_miss(r, xasprintf("'%s' in %s cannot be instrumented (see --explain)", r->func, c->job->rel));
+      job_rule_miss(c->job, r, xasprintf("'%s' in %s cannot be instrumented (see --explain)", r->func, c->job->rel));
     return;
   }
   if (r->kind != RULE_LINES) {
@@ -389,7 +383,7 @@ static void plan_rule(CFile *c, Rule *r) {
   int s = r->start_line - 1, e = r->end_line - 1;
   int nrows = row1(c->root) + 1;
   if (s >= nrows) {
-    rule_miss(r, xasprintf("lines %d-%d are outside %s (%d lines)", s + 1, e + 1, c->job->rel, nrows));
+    job_rule_miss(c->job, r, xasprintf("lines %d-%d are outside %s (%d lines)", s + 1, e + 1, c->job->rel, nrows));
     return;
   }
   CFunc *fn = NULL;
@@ -400,16 +394,16 @@ static void plan_rule(CFile *c, Rule *r) {
     fn = f;
   }
   if (!fn) {
-    rule_miss(r, xasprintf("lines %d-%d are not inside the body of %s%s%s in %s", s + 1, e + 1,
+    job_rule_miss(c->job, r, xasprintf("lines %d-%d are not inside the body of %s%s%s in %s", s + 1, e + 1,
                            r->func ? "function '" : "a host function", r->func ? r->func : "",
                            r->func ? "'" : "", c->job->rel));
     return;
   }
   char *dflt = s == e ? xasprintf("%s:L%d", fn->qual, s + 1) : xasprintf("%s:L%d-%d", fn->qual, s + 1, e + 1);
   c->fbody = fn->body;
-  if (snap(c, fn->body, s, e, r, range_name(r, dflt))) rule_hit(r);
+  if (snap(c, fn->body, s, e, r, range_name(r, dflt))) job_rule_hit(c->job, r);
   else if (c->job->diags.errors == errs)
-    rule_miss(r, xasprintf("no statement on lines %d-%d of %s", s + 1, e + 1, c->job->rel));
+    job_rule_miss(c->job, r, xasprintf("no statement on lines %d-%d of %s", s + 1, e + 1, c->job->rel));
   free(dflt);
 }
 

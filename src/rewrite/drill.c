@@ -241,7 +241,10 @@ static bool child_ok(const char *config, const RuleDoc *doc, const char *srcdir,
     const RangeRec *rr = nr ? proposal_range_of(&p, nr) : NULL;
     char *err = proposal_error(&p);
     if (err) *why = err;
-    else if (!rr) *why = xstrdup(nr && nr->miss ? nr->miss : "no range");
+    else if (!rr) {
+      const RuleOutcome *oc = nr ? job_rule_outcome(&p.job, nr) : NULL;
+      *why = xstrdup(oc && oc->miss ? oc->miss : "no range");
+    }
     else if (rr->line0 != lr->start || rr->line1 != lr->end) *why = xasprintf("snaps to lines %d-%d", rr->line0, rr->line1);
     else {
       ok = true;

@@ -184,10 +184,10 @@ int proposal_run(Proposal *p, const char *rules_path, const char *old, size_t ol
   job->len = mf->len;
   job->lang = mf->lang;
   job->rules = &p->rules;
-  job->targets = tgs.v;
+  job->targets = (const Target *const *)tgs.v;
   job->ntargets = tgs.n;
   job->full_trace = ft;
-  p->rc = mf->lang == LANG_PYTHON ? py_rewrite(job) : c_rewrite(job);
+  p->rc = rewrite_file(job);
   /* the job keeps pointers into these only while it runs */
   job->targets = NULL;
   job->ntargets = 0;
@@ -289,7 +289,8 @@ static int check_range(const Proposal *p, const Rule *nr, const ModFile *mf, int
   const RangeRec *rr = nr ? proposal_range_of(p, nr) : NULL;
   char *err = proposal_error(p);
   if (err || !rr) {
-    const char *why = err ? err : nr && nr->miss ? nr->miss : "no statement there";
+    const RuleOutcome *oc = nr ? job_rule_outcome(&p->job, nr) : NULL;
+    const char *why = err ? err : oc && oc->miss ? oc->miss : "no statement there";
     diag_at(d, DIAG_ERROR, mf->path, mf->text, mf->len, a, first_col(mf, a), "lines %d-%d: %s", a, b,
             why);
     free(err);

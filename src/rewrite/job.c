@@ -51,6 +51,17 @@ void job_explain_sort(FileJob *job) {
   vec_free(&job->explain_at);
 }
 
+int rewrite_file(FileJob *job) {
+  switch (job->lang) {
+  case LANG_PYTHON: return py_rewrite(job);
+  case LANG_C:
+  case LANG_CPP:
+  case LANG_CUDA: return c_rewrite(job);
+  case LANG_NONE: break;
+  }
+  return 0;
+}
+
 bool job_too_big(FileJob *job) {
   if (job->len <= NC_MAX_PARSE_BYTES) return false;
   job->unparsable = true;
@@ -60,7 +71,35 @@ bool job_too_big(FileJob *job) {
   return true;
 }
 
+static RuleOutcome *outcome(FileJob *job, const Rule *r) {
+  for (size_t i = 0; i < job->outcomes.n; i++)
+    if (job->outcomes.v[i].rule == r) return &job->outcomes.v[i];
+  vec_push(&job->outcomes, ((RuleOutcome){r, 0, NULL}));
+  return &job->outcomes.v[job->outcomes.n - 1];
+}
+
+void job_rule_hit(FileJob *job, const Rule *r) { outcome(job, r)->hits++; }
+
+void job_rule_miss(FileJob *job, const Rule *r, char *why) {
+  RuleOutcome *o = outcome(job, r);
+  if (o->miss) free(why);
+  else o->miss = why;
+}
+
+const RuleOutcome *job_rule_outcome(const FileJob *job, const Rule *r) {
+  for (size_t i = 0; i < job->outcomes.n; i++)
+    if (job->outcomes.v[i].rule == r) return &job->outcomes.v[i];
+  return NULL;
+}
+
+void rule_warn_miss(const Rules *rules, Diags *d, const Rule *r, const char *why) {
+  RNode *at = r->cls_at && !strncmp(why, "no class '", 10) ? r->cls_at : r->at;
+  ruledoc_diag((RuleDoc *)&rules->doc, d, DIAG_WARNING, at, "rule matches nothing: %s", why);
+}
+
 void filejob_free(FileJob *job) {
+  for (size_t i = 0; i < job->outcomes.n; i++) free(job->outcomes.v[i].miss);
+  vec_free(&job->outcomes);
   diags_free(&job->diags);
   buf_free(&job->explain_text);
   vec_free(&job->explain_at);

@@ -335,18 +335,17 @@ static void resolve_targets(Run *run, Diags *d) {
       free(p);
     }
     if (hit >= 0) {
-      tg->resolved = xstrdup(run->ents.v.v[hit].rel);
-      tg->resolved_count = 1;
       vec_push(&run->targets_of[hit], tg);
       continue;
     }
     if (tg->path_glob) {
+      size_t n = 0;
       for (size_t i = 0; i < run->ents.v.n; i++)
         if (!run->ents.v.v[i].link && glob_match(tg->key, run->ents.v.v[i].rel)) {
           vec_push(&run->targets_of[i], tg);
-          tg->resolved_count++;
+          n++;
         }
-      if (!tg->resolved_count)
+      if (!n)
         ruledoc_diag(&r->doc, d, DIAG_WARNING, tg->at, "no file under %s matches '%s'", run->src, tg->key);
     }
   }
@@ -489,7 +488,7 @@ static void process(Run *run, size_t i, void **parser) {
   job.len = len;
   job.lang = lang_of_path(e->rel);
   job.rules = &run->rules;
-  job.targets = run->targets_of[i].v;
+  job.targets = (const Target *const *)run->targets_of[i].v;
   job.ntargets = run->targets_of[i].n;
   job.explain = run->opt.explain;
   job.parser = parser;
@@ -512,8 +511,7 @@ static void process(Run *run, size_t i, void **parser) {
   job.module = module;
   int wrc = 0;
   bool run_it = job.ntargets || ft;
-  if (run_it && job.lang == LANG_PYTHON) wrc = py_rewrite(&job);
-  else if (run_it && job.lang != LANG_NONE) wrc = c_rewrite(&job);
+  if (run_it) wrc = rewrite_file(&job);
   Buf out = {0};
   r->action = "copied";
   if (wrc < 0) {
@@ -547,12 +545,13 @@ static void process(Run *run, size_t i, void **parser) {
   Buf hits = {0}, misses = {0};
   for (size_t t = 0; t < job.ntargets; t++)
     for (size_t k = 0; k < job.targets[t]->rules.n; k++) {
-      Rule *ru = &job.targets[t]->rules.v[k];
+      const Rule *ru = &job.targets[t]->rules.v[k];
+      const RuleOutcome *oc = job_rule_outcome(&job, ru);
       bool hit = false;
       for (size_t q = 0; q < job.ranges.n && !hit; q++) hit = job.ranges.v[q].rule == ru;
       char *id = rule_id(&run->rules, ru);
-      char *why = __atomic_load_n(&ru->miss, __ATOMIC_ACQUIRE);
-      if (hit || (ru->matched && (ru->kind == RULE_CLASS_REPL || ru->kind == RULE_METHOD_REPL) && !why))
+      const char *why = oc ? oc->miss : NULL;
+      if (hit || (oc && oc->hits && (ru->kind == RULE_CLASS_REPL || ru->kind == RULE_METHOD_REPL) && !why))
         buf_printf(&hits, "%s%s", hits.len ? " " : "", id);
       else if (why)
         buf_printf(&misses, "%s\t%s\n", id, why);
@@ -605,18 +604,23 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-/* Restore rule hits/misses from per-file results (fresh or cached) and warn
- * at each rule that matched nothing anywhere. */
+/* Merge the rule hits and misses of every file's result (fresh or cached,
+ * in path order, so the reason given is the same on every run and with any
+ * -j) and warn at each rule that matched nothing anywhere. The rules
+ * themselves are never written: the workers shared them. */
 static void report_rules(Run *run, Diags *d) {
   Rules *rl = &run->rules;
+  size_t *base = xcalloc(rl->targets.n + 1, sizeof *base);
+  for (size_t t = 0; t < rl->targets.n; t++) base[t + 1] = base[t] + rl->targets.v[t].rules.n;
+  int *matched = xcalloc(base[rl->targets.n] + 1, sizeof *matched);
+  char **miss = xcalloc(base[rl->targets.n] + 1, sizeof *miss);
   for (size_t i = 0; i < run->ents.v.n; i++) {
     FileResult *r = &run->res[i];
-    if (!r->cached) continue;
     for (char *h = r->hits; h && *h;) {
       size_t t, k;
       int used = 0;
       if (sscanf(h, "%zu.%zu%n", &t, &k, &used) == 2 && t < rl->targets.n && k < rl->targets.v[t].rules.n)
-        rl->targets.v[t].rules.v[k].matched++;
+        matched[base[t] + k]++;
       h += used ? used : 1;
       while (*h == ' ') h++;
     }
@@ -624,20 +628,18 @@ static void report_rules(Run *run, Diags *d) {
       size_t t, k;
       char *tab = strchr(m, '\t'), *nl = tab ? strchr(tab, '\n') : NULL;
       if (!tab || !nl) break;
-      if (sscanf(m, "%zu.%zu", &t, &k) == 2 && t < rl->targets.n && k < rl->targets.v[t].rules.n) {
-        Rule *ru = &rl->targets.v[t].rules.v[k];
-        if (!ru->miss) ru->miss = xstrndup(tab + 1, (size_t)(nl - tab - 1));
-      }
+      if (sscanf(m, "%zu.%zu", &t, &k) == 2 && t < rl->targets.n && k < rl->targets.v[t].rules.n &&
+          !miss[base[t] + k])
+        miss[base[t] + k] = xstrndup(tab + 1, (size_t)(nl - tab - 1));
       m = nl + 1;
     }
   }
   for (size_t t = 0; t < rl->targets.n; t++)
-    for (size_t k = 0; k < rl->targets.v[t].rules.n; k++) {
-      Rule *ru = &rl->targets.v[t].rules.v[k];
-      if (!ru->matched && ru->miss)
-        ruledoc_diag(&rl->doc, d, DIAG_WARNING, ru->cls_at && !strncmp(ru->miss, "no class '", 10) ? ru->cls_at : ru->at,
-                     "rule matches nothing: %s", ru->miss);
-    }
+    for (size_t k = 0; k < rl->targets.v[t].rules.n; k++)
+      if (!matched[base[t] + k] && miss[base[t] + k])
+        rule_warn_miss(rl, d, &rl->targets.v[t].rules.v[k], miss[base[t] + k]);
+  for (size_t j = 0; j < base[rl->targets.n]; j++) free(miss[j]);
+  free(miss), free(matched), free(base);
 }
 
 static void remove_stale(Run *run, FileResult *old, size_t nold) {

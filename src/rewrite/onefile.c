@@ -136,15 +136,14 @@ int onefile_run(const OneFile *o) {
   job.src = src;
   job.len = len;
   job.rules = &rules;
-  job.targets = tgs.v;
+  job.targets = (const Target *const *)tgs.v;
   job.ntargets = tgs.n;
   job.diags.strict = o->strict;
   job.diags.quiet = o->quiet;
   job.parser = &parser;
   int wrc = 0;
   if (tgs.n || job.full_trace) {
-    if (job.lang == LANG_PYTHON) wrc = py_rewrite(&job);
-    else if (job.lang != LANG_NONE) wrc = c_rewrite(&job);
+    wrc = rewrite_file(&job);
   }
   const char *data = src;
   size_t dlen = len;
@@ -156,8 +155,8 @@ int onefile_run(const OneFile *o) {
   /* rules of the targets that name this file, which matched nothing here */
   for (size_t t = 0; t < tgs.n; t++)
     for (size_t k = 0; k < tgs.v[t]->rules.n; k++) {
-      Rule *ru = &tgs.v[t]->rules.v[k];
-      if (!ru->matched && ru->miss) ruledoc_diag(&rules.doc, &fd, DIAG_WARNING, ru->at, "rule matches nothing: %s", ru->miss);
+      const RuleOutcome *oc = job_rule_outcome(&job, &tgs.v[t]->rules.v[k]);
+      if (oc && !oc->hits && oc->miss) rule_warn_miss(&rules, &fd, oc->rule, oc->miss);
     }
   diags_append(&fd, &job.diags);
   if (fd.errors == 0) {

@@ -652,12 +652,6 @@ static void wrap_function(Py *py, Func *f, const Rule *rule, const char *name, c
   vec_free(&kids);
 }
 
-static void rule_hit(Rule *r) { __atomic_fetch_add(&r->matched, 1, __ATOMIC_RELAXED); }
-
-static void rule_miss(Rule *r, char *why) {
-  if (!r->miss) r->miss = why;
-  else free(why);
-}
 
 static bool name_match(const char *pat, const char *name) {
   return !strcmp(pat, name) || glob_match(pat, name);
@@ -823,7 +817,7 @@ static void plan_lines(Py *py, Rule *r) {
         }
       }
     if (found < 0) {
-      rule_miss(r, xasprintf("line %d of %s does not read '%s' (start_line_content) and no line does",
+      job_rule_miss(py->job, r, xasprintf("line %d of %s does not read '%s' (start_line_content) and no line does",
                              r->start_line, py->job->rel, r->start_content));
       return;
     }
@@ -834,7 +828,7 @@ static void plan_lines(Py *py, Rule *r) {
     s = found;
   }
   if (s >= py->nrows || e >= py->nrows + 1) {
-    rule_miss(r, xasprintf("lines %d-%d are outside %s (%d lines)", s + 1, e + 1, py->job->rel,
+    job_rule_miss(py->job, r, xasprintf("lines %d-%d are outside %s (%d lines)", s + 1, e + 1, py->job->rel,
                            py->nrows - (py->len && py->src[py->len - 1] == '\n')));
     return;
   }
@@ -858,7 +852,7 @@ static void plan_lines(Py *py, Rule *r) {
         fn = f;
     }
     if (!fn) {
-      rule_miss(r, nm ? xasprintf("lines %d-%d are not inside function '%s' in %s", s + 1, e + 1, r->func,
+      job_rule_miss(py->job, r, nm ? xasprintf("lines %d-%d are not inside function '%s' in %s", s + 1, e + 1, r->func,
                                   py->job->rel)
                       : xasprintf("no function '%s' in %s", r->func, py->job->rel));
       return;
@@ -875,21 +869,21 @@ static void plan_lines(Py *py, Rule *r) {
   const char *jit_why = in ? pyjit_why(py->jit, in->def) : NULL;
   if (jit_why) {
     job_explain(py->job, s + 1, "skipped lines %d-%d: %s", s + 1, e + 1, jit_why);
-    rule_miss(r, xasprintf("lines %d-%d of %s are in %s, which is %s", s + 1, e + 1, py->job->rel, in->qual,
+    job_rule_miss(py->job, r, xasprintf("lines %d-%d of %s are in %s, which is %s", s + 1, e + 1, py->job->rel, in->qual,
                            jit_why));
     return;
   }
   const char *base = fn ? fn->qual : py->job->module ? py->job->module : py->job->rel;
   Wrap *w = snap_lines(py, start, s, e, r, base);
   if (w) {
-    rule_hit(r);
+    job_rule_hit(py->job, r);
     if (w->r0 != s || w->r1 != e)
       job_explain(py->job, s + 1, "lines %d-%d snapped to whole statements %d-%d: range '%s'", s + 1, e + 1,
                   w->r0 + 1, w->r1 + 1, w->rec.name);
     else
       job_explain(py->job, s + 1, "lines %d-%d: range '%s'", s + 1, e + 1, w->rec.name);
   } else if (!py->job->diags.errors) {
-    rule_miss(r, xasprintf("no statement on lines %d-%d of %s", s + 1, e + 1, py->job->rel));
+    job_rule_miss(py->job, r, xasprintf("no statement on lines %d-%d of %s", s + 1, e + 1, py->job->rel));
   }
 }
 
@@ -924,11 +918,11 @@ static void plan_rule(Py *py, Rule *r) {
         hits += wrap_calls_in(py, ts_node_child_by_field_name(f->def, "body", 4), r, f->qual);
       }
     }
-    if (hits) rule_hit(r);
+    if (hits) job_rule_hit(py->job, r);
     else if (py->job->diags.errors > errs) {
       /* already reported (e.g. a bad context value) */
     } else if (jitted) {
-      rule_miss(r, xasprintf("%s in %s is %s", jitted->qual, py->job->rel, jit_why));
+      job_rule_miss(py->job, r, xasprintf("%s in %s is %s", jitted->qual, py->job->rel, jit_why));
     } else if (!fns) {
       bool any_cls = false;
       for (size_t i = 0; r->cls && i < py->funcs.n; i++) any_cls |= cls_match(r->cls, py->funcs.v[i]);
@@ -946,14 +940,14 @@ static void plan_rule(Py *py, Rule *r) {
       const char *near = nearest_word(r->cls && !any_cls ? r->cls : r->func, cands, nc);
       char *hint = near ? xasprintf(" (did you mean '%s'?)", near) : xstrdup("");
       free(cands);
-      rule_miss(r, r->cls && !any_cls ? xasprintf("no class '%s' in %s%s", r->cls, py->job->rel, hint)
+      job_rule_miss(py->job, r, r->cls && !any_cls ? xasprintf("no class '%s' in %s%s", r->cls, py->job->rel, hint)
                    : r->cls ? xasprintf("no method '%s' in class '%s' in %s%s", r->func, r->cls, py->job->rel, hint)
                             : xasprintf("no module-level function '%s' in %s%s", r->func, py->job->rel, hint));
       free(hint);
     } else if (r->kind == RULE_CALLS) {
-      rule_miss(r, xasprintf("no statement calling '%s' in '%s' of %s", r->call, r->func, py->job->rel));
+      job_rule_miss(py->job, r, xasprintf("no statement calling '%s' in '%s' of %s", r->call, r->func, py->job->rel));
     } else {
-      rule_miss(r, xasprintf("'%s' in %s has nothing to wrap", r->func, py->job->rel));
+      job_rule_miss(py->job, r, xasprintf("'%s' in %s has nothing to wrap", r->func, py->job->rel));
     }
     break;
   }
@@ -1038,9 +1032,9 @@ static void plan_replacement(Py *py, Rule *r) {
     }
     free(cname);
   }
-  if (hits) rule_hit(r);
+  if (hits) job_rule_hit(py->job, r);
   else
-    rule_miss(r, r->kind == RULE_CLASS_REPL ? xasprintf("no class '%s' in %s", r->cls, py->job->rel)
+    job_rule_miss(py->job, r, r->kind == RULE_CLASS_REPL ? xasprintf("no class '%s' in %s", r->cls, py->job->rel)
                                             : xasprintf("no method '%s' in class '%s' in %s", r->func, r->cls, py->job->rel));
   for (size_t i = 0; i < quals.n; i++) free(quals.v[i]);
   vec_free(&quals);

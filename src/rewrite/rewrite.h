@@ -5,7 +5,10 @@
  * FileJob; the rewriter parses, matches rules, and adds edits and range
  * records; the driver applies the edits, writes the output and the manifest.
  * A rewriter never writes files and never prints: diagnostics go to
- * job->diags (source-file positions) or to rule->miss (rule positions). */
+ * job->diags (source-file positions), and what became of each rule (hits,
+ * or why it matched nothing: a rule position) to job->outcomes. The rules
+ * are read-only once loaded: every worker thread shares them, and each
+ * job owns its outcomes, which the driver merges after the workers end. */
 #ifndef NC_REWRITE_H
 #define NC_REWRITE_H
 
@@ -25,6 +28,13 @@ typedef struct {
   const Rule *rule;/* NULL for full-trace ranges */
 } RangeRec;
 
+/* What one file made of one rule. */
+typedef struct {
+  const Rule *rule;
+  int hits;        /* ranges (or replacements) it gave */
+  char *miss;      /* why it matched nothing here, or NULL (owned) */
+} RuleOutcome;
+
 /* One --explain entry: its line, and its bytes in explain_text. */
 typedef struct ExplainAt {
   int line;
@@ -41,7 +51,7 @@ typedef struct {
   size_t len;
   Lang lang;
   const Rules *rules;
-  Target **targets;       /* targets that name this file */
+  const Target *const *targets; /* targets that name this file */
   size_t ntargets;
   bool full_trace;        /* full-trace applies to this file */
   bool explain;
@@ -54,12 +64,15 @@ typedef struct {
   VEC(ExplainAt) explain_at; /* where each entry starts: a path or a name may hold a newline */
   Edits edits;
   VEC(RangeRec) ranges;
+  VEC(RuleOutcome) outcomes; /* one per rule touched, in first-touch order */
   bool already;           /* already instrumented: copy unchanged */
   bool unparsable;        /* parse failed: copy unchanged */
 } FileJob;
 
-/* Each returns 0 (edits may be empty) or -1 (file must be copied unchanged;
- * the reason is in job->diags). */
+/* The one entry point: the rewriter of job->lang. Returns 0 (edits may be
+ * empty; always for LANG_NONE) or -1 (the file must be copied unchanged;
+ * the reason is in job->diags). The language rewriters behind it: */
+int rewrite_file(FileJob *job);
 int py_rewrite(FileJob *job);
 int c_rewrite(FileJob *job);
 
@@ -86,6 +99,16 @@ int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int li
 /* True (after a warning in job->diags; job->unparsable set) if the file is
  * too large to parse. */
 bool job_too_big(FileJob *job);
+
+/* Rule outcomes of this job: a hit; a miss (takes `why`; the first reason
+ * is kept); the outcome of `r`, or NULL if the rewriter never touched it. */
+void job_rule_hit(FileJob *job, const Rule *r);
+void job_rule_miss(FileJob *job, const Rule *r, char *why);
+const RuleOutcome *job_rule_outcome(const FileJob *job, const Rule *r);
+
+/* "rule matches nothing: WHY" at the rule (at its class key when the class
+ * is what is missing): the one wording of the tree run and --file. */
+void rule_warn_miss(const Rules *rules, Diags *d, const Rule *r, const char *why);
 
 void filejob_free(FileJob *job);
 void job_parser_free(void *parser);

@@ -453,12 +453,12 @@ void rules_free(Rules *r) {
     for (size_t j = 0; j < t->rules.n; j++) {
       Rule *u = &t->rules.v[j];
       free(u->cls), free(u->func), free(u->call), free(u->replacement);
-      free(u->start_content), free(u->end_content), free(u->miss);
+      free(u->start_content), free(u->end_content);
       ctx_free(&u->ctx);
     }
     vec_free(&t->rules);
     strs_free(&t->exclude);
-    free(t->key), free(t->file_path), free(t->resolved);
+    free(t->key), free(t->file_path);
     free(t->domain), free(t->category), free(t->color);
   }
   vec_free(&r->targets);

@@ -42,8 +42,6 @@ typedef struct {
   Context ctx;
   RNode *at;          /* where the rule is written */
   RNode *cls_at;      /* its class's key, when written under one (a class that is not there is reported there) */
-  int matched;        /* updated atomically by workers */
-  char *miss;         /* why it matched nothing (set by the matcher) */
 } Rule;
 
 typedef struct {
@@ -55,8 +53,6 @@ typedef struct {
   VEC(char *) exclude;
   char *domain, *category, *color;   /* NVTX attributes for C-family targets */
   RNode *at;
-  char *resolved;     /* path relative to SRC after resolution, or NULL */
-  int resolved_count; /* files matched (path-glob targets) */
 } Target;
 
 typedef struct {
