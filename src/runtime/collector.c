@@ -56,6 +56,7 @@ void rt_say(const char *fmt, ...) {
 /* ---- clock ---- */
 
 static uint64_t tsc0, ns0, tsc1, ns1;
+static int npiece; /* pieces of the TSC mapping (rt_clock_calibrate), published with release */
 
 uint64_t rt_mono_ns(void) {
   struct timespec ts;
@@ -70,7 +71,20 @@ static inline uint64_t now_ticks(void) {
   return rt_mono_ns();
 }
 
+/* A timestamp for thread t, never earlier than the one it took before. The
+ * TSC of two CPUs can differ by some 100 ns on virtual machines: a thread
+ * moved between them would record an inner range starting before its outer
+ * one, which no viewer nests. Clamping keeps each thread's records in
+ * program order (a compare and a store; the struct is in cache). */
+static inline uint64_t thread_now(RtThread *t) {
+  uint64_t v = now_ticks();
+  if (__builtin_expect(v < t->last_ticks, 0)) v = t->last_ticks;
+  t->last_ticks = v;
+  return v;
+}
+
 static void clock_init(void) {
+  npiece = 0; /* (a forked child starts its own clock) */
   ns0 = rt_mono_ns();
 #if defined(__x86_64__)
   if (rt_opt.use_tsc) tsc0 = __rdtsc();
@@ -92,6 +106,30 @@ void rt_clock_set(int use_tsc, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
   ns0 = b;
   tsc1 = c;
   ns1 = d;
+  npiece = 0;
+}
+
+/* The TSC→ns mapping is piecewise linear and continuous. Records are
+ * converted at different times (the flusher converts while the program
+ * runs, the exit converts the rest), and one tick must give the same ns
+ * whenever it is converted: with a single ratio re-measured at each
+ * conversion, two neighbouring records converted a flush apart could be
+ * ~100 ns out of order, an inner range starting before its outer one. So a
+ * new ratio (measured over the whole run so far: the longer, the better)
+ * applies only to ticks after the moment it is measured, from where the
+ * previous piece ends. Pieces start at doubling run times (20 ms, 40 ms,
+ * 80 ms, ...): at most CLOCK_PIECES over any run; the last one stays. */
+#define CLOCK_PIECES 48
+static struct {
+  uint64_t tsc, ns; /* where the piece starts */
+  double r;         /* ns per tick */
+  uint64_t at;      /* CLOCK_MONOTONIC ns when it was measured */
+} piece[CLOCK_PIECES];
+static int piece_busy;     /* one calibration at a time (the flusher, the exit) */
+
+static uint64_t piece_map(int k, uint64_t t) {
+  int64_t d = (int64_t)(t - piece[k].tsc);
+  return piece[k].ns + (uint64_t)(int64_t)((double)d * piece[k].r);
 }
 
 /* Pin the TSC→ns ratio on two (tsc, ns) pairs at least 20 ms apart: the
@@ -105,13 +143,31 @@ void rt_clock_calibrate(void) {
     nanosleep(&d, NULL);
     n = rt_mono_ns();
   }
-  tsc1 = __rdtsc();
-  ns1 = rt_mono_ns();
+  uint64_t t = __rdtsc();
+  n = rt_mono_ns();
+  tsc1 = t;
+  ns1 = n;
+  if (__atomic_exchange_n(&piece_busy, 1, __ATOMIC_ACQUIRE)) return;
+  int k = __atomic_load_n(&npiece, __ATOMIC_ACQUIRE);
+  if (k < CLOCK_PIECES && t > tsc0 && (k == 0 || n - ns0 >= 2 * (piece[k - 1].at - ns0))) {
+    piece[k].r = (double)(n - ns0) / (double)(t - tsc0);
+    piece[k].tsc = k ? t : tsc0;
+    piece[k].ns = k ? piece_map(k - 1, t) : ns0;
+    piece[k].at = n;
+    __atomic_store_n(&npiece, k + 1, __ATOMIC_RELEASE);
+  }
+  __atomic_store_n(&piece_busy, 0, __ATOMIC_RELEASE);
 #endif
 }
 
 uint64_t rt_ticks_to_ns(uint64_t t) {
   if (!rt_opt.use_tsc) return t;
+  int k = __atomic_load_n(&npiece, __ATOMIC_ACQUIRE);
+  if (k) {
+    while (k > 1 && t < piece[k - 1].tsc) k--;
+    return piece_map(k - 1, t);
+  }
+  /* not calibrated in this process: the finalizer's one (tsc, ns) pair */
   if (tsc1 == tsc0) return ns0;
   double r = (double)(ns1 - ns0) / (double)(tsc1 - tsc0);
   int64_t d = (int64_t)(t - tsc0);
@@ -131,6 +187,21 @@ static pthread_mutex_t name_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t id_unknown;
 
 RtName *rt_name(uint32_t id) { return &name_pages[id >> PAGE_BITS][id & (PAGE_SIZE_N - 1)]; }
+
+/* A name's flags: written once under the names lock (release) and or'ed
+ * into by the throttle, read on every push and pop by threads that may have
+ * the id from elsewhere (a call site's cached handle): acquire, a plain load
+ * on x86. */
+static inline uint8_t name_flags(uint32_t id) { return __atomic_load_n(&rt_name(id)->flags, __ATOMIC_ACQUIRE); }
+
+int rt_frame_peek(const RtThread *t, uint32_t i, RtFrame *out) {
+  if (i >= __atomic_load_n(&t->sp, __ATOMIC_ACQUIRE) || __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE)) return 0;
+  const RtFrame *f = &__atomic_load_n(&t->stack, __ATOMIC_ACQUIRE)[i];
+  /* field by field (a memcpy would be checked by TSan's interceptor) */
+  out->start = f->start, out->addr = f->addr, out->name = f->name, out->domain = f->domain;
+  out->recorded = f->recorded, out->gate = f->gate, out->cat = f->cat;
+  return 1;
+}
 uint32_t rt_name_count(void) { return __atomic_load_n(&name_n, __ATOMIC_ACQUIRE); }
 
 static uint32_t hash_str(const char *s, size_t len) {
@@ -239,7 +310,7 @@ uint32_t rt_intern(const char *s, size_t len) {
   RtName *nm = rt_name(id);
   nm->str = copy;
   nm->len = (uint32_t)len;
-  nm->flags = name_flags_for(copy);
+  __atomic_store_n(&nm->flags, name_flags_for(copy), __ATOMIC_RELEASE);
   name_hash[j] = id + 1;
   __atomic_store_n(&name_n, id + 1, __ATOMIC_RELEASE);
   names_unlock();
@@ -366,20 +437,23 @@ static RtThread *thread_reuse(void) {
   RtThread *t;
   pthread_mutex_lock(&thread_lock);
   for (t = thread_list; t; t = t->next)
-    if (t->dead == 1) {
-      t->dead = 2; /* taken */
+    if (__atomic_load_n(&t->dead, __ATOMIC_ACQUIRE) == 1) {
+      /* acquire: pairs with thread_exit's store, so everything the old
+       * thread did to this struct (its last pops) happens before we reuse it */
+      __atomic_store_n(&t->dead, 2, __ATOMIC_RELAXED); /* taken (only under thread_lock) */
       break;
     }
   pthread_mutex_unlock(&thread_lock);
   if (!t) return NULL;
   RtChunk *c = chunk_new(CHUNK_FIRST);
   if (!c) {
-    t->dead = 1;
+    __atomic_store_n(&t->dead, 1, __ATOMIC_RELEASE);
     return NULL;
   }
   t->tname[0] = 0;
   t->stats = (RtStat *)no_stats;
   t->sp = 0;
+  t->last_ticks = 0;
   t->ignored = 0;
   t->busy = 0;
   memset(t->cache_ptr, 0, sizeof t->cache_ptr);
@@ -716,12 +790,12 @@ static inline int push_in(RtThread *t, uint16_t dom, uint32_t name, uint8_t cat,
   f->domain = dom;
   f->gate = 0;
   f->cat = cat;
-  uint8_t flags = rt_name(name)->flags;
+  uint8_t flags = name_flags(name);
   if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) push_special(t, f, flags);
   f->recorded = recording && !(flags & NAME_THROTTLED);
   t->sp++;
   /* the clock is read only for ranges that are recorded */
-  f->start = f->recorded ? now_ticks() : 0;
+  f->start = f->recorded ? thread_now(t) : 0;
   return (int)t->sp - 1;
 }
 
@@ -764,7 +838,7 @@ static void throttle_add(RtName *nm, RtStat *s) {
   nm->g_count += s->count;
   nm->g_total += s->total;
   s->count = s->total = 0;
-  if (nm->g_count >= (uint64_t)rt_opt.throttle_calls && !(nm->flags & NAME_THROTTLED)) {
+  if (nm->g_count >= (uint64_t)rt_opt.throttle_calls && !(__atomic_load_n(&nm->flags, __ATOMIC_ACQUIRE) & NAME_THROTTLED)) {
     double avg_us = ticks_mean_us(nm->g_total, nm->g_count);
     if (avg_us < rt_opt.throttle_us) {
       nm->calls_at_throttle = nm->g_count;
@@ -792,7 +866,7 @@ static void throttle_slow(RtThread *t, uint32_t name, uint64_t dur) {
      * call goes uncounted (the name is judged a little later) */
     if (s->name != UINT32_MAX && s->count) {
       if (pthread_mutex_trylock(&throttle_lock) != 0) return;
-      if (!(rt_name(s->name)->flags & NAME_THROTTLED)) throttle_add(rt_name(s->name), s);
+      if (!(name_flags(s->name) & NAME_THROTTLED)) throttle_add(rt_name(s->name), s);
       pthread_mutex_unlock(&throttle_lock);
     }
     s->name = name;
@@ -821,7 +895,7 @@ static void thread_exit(void *arg) {
   if (st != no_stats) {
     pthread_mutex_lock(&throttle_lock);
     for (uint32_t i = 0; i < RT_NSTATS; i++)
-      if (st[i].name != UINT32_MAX && st[i].count && !(rt_name(st[i].name)->flags & NAME_THROTTLED))
+      if (st[i].name != UINT32_MAX && st[i].count && !(name_flags(st[i].name) & NAME_THROTTLED))
         throttle_add(rt_name(st[i].name), &st[i]);
     pthread_mutex_unlock(&throttle_lock);
   }
@@ -864,10 +938,10 @@ static inline int pop_in(RtThread *t, uint16_t dom, uint8_t kind) {
   RtFrame f = t->stack[i];
   if (i != t->sp - 1) memmove(&t->stack[i], &t->stack[i + 1], (t->sp - 1 - i) * sizeof(RtFrame));
   t->sp--;
-  uint8_t flags = rt_name(f.name)->flags;
+  uint8_t flags = name_flags(f.name);
   uint64_t end = 0;
   if (f.recorded) {
-    end = now_ticks();
+    end = thread_now(t);
     RtRec *r = rec_next(t);
     if (r) {
       r->start = f.start;
@@ -947,7 +1021,7 @@ static void mark_in(RtThread *t, uint16_t dom, const nvtxEventAttributes_t *a, c
   if (!recording) return;
   RtRec *r = rec_next(t);
   if (!r) return;
-  r->start = r->end = now_ticks();
+  r->start = r->end = thread_now(t);
   r->name = id;
   r->domain = dom > 255 ? 255 : (uint8_t)dom;
   r->kind = REC_MARK;
@@ -981,7 +1055,7 @@ static nvtxRangeId_t span_start_in(RtThread *t, uint16_t dom, const nvtxEventAtt
   uint8_t cat = 0;
   uint32_t id = a ? msg_id(t, a, &cat) : ascii_id(t, ascii);
   uint64_t sid = __atomic_fetch_add(&span_next, 1, __ATOMIC_RELAXED);
-  uint8_t flags = rt_name(id)->flags;
+  uint8_t flags = name_flags(id);
   if (__builtin_expect(flags & NAME_GATE, 0)) {
     pthread_mutex_lock(&ctl_lock);
     if (gate_span_n < 64) {
@@ -1174,7 +1248,7 @@ static void NVTX_API h_initialize(const void *r) {}
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int exit_written;
-volatile int rt_exiting; /* the process is ending: write open ranges too */
+int rt_exiting; /* the process is ending: write open ranges too */
 volatile int rt_collecting;
 
 const char *rt_current_trace_name(void) {
@@ -1192,7 +1266,7 @@ void rt_atexit(void) {
     return;
   }
   exit_written = 1;
-  rt_exiting = 1;
+  __atomic_store_n(&rt_exiting, 1, __ATOMIC_RELEASE);
   if (rt_opt.active) {
     long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
     long want = rt_opt.repeat ? rt_opt.repeat : 1;
@@ -1230,7 +1304,7 @@ static void *flusher_main(void *arg) {
   for (;;) {
     struct timespec d = {0, RT_FLUSH_MS * 1000000L};
     nanosleep(&d, NULL);
-    if (rt_exiting) continue;
+    if (__atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE)) continue;
     rt_flush_tick();
   }
   return NULL;
@@ -1301,7 +1375,7 @@ static void fork_child(void) {
   size_t l = strlen(rt_opt.name);
   snprintf(rt_opt.name + l, sizeof rt_opt.name - l, "-pid%d", (int)getpid());
   exit_written = 0;
-  rt_exiting = 0;
+  __atomic_store_n(&rt_exiting, 0, __ATOMIC_RELEASE);
   rt_files_reset();
   rt_exitpaths_child();
 }

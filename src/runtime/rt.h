@@ -137,9 +137,16 @@ typedef struct RtThread {
   /* tiny cache of ASCII message pointers -> name id */
   const char *cache_ptr[64];
   uint32_t cache_id[64];
+  uint64_t last_ticks;          /* the latest timestamp taken on this thread (thread_now) */
 } RtThread;
 
 RtThread *rt_threads(void);     /* list head, newest first */
+/* Copy frame i of another thread's open-range stack, which that thread
+ * changes while we read: 1 if it is open, 0 past the top or once the thread
+ * ended. A best-effort snapshot (a frame popped and pushed meanwhile reads
+ * as either; the stack memory is never unmapped), so ThreadSanitizer does
+ * not check it. */
+int rt_frame_peek(const RtThread *t, uint32_t i, RtFrame *out) __attribute__((no_sanitize("thread")));
 
 /* Spans started in one thread and possibly ended in another: joined by id
  * at write time. */
@@ -220,7 +227,7 @@ uint32_t rt_intern(const char *s, size_t len);
 void rt_init_once(void);
 const char *rt_category_name(uint32_t cat);
 const char *rt_os_thread_name(uint32_t tid);
-extern volatile int rt_exiting;   /* set once the process is ending */
+extern int rt_exiting;            /* set once the process is ending (__atomic access) */
 uint64_t rt_now_ticks(void);
 uint64_t rt_clock_origin_ns(void);   /* CLOCK_MONOTONIC ns when we started */
 void rt_atexit(void);

@@ -844,30 +844,32 @@ static void info_save(int die) {
   }
   for (RtThread *t = rt_threads(); t; t = t->next) {
     char comm[64];
-    const char *nm = rt_os_thread_name(t->tid);
+    /* another thread's struct, read while it runs (or is being reused):
+     * tid and dead atomically; its open frames are a best-effort copy */
+    uint32_t tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
+    const char *nm = rt_os_thread_name(tid);
     if (!nm) {
-      thread_comm(t->tid, comm, sizeof comm);
+      thread_comm(tid, comm, sizeof comm);
       nm = comm;
     }
     o_str(&o, "thread ");
-    o_u64(&o, t->tid);
+    o_u64(&o, tid);
     o_put(&o, " ", 1);
     o_json(&o, nm);
     o_put(&o, "\n", 1);
-    const RtFrame *open = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
-    uint32_t nopen = __atomic_load_n(&t->sp, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < nopen && !t->dead; i++) {
-      if (!open[i].recorded) continue;
+    RtFrame f;
+    for (uint32_t i = 0; rt_frame_peek(t, i, &f); i++) {
+      if (!f.recorded) continue;
       o_str(&o, "open ");
-      o_u64(&o, t->tid);
+      o_u64(&o, tid);
       o_put(&o, " ", 1);
       o_u64(&o, i);
       o_put(&o, " ", 1);
-      o_u64(&o, open[i].start);
+      o_u64(&o, f.start);
       o_put(&o, " ", 1);
-      o_u64(&o, open[i].name);
+      o_u64(&o, f.name);
       o_put(&o, " ", 1);
-      o_u64(&o, open[i].domain);
+      o_u64(&o, f.domain);
       o_put(&o, "\n", 1);
     }
   }
@@ -883,7 +885,7 @@ void rt_save_now(int die) {
   if (!rt_collecting || !rt_threads()) return;
   if (die) dying = 1;
   for (RtThread *t = rt_threads(); t; t = t->next) rt_spill_thread(t);
-  if (!raw_end && !gpu_end && !die) return; /* nothing recorded yet */
+  if (!__atomic_load_n(&raw_end, __ATOMIC_ACQUIRE) && !gpu_end && !die) return; /* nothing recorded yet */
   names_save();
   info_save(die);
 }
@@ -945,7 +947,7 @@ static void inc_tick(void);
 void rt_flush_tick(void) {
   static unsigned ticks;
   if (pthread_mutex_trylock(&write_lock)) return;
-  if (!rt_exiting) {
+  if (!__atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE)) {
     if (++ticks % 4 == 0) gpu_save();
     static char w[sizeof windows_buf[0] - 32];
     if (rt_windows_text(w, sizeof w) == 0) {
@@ -1296,7 +1298,7 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
   int first = 1;
   for (uint32_t i = 0; i < nn; i++) {
     RtName *nm = rt_name(i);
-    if (!(nm->flags & NAME_THROTTLED)) continue;
+    if (!(__atomic_load_n(&nm->flags, __ATOMIC_ACQUIRE) & NAME_THROTTLED)) continue;
     if (first) PUTS(g, "\n  {\"name\": ");
     else PUTS(g, ",\n  {\"name\": ");
     first = 0;
@@ -1580,18 +1582,17 @@ int rt_write_trace(const char *name) {
   /* open ranges (at exit) */
   size_t nopen = 0, capopen = 0;
   OpenFrame *open = NULL;
-  for (RtThread *t = rt_exiting ? rt_threads() : NULL; t; t = t->next) {
-    const RtFrame *f = __atomic_load_n(&t->stack, __ATOMIC_ACQUIRE);
-    uint32_t sp = __atomic_load_n(&t->sp, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < sp && !t->dead; i++) {
-      if (!f[i].recorded) continue;
+  for (RtThread *t = __atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE) ? rt_threads() : NULL; t; t = t->next) {
+    RtFrame f;
+    for (uint32_t i = 0; rt_frame_peek(t, i, &f); i++) {
+      if (!f.recorded) continue;
       if (nopen == capopen) {
         capopen = capopen ? capopen * 2 : 16;
         OpenFrame *o = realloc(open, capopen * sizeof *o);
         if (!o) break;
         open = o;
       }
-      open[nopen++] = (OpenFrame){t->tid, i, f[i].name, f[i].domain, f[i].start};
+      open[nopen++] = (OpenFrame){__atomic_load_n(&t->tid, __ATOMIC_ACQUIRE), i, f.name, f.domain, f.start};
     }
   }
   if (!name || (to <= trace_from && gpu_work <= gpu_work_from && !rt_cupti_count() && !nopen && !span_carry_n &&
@@ -1619,7 +1620,7 @@ int rt_write_trace(const char *name) {
     uint64_t real_now = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
     s.now = rt_mono_ns();
     s.base = real_now - (s.now - rt_clock_origin_ns());
-    s.exiting = rt_exiting;
+    s.exiting = __atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE);
     s.raw = raw_fd;
     s.from = trace_from;
     s.to = to;
@@ -1652,8 +1653,8 @@ int rt_write_trace(const char *name) {
     name_json = esc_name;
     char done[1300];
     path_of(done, sizeof done, ".done");
-    if (inc.on && rt_exiting && !s.from && !inc.failed) err = inc_finish(path, &s, done);
-    else err = write_file(path, &s, rt_opt.level, rt_exiting ? done : NULL);
+    if (inc.on && s.exiting && !s.from && !inc.failed) err = inc_finish(path, &s, done);
+    else err = write_file(path, &s, rt_opt.level, s.exiting ? done : NULL);
     for (uint32_t i = 0; i < k; i++) free(s.tnames[i]);
     free(s.tids);
     free(s.tnames);
@@ -1661,7 +1662,7 @@ int rt_write_trace(const char *name) {
   /* Out of memory or descriptors at exit (a program that ends with its
    * address space full): the spill files are whole, so they stay, with a
    * final snapshot, for ncrun's finalizer, which has memory to spare. */
-  keep = err && rt_exiting && !spill_err && (err == ENOMEM || err == EMFILE || err == ENFILE);
+  keep = err && __atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE) && !spill_err && (err == ENOMEM || err == EMFILE || err == ENFILE);
   if (keep) {
     names_save();
     info_save(1);
@@ -1682,7 +1683,7 @@ int rt_write_trace(const char *name) {
   if (getenv("NCRT_VERBOSE")) rt_say("trace written to %s", path);
 done:
   free(open);
-  if (rt_exiting && !keep) {
+  if (__atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE) && !keep) {
     unlink_files();
   } else if (raw_fd >= 0 && trace_from == raw_end) {
     /* a cycle written: what it consumed need not stay on disk */
