@@ -8,7 +8,27 @@
 /* the command's own name, so one library speaks as ncrewrite or nctrace */
 static const char *prog(void) { return program_invocation_short_name; }
 
+static NcFatalHandler fatal_handler;
+static void *fatal_ctx;
+
+void nc_set_fatal_handler(NcFatalHandler h, void *ctx) {
+  fatal_ctx = ctx;
+  fatal_handler = h;
+}
+
+/* the host's handler, with the message (a fixed buffer: memory may be out) */
+static void to_handler(const char *fmt, ...) {
+  if (!fatal_handler) return;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fatal_handler(msg, fatal_ctx);
+}
+
 static _Noreturn void oom(size_t n) {
+  to_handler("out of memory (%zu bytes)", n);
   fprintf(stderr, "%s: out of memory (%zu bytes)\n", prog(), n);
   exit(2);
 }
@@ -51,6 +71,13 @@ char *xasprintf(const char *fmt, ...) {
 
 _Noreturn void nc_bug(const char *file, int line, const char *fmt, ...) {
   va_list ap;
+  if (fatal_handler) {
+    char what[400];
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    to_handler("internal error at %s:%d: %s", file, line, what);
+  }
   fprintf(stderr, "%s: internal error at %s:%d: ", prog(), file, line);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);

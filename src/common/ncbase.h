@@ -6,7 +6,8 @@
  * Ownership: a Buf owns its bytes (buf_free releases them); VEC arrays own
  * their element storage, not what elements point to. xmalloc and friends
  * never return NULL: running out of memory is reported ("<program>: out of
- * memory") and ends the process with status 2. */
+ * memory") and ends the process with status 2, unless a fatal handler is
+ * set (below). */
 #ifndef NC_BASE_H
 #define NC_BASE_H
 
@@ -28,9 +29,20 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Internal invariant broken: abort with file:line. */
+/* Internal invariant broken: abort with file:line (or the fatal handler). */
 #define BUG(...) nc_bug(__FILE__, __LINE__, __VA_ARGS__)
 _Noreturn void nc_bug(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Out of memory and broken invariants, when this code runs inside another
+ * program (the compiler core in a Python extension): the handler is called
+ * first, with the message ("out of memory (N bytes)", "internal error at
+ * F:L: ...") and ctx, from the thread that failed. It must not return (it
+ * longjmps back to the host's entry point, as jq's jq_set_nomem_handler
+ * lets its host do); if it returns, or none is set, the message goes to
+ * stderr and the process ends (status 2, or abort for a bug). One handler
+ * per process; NULL removes it. */
+typedef void (*NcFatalHandler)(const char *msg, void *ctx);
+void nc_set_fatal_handler(NcFatalHandler h, void *ctx);
 
 /* Growable array of T: struct { T *v; size_t n, cap; }. */
 #define VEC(T) struct { T *v; size_t n, cap; }

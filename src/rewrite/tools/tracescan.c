@@ -1,6 +1,6 @@
 /* tracescan: user-annotation ranges out of a trace through nctrace's reader.
  * Only this file sees src/trace's headers (see tracescan.h). */
-#include "../trace/reader.h"
+#include "../../trace/reader.h"
 #include "tracescan.h"
 
 #include <sys/stat.h>
