@@ -46,7 +46,7 @@ the upstream (orig) tarball is used, Debian's patches are not applied.
      none is "open at exit", and, test by test, they hold as many ranges as
      the logger counted pushes and mark "longjmp" exactly the ranges (by
      name and count) the logger saw closed by longjmp: libncrt's own
-     longjmp handling (src/runtime/longjmp.c) against the logger's;
+     longjmp handling (src/runtime/libncrt/longjmp.c) against the logger's;
    - the source tree is unchanged.
 
 Nothing is timed against a limit: every check compares outputs, exit
