@@ -28,6 +28,7 @@
 #include "progress.h"
 #include "rewrite.h"
 #include "rules.h"
+#include "targets.h"
 #include "walk.h"
 
 typedef struct {
@@ -268,86 +269,61 @@ static ssize_t find_entry(Run *run, const char *rel) {
   return -1;
 }
 
-/* Map each target to the files it names. Python targets are dotted module
- * names (pkg/__init__.py is "pkg") or a filePath; C-family targets are path
- * globs. A target that names nothing is a warning at its place. */
+static bool run_has(void *ctx, const char *rel) { return find_entry(ctx, rel) >= 0; }
+
+/* Map each target to the files it names (rules/targets.h: the resolver
+ * --file and the tools share). A target that names nothing is a warning at
+ * its place. */
 static void resolve_targets(Run *run, Diags *d) {
   run->targets_of = xcalloc(run->ents.v.n + 1, sizeof *run->targets_of);
   Rules *r = &run->rules;
-  const char *base = strrchr(run->src_real, '/');
-  base = base ? base + 1 : run->src_real;
   for (size_t t = 0; t < r->targets.n; t++) {
     Target *tg = &r->targets.v[t];
-    ssize_t hit = -1;
-    if (tg->file_path) {
-      const char *fp = tg->file_path;
-      char *rel = NULL;
-      if (fp[0] == '/') {
-        char *fr = realpath(fp, NULL);
-        if (fr && path_within(fr, run->src_real) && strlen(fr) > strlen(run->src_real))
-          rel = xstrdup(fr + strlen(run->src_real) + 1);
-        free(fr);
-      } else {
-        rel = xstrdup(fp[0] == '.' && fp[1] == '/' ? fp + 2 : fp);
-      }
-      if (rel) hit = find_entry(run, rel);
-      if (hit < 0)
-        ruledoc_diag(&r->doc, d, DIAG_WARNING, tg->at, "filePath '%s' is not a file under %s%s", fp, run->src,
-                     tg->path_glob ? "" : "; trying the module name");
-      free(rel);
-    }
-    if (hit < 0 && !tg->path_glob) {
-      char *p = xstrdup(tg->key);
-      for (char *q = p; *q; q++)
-        if (*q == '.') *q = '/';
-      const char *cands[2] = {p, NULL};
-      size_t bl = strlen(base);
-      if (!strncmp(p, base, bl) && p[bl] == '/') cands[1] = p + bl + 1; /* SRC is the package itself */
-      for (int k = 0; k < 2 && hit < 0; k++) {
-        if (!cands[k]) continue;
-        char *a = xasprintf("%s.py", cands[k]), *b = xasprintf("%s/__init__.py", cands[k]);
-        hit = find_entry(run, a);
-        if (hit < 0) hit = find_entry(run, b);
-        free(a), free(b);
-      }
-      if (hit < 0) {
-        /* did you mean: the modules under SRC, as dotted names */
-        size_t ne = run->ents.v.n, nc = 0;
-        char **mods = xcalloc(ne + 1, sizeof *mods);
-        for (size_t i = 0; i < ne; i++) {
-          const char *rel = run->ents.v.v[i].rel;
-          size_t l = strlen(rel);
-          if (l < 4 || strcmp(rel + l - 3, ".py")) continue;
-          char *m = xstrndup(rel, l - 3);
-          size_t ml = strlen(m);
-          if (ml >= 9 && !strcmp(m + ml - 9, "/__init__")) m[ml - 9] = 0;
-          for (char *q = m; *q; q++)
-            if (*q == '/') *q = '.';
-          mods[nc++] = m;
-        }
-        const char *near = nearest_word(tg->key, (const char *const *)mods, nc);
-        ruledoc_diag(&r->doc, d, DIAG_WARNING, tg->at,
-                     "module '%s' not found under %s (looked for %s.py and %s/__init__.py)%s%s%s", tg->key, run->src, p,
-                     p, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
-        for (size_t i = 0; i < nc; i++) free(mods[i]);
-        free(mods);
-      }
-      free(p);
-    }
-    if (hit >= 0) {
-      vec_push(&run->targets_of[hit], tg);
+    TargetHit h;
+    target_resolve(tg->key, tg->file_path, run->src_real, run_has, run, &h);
+    if (h.file_path_missed)
+      ruledoc_diag(&r->doc, d, DIAG_WARNING, tg->at, "filePath '%s' is not a file under %s%s", tg->file_path, run->src,
+                   tg->path_glob ? "" : "; trying the module name");
+    /* (a path key names no symbolic link: those are copied as links) */
+    if (h.rel && tg->path_glob && (!tg->file_path || h.file_path_missed) && run->ents.v.v[find_entry(run, h.rel)].link)
+      free(h.rel), h.rel = NULL;
+    if (h.rel) {
+      vec_push(&run->targets_of[find_entry(run, h.rel)], tg);
+      target_hit_free(&h);
       continue;
     }
-    if (tg->path_glob) {
+    if (!tg->path_glob) {
+      /* did you mean: the modules under SRC, as dotted names */
+      size_t ne = run->ents.v.n, nc = 0;
+      char **mods = xcalloc(ne + 1, sizeof *mods);
+      for (size_t i = 0; i < ne; i++) {
+        const char *rel = run->ents.v.v[i].rel;
+        size_t l = strlen(rel);
+        if (l < 4 || strcmp(rel + l - 3, ".py")) continue;
+        char *m = xstrndup(rel, l - 3);
+        size_t ml = strlen(m);
+        if (ml >= 9 && !strcmp(m + ml - 9, "/__init__")) m[ml - 9] = 0;
+        for (char *q = m; *q; q++)
+          if (*q == '/') *q = '.';
+        mods[nc++] = m;
+      }
+      const char *near = nearest_word(tg->key, (const char *const *)mods, nc);
+      const char *p = h.module_path;
+      ruledoc_diag(&r->doc, d, DIAG_WARNING, tg->at,
+                   "module '%s' not found under %s (looked for %s.py and %s/__init__.py)%s%s%s", tg->key, run->src, p,
+                   p, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+      for (size_t i = 0; i < nc; i++) free(mods[i]);
+      free(mods);
+    } else {
       size_t n = 0;
       for (size_t i = 0; i < run->ents.v.n; i++)
-        if (!run->ents.v.v[i].link && glob_match(tg->key, run->ents.v.v[i].rel)) {
+        if (!run->ents.v.v[i].link && target_glob_names(tg->key, run->ents.v.v[i].rel)) {
           vec_push(&run->targets_of[i], tg);
           n++;
         }
-      if (!n)
-        ruledoc_diag(&r->doc, d, DIAG_WARNING, tg->at, "no file under %s matches '%s'", run->src, tg->key);
+      if (!n) ruledoc_diag(&r->doc, d, DIAG_WARNING, tg->at, "no file under %s matches '%s'", run->src, tg->key);
     }
+    target_hit_free(&h);
   }
 }
 
@@ -494,15 +470,13 @@ static void process(Run *run, size_t i, void **parser) {
   job.parser = parser;
   job.diags.strict = run->opt.strict;
   job.diags.quiet = run->opt.quiet;
-  bool targeted_ft = false;
-  for (size_t t = 0; t < job.ntargets; t++) targeted_ft |= job.targets[t]->full_trace;
+
   /* Full trace of a Python tree is about its Python: the C/C++/CUDA files
    * in it are often templates a program compiles at run time
    * (torch.utils.benchmark, torch.utils.cpp_extension users), which must
    * stay as they are. A rule naming such a file instruments it. */
   bool c_in_py_tree = run->full_trace_all && run->python_tree && job.lang != LANG_PYTHON && job.lang != LANG_NONE;
-  bool ft = (run->full_trace_all && !c_in_py_tree) || targeted_ft ||
-            ((run->rules.full_trace || run->opt.full_trace) && job.ntargets);
+  bool ft = !c_in_py_tree && rules_full_trace(&run->rules, run->opt.full_trace, job.targets, job.ntargets);
   job.full_trace = ft;
   if (c_in_py_tree && !ft && !job.ntargets)
     job_explain(&job, 1, "not instrumented: full trace of a Python tree leaves C, C++ and CUDA files as they are "

@@ -21,6 +21,7 @@
 #include "emit.h"
 #include "rewrite.h"
 #include "rules.h"
+#include "targets.h"
 
 /* The path rules see: --as, else the input relative to the current
  * directory when it is below it, else its base name. */
@@ -41,14 +42,16 @@ static char *rel_of(const OneFile *o) {
   return rel;
 }
 
-static bool target_names(const Target *tg, const char *rel, const char *module) {
-  if (tg->file_path) {
-    const char *fp = tg->file_path;
-    while (fp[0] == '.' && fp[1] == '/') fp += 2;
-    if (!strcmp(fp, rel)) return true;
-  }
-  if (tg->path_glob) return glob_match(tg->key, rel);
-  return module && !strcmp(tg->key, module);
+static bool is_rel(void *rel, const char *x) { return !strcmp(rel, x); }
+
+/* Does the target name this one file? As a tree run resolves it
+ * (rules/targets.h), with no SRC around it. */
+static bool target_names(const Target *tg, const char *rel) {
+  TargetHit h;
+  target_resolve(tg->key, tg->file_path, NULL, is_rel, (void *)rel, &h);
+  bool hit = h.rel || (tg->path_glob && target_glob_names(tg->key, rel));
+  target_hit_free(&h);
+  return hit;
 }
 
 /* Split OUT into a root and a path below it, as emit_file wants them. */
@@ -125,11 +128,8 @@ int onefile_run(const OneFile *o) {
   job.lang = lang_of_path(rel);
   module = job.lang == LANG_PYTHON ? module_of_path(rel) : NULL;
   for (size_t t = 0; t < rules.targets.n; t++)
-    if (target_names(&rules.targets.v[t], rel, module)) vec_push(&tgs, &rules.targets.v[t]);
-  bool ft_target = false;
-  for (size_t t = 0; t < tgs.n; t++) ft_target |= tgs.v[t]->full_trace;
-  bool ft_all = (rules.full_trace || o->full_trace) && rules.targets.n == 0;
-  job.full_trace = ft_all || ft_target || ((rules.full_trace || o->full_trace) && tgs.n);
+    if (target_names(&rules.targets.v[t], rel)) vec_push(&tgs, &rules.targets.v[t]);
+  job.full_trace = rules_full_trace(&rules, o->full_trace, (const Target *const *)tgs.v, tgs.n);
   job.rel = rel;
   job.origin = o->file;
   job.module = module;

@@ -5,6 +5,7 @@
  * accepted (plain strings; {name, value, type: literal|variable}) and both
  * method forms (whole body {context_class, context_values}; {wrap_calls}). */
 #include "rules.h"
+#include "targets.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -243,10 +244,7 @@ static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
   t->key = xstrdup(key->str);
   t->at = (RNode *)key;
   /* path globs and C-family file names name files, not modules */
-  t->path_glob = has_glob_chars(t->key) || strchr(t->key, '/') != NULL;
-  const char *ext = strrchr(t->key, '.');
-  static const char *const c_exts[] = {".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".cu", ".cuh", NULL};
-  for (const char *const *e = c_exts; ext && *e; e++) t->path_glob |= !strcmp(ext, *e);
+  t->path_glob = target_key_is_path(t->key);
   if (m->kind == RN_SCALAR && !m->quoted && (!strcmp(m->str, "") || !strcmp(m->str, "null")))
     return; /* `module:` with nothing: full-trace target */
   if (!check_keys(ck, m, "a target", keys)) return;
@@ -478,4 +476,12 @@ CtxKind ctx_kind(const char *cls) {
   if (!strcmp(cls, "ncompass.trace.profile.nvtx.NvtxContext") || !strcmp(cls, "ncrt.range"))
     return CTX_NCRT_RANGE;
   return CTX_USER;
+}
+
+bool rules_full_trace(const Rules *r, bool cli, const Target *const *tgs, size_t n) {
+  bool asked = r->full_trace || cli;
+  if (asked && (r->targets.n == 0 || n)) return true;
+  for (size_t i = 0; i < n; i++)
+    if (tgs[i]->full_trace) return true;
+  return false;
 }

@@ -78,4 +78,11 @@ void rules_free(Rules *r);
 typedef enum { CTX_NCRT_RANGE, CTX_NCRT_TORCH, CTX_USER } CtxKind;
 CtxKind ctx_kind(const char *cls);
 
+/* Does full trace apply to a file that these targets name (n of them)?
+ * Yes when the rule file (or --full-trace, `cli`) asks for it and names no
+ * target at all, when a target naming it has full_trace_mode, or when it
+ * asks for it and some target names the file. The one decision of the tree
+ * run, --file and the tools. */
+bool rules_full_trace(const Rules *r, bool cli, const Target *const *tgs, size_t n);
+
 #endif

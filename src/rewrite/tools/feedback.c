@@ -16,6 +16,7 @@
  * with the snapped lines and the start line's text (so it re-anchors if the
  * file moves), checked once more, and committed atomically. */
 #include "feedback.h"
+#include "targets.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -32,42 +33,27 @@ static bool is_file(const char *dir, const char *rel) {
   return ok;
 }
 
-/* The file a target key names, as main.c resolves it: filePath first, a
- * path for C-family keys, else the dotted module (also with SRC being the
- * package itself). NULL when nothing matches; *tried says what was tried. */
+static bool in_src(void *dir, const char *rel) { return is_file(dir, rel); }
+
+/* The file a key names under srcdir, as a tree run resolves it
+ * (rules/targets.h), with the filePath of the target of that key if the
+ * rule file has one; a Python file name ("train.py") names that file. NULL
+ * when nothing matches; *tried says what was tried. */
 static char *resolve_key(const char *srcdir, const Rules *r, const char *key, char **tried) {
-  *tried = NULL;
-  for (size_t t = 0; r && t < r->targets.n; t++) {
-    const Target *tg = &r->targets.v[t];
-    if (strcmp(tg->key, key) || !tg->file_path) continue;
-    const char *fp = tg->file_path;
-    if (fp[0] == '.' && fp[1] == '/') fp += 2;
-    if (fp[0] != '/' && is_file(srcdir, fp)) return xstrdup(fp);
-  }
-  if (strchr(key, '/') || lang_of_path(key) != LANG_NONE) {
-    const char *k = key[0] == '.' && key[1] == '/' ? key + 2 : key;
-    *tried = xstrdup(k);
-    return is_file(srcdir, k) ? xstrdup(k) : NULL;
-  }
-  char *p = xstrdup(key);
-  for (char *q = p; *q; q++)
-    if (*q == '.') *q = '/';
+  const char *fp = NULL;
+  for (size_t t = 0; r && t < r->targets.n && !fp; t++)
+    if (!strcmp(r->targets.v[t].key, key)) fp = r->targets.v[t].file_path;
+  char *k = !strchr(key, '/') && lang_of_path(key) == LANG_PYTHON ? xasprintf("./%s", key) : xstrdup(key);
   char *real = realpath(srcdir, NULL);
-  const char *base = real ? strrchr(real, '/') : NULL;
-  base = base ? base + 1 : "";
-  size_t bl = strlen(base);
-  const char *cands[2] = {p, bl && !strncmp(p, base, bl) && p[bl] == '/' ? p + bl + 1 : NULL};
-  char *hit = NULL;
-  for (int k = 0; k < 2 && !hit; k++) {
-    if (!cands[k]) continue;
-    char *a = xasprintf("%s.py", cands[k]), *b = xasprintf("%s/__init__.py", cands[k]);
-    if (is_file(srcdir, a)) hit = a, a = NULL;
-    else if (is_file(srcdir, b)) hit = b, b = NULL;
-    free(a), free(b);
-  }
-  *tried = xasprintf("%s.py and %s/__init__.py", p, p);
-  free(p), free(real);
-  return hit;
+  TargetHit h;
+  target_resolve(k, fp, real, in_src, (void *)srcdir, &h);
+  const char *mp = h.module_path;
+  *tried = mp ? xasprintf("%s.py and %s/__init__.py", mp, mp) : xstrdup(k[0] == '.' && k[1] == '/' ? k + 2 : k);
+  char *rel = h.rel;
+  h.rel = NULL;
+  target_hit_free(&h);
+  free(real), free(k);
+  return rel;
 }
 
 int modfile_find(const char *srcdir, const Rules *r, const char *module, ModFile *mf, Diags *d) {
@@ -159,22 +145,19 @@ int proposal_run(Proposal *p, const char *rules_path, const char *old, size_t ol
   }
   diags_free(&rd);
   VEC(Target *) tgs = {0};
-  bool ft = false;
   for (size_t t = 0; t < p->rules.targets.n; t++) {
     Target *tg = &p->rules.targets.v[t];
     bool hit;
     if (tg->path_glob && !tg->file_path) {
-      hit = glob_match(tg->key, mf->rel) || !strcmp(tg->key, mf->rel);
+      hit = target_glob_names(tg->key, mf->rel);
     } else {
       char *tried, *rel = resolve_key(srcdir, &p->rules, tg->key, &tried);
       hit = rel && !strcmp(rel, mf->rel);
       free(rel), free(tried);
     }
-    if (hit) {
-      vec_push(&tgs, tg);
-      ft |= tg->full_trace || p->rules.full_trace;
-    }
+    if (hit) vec_push(&tgs, tg);
   }
+  bool ft = rules_full_trace(&p->rules, false, (const Target *const *)tgs.v, tgs.n);
   FileJob *job = &p->job;
   job->rel = mf->rel;
   job->origin = mf->path;
