@@ -225,3 +225,54 @@ size_t cache_load(const char *out_root, uint64_t rules_digest, const char *optio
   *out = res;
   return n;
 }
+
+static int jint_at(const cJSON *arr, int i) {
+  const cJSON *v = cJSON_GetArrayItem(arr, i);
+  return cJSON_IsNumber(v) ? v->valueint : 0;
+}
+
+int manifest_read(const char *out_root, Manifest *m) {
+  memset(m, 0, sizeof *m);
+  char *path = xasprintf("%s/.ncrewrite/manifest.json", out_root), *text;
+  size_t len;
+  int rc = read_file(path, &text, &len);
+  free(path);
+  if (rc < 0) return -1;
+  cJSON *j = cJSON_ParseWithLength(text, len);
+  free(text);
+  const cJSON *files = cJSON_GetObjectItemCaseSensitive(j, "files"), *f;
+  if (!cJSON_IsArray(files)) {
+    cJSON_Delete(j);
+    return -1;
+  }
+  static const char *const kinds[] = {"function", "calls", "lines", "full-trace", "replacement", NULL};
+  cJSON_ArrayForEach(f, files) {
+    const char *p = jstr(f, "path");
+    if (!p) continue;
+    ManifestFile mf = {xstrdup(p), {0}};
+    const cJSON *ranges = cJSON_GetObjectItemCaseSensitive(f, "ranges"), *r;
+    cJSON_ArrayForEach(r, ranges) {
+      const char *nm = jstr(r, "name"), *kind = jstr(r, "kind"), *rule = jstr(r, "rule");
+      if (!nm) continue;
+      RangeOut o = {xstrdup(nm), "", 0, 0, 0, 0, rule ? xstrdup(rule) : NULL};
+      for (const char *const *k = kinds; kind && *k; k++)
+        if (!strcmp(*k, kind)) o.kind = *k;
+      const cJSON *ln = cJSON_GetObjectItemCaseSensitive(r, "lines"), *ol = cJSON_GetObjectItemCaseSensitive(r, "out_lines");
+      o.line0 = jint_at(ln, 0), o.line1 = jint_at(ln, 1), o.out0 = jint_at(ol, 0), o.out1 = jint_at(ol, 1);
+      vec_push(&mf.ranges, o);
+    }
+    vec_push(&m->files, mf);
+  }
+  cJSON_Delete(j);
+  return 0;
+}
+
+void manifest_free(Manifest *m) {
+  for (size_t i = 0; i < m->files.n; i++) {
+    ManifestFile *f = &m->files.v[i];
+    for (size_t k = 0; k < f->ranges.n; k++) free(f->ranges.v[k].name), free(f->ranges.v[k].rule_at);
+    vec_free(&f->ranges);
+    free(f->rel);
+  }
+  vec_free(&m->files);
+}

@@ -48,4 +48,18 @@ int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_
  * previous run wrote). Returns the number of entries (sorted by rel). */
 size_t cache_load(const char *out_root, uint64_t rules_digest, const char *options, bool any, FileResult **out);
 
+/* manifest.json as the tools read it (drill, prune): per file its path and
+ * the ranges it holds. The one reader of what manifest_write writes. */
+typedef struct {
+  char *rel;
+  VEC(RangeOut) ranges; /* kind: one of the rewriters' static strings */
+} ManifestFile;
+typedef struct {
+  VEC(ManifestFile) files;
+} Manifest;
+/* Read OUT_ROOT/.ncrewrite/manifest.json: 0, or -1 when it is missing or
+ * not a manifest. manifest_free releases it. */
+int manifest_read(const char *out_root, Manifest *m);
+void manifest_free(Manifest *m);
+
 #endif

@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "feedback.h"
+#include "manifest.h"
 #include "tracescan.h"
 
 /* ---- the trace: per-name figures ---------------------------------------- */
@@ -121,18 +122,6 @@ static void origin_free(Origin *o) {
   memset(o, 0, sizeof *o);
 }
 
-static cJSON *manifest_read(const char *root) {
-  char *p = xasprintf("%s/.ncrewrite/manifest.json", root), *text;
-  size_t len;
-  cJSON *j = NULL;
-  if (read_file(p, &text, &len) == 0) {
-    j = cJSON_ParseWithLength(text, len);
-    free(text);
-  }
-  free(p);
-  return j;
-}
-
 /* The shadow root above `file`: the nearest ancestor holding a manifest. */
 static char *root_of(const char *file) {
   char *dir = xstrdup(file);
@@ -148,11 +137,6 @@ static char *root_of(const char *file) {
   return NULL;
 }
 
-static int jint(const cJSON *arr, int i) {
-  const cJSON *v = cJSON_GetArrayItem(arr, i);
-  return cJSON_IsNumber(v) ? v->valueint : 0;
-}
-
 /* Find the range `a` in the manifest: by file when the trace names one, by
  * name; among several of that name in a file, the one whose output lines
  * hold (or lie just below) the recorded line. */
@@ -163,33 +147,28 @@ static int locate(const Agg *a, const char *out_opt, Origin *o) {
   if (root) rel = a->file + strlen(root) + 1;
   else if (out_opt) root = xstrdup(out_opt);
   if (!root) return -1;
-  cJSON *m = manifest_read(root);
-  const cJSON *files = cJSON_GetObjectItemCaseSensitive(m, "files"), *f;
+  Manifest m;
+  if (manifest_read(root, &m) < 0) memset(&m, 0, sizeof m);
   long best = -1;
-  cJSON_ArrayForEach(f, files) {
-    const cJSON *path = cJSON_GetObjectItemCaseSensitive(f, "path");
-    if (!cJSON_IsString(path) || (rel && strcmp(path->valuestring, rel))) continue;
-    const cJSON *ranges = cJSON_GetObjectItemCaseSensitive(f, "ranges"), *r;
-    cJSON_ArrayForEach(r, ranges) {
-      const cJSON *nm = cJSON_GetObjectItemCaseSensitive(r, "name");
-      if (!cJSON_IsString(nm) || strcmp(nm->valuestring, a->name)) continue;
-      const cJSON *ol = cJSON_GetObjectItemCaseSensitive(r, "out_lines");
-      long o0 = jint(ol, 0) - 1, o1 = jint(ol, 1);
+  for (size_t i = 0; i < m.files.n; i++) {
+    const ManifestFile *f = &m.files.v[i];
+    if (rel && strcmp(f->rel, rel)) continue;
+    for (size_t k = 0; k < f->ranges.n; k++) {
+      const RangeOut *r = &f->ranges.v[k];
+      if (strcmp(r->name, a->name)) continue;
+      long o0 = r->out0 - 1, o1 = r->out1;
       long dist = a->line < o0 ? o0 - a->line : a->line > o1 ? a->line - o1 : 0;
       if (!a->line) dist = 0;
       if (best >= 0 && dist >= best) continue;
       best = dist;
       origin_free(o);
-      const cJSON *ln = cJSON_GetObjectItemCaseSensitive(r, "lines");
-      const cJSON *kind = cJSON_GetObjectItemCaseSensitive(r, "kind");
-      const cJSON *rule = cJSON_GetObjectItemCaseSensitive(r, "rule");
-      o->rel = xstrdup(path->valuestring);
-      o->line0 = jint(ln, 0), o->line1 = jint(ln, 1);
-      o->kind = xstrdup(cJSON_IsString(kind) ? kind->valuestring : "");
-      o->rule_at = cJSON_IsString(rule) ? xstrdup(rule->valuestring) : NULL;
+      o->rel = xstrdup(f->rel);
+      o->line0 = r->line0, o->line1 = r->line1;
+      o->kind = xstrdup(r->kind);
+      o->rule_at = r->rule_at ? xstrdup(r->rule_at) : NULL;
     }
   }
-  cJSON_Delete(m);
+  manifest_free(&m);
   free(root);
   return best >= 0 ? 0 : -1;
 }
