@@ -28,7 +28,7 @@ gcc -O2 -g -fPIC -shared -fvisibility=hidden -mtls-dialect=gnu2 -std=gnu11 -DNCR
   -I"$ROOT/src/runtime/include" "$ROOT"/src/runtime/libncrt/*.c -o "$B/libncrt.so" -lz -ldl -lpthread \
   -Wl,-z,nodelete && echo "libncrt.so built"
 gcc -O2 -std=gnu11 -D_GNU_SOURCE -c "$ROOT/src/common/ncbase.c" -o "$B/ncbase.o" # what CMake's ncbase target does
-if ! gcc -O2 -std=gnu11 -I"$ROOT/src/common" "$ROOT/src/runtime/ncrun/ncrun.c" "$B/ncbase.o" -o "$B/ncrun" -lcjson; then
+if ! gcc -O2 -std=gnu11 -I"$ROOT/src/common" -I"$ROOT/src/runtime/include" "$ROOT/src/runtime/ncrun/ncrun.c" "$B/ncbase.o" -o "$B/ncrun" -lcjson; then
   [ -n "$PRE" ] && cp "$PRE/ncrun" "$B/ncrun" && echo "ncrun: prebuilt copy" &&
     [ -f "$PRE/../devlib/libcjson.so.1" ] && export LD_LIBRARY_PATH="$PRE/../devlib:${LD_LIBRARY_PATH:-}"
 fi
@@ -43,7 +43,7 @@ for P in /usr/bin/python3 $(command -v python3) $(command -v python3.12) $(comma
     case "$suffixes" in *" $SUF "*) continue ;; esac
     suffixes="$suffixes$SUF "
     pythons="$pythons${pythons:+,}$($P -c 'import sys;print("%d.%d" % sys.version_info[:2])')=$P"
-    gcc -O2 -fPIC -shared -mtls-dialect=gnu2 -I"$CUDA_INC" -I"$PYINC" "$ROOT/src/runtime/python/ncrtmodule.c" \
+    gcc -O2 -fPIC -shared -mtls-dialect=gnu2 -I"$CUDA_INC" -I"$PYINC" -I"$ROOT/src/runtime/include" "$ROOT/src/runtime/python/ncrtmodule.c" \
       -o "$B/python/ncrt$SUF" && echo "python module built for $P (ncrt$SUF)" && built=1
   fi
 done

@@ -202,7 +202,7 @@ static NCRT__INLINE void ncrt__control(const char *what) {
   nvtxDomainHandle_t d = __atomic_load_n(&dom, __ATOMIC_ACQUIRE);
   nvtxEventAttributes_t a;
   if (!d) {
-    d = nvtxDomainCreateA("ncrt.control");
+    d = nvtxDomainCreateA("ncrt.control"); /* NCRT_CONTROL_DOMAIN (ncrt_protocol.h) */
     __atomic_store_n(&dom, d, __ATOMIC_RELEASE);
   }
   memset(&a, 0, sizeof a);

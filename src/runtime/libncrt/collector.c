@@ -16,6 +16,7 @@
  * + 1. They are never dereferenced. */
 #define _GNU_SOURCE
 #include "rt.h"
+#include "ncrt_protocol.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -350,7 +351,7 @@ static uint16_t domain_create(const char *name) {
   }
   domain_names[domain_n] = strdup(name ? name : "");
   id = (uint16_t)domain_n++;
-  if (!strcmp(name, "ncrt.control")) control_domain = id;
+  if (!strcmp(name, NCRT_CONTROL_DOMAIN)) control_domain = id;
 done:
   names_unlock();
   return id;
@@ -688,15 +689,15 @@ static void step_end_locked(void) {
 
 static void control(const char *msg) {
   pthread_mutex_lock(&ctl_lock);
-  if (!strcmp(msg, "step")) {
+  if (!strcmp(msg, NCRT_VERB_STEP)) {
     step_begin_locked();
-  } else if (!strcmp(msg, "start")) {
+  } else if (!strcmp(msg, NCRT_VERB_START)) {
     user_on = 1;
     recompute();
-  } else if (!strcmp(msg, "stop")) {
+  } else if (!strcmp(msg, NCRT_VERB_STOP)) {
     user_on = 0;
     recompute();
-  } else if (!strncmp(msg, "loc\t", 4)) {
+  } else if (!strncmp(msg, NCRT_LOC_PREFIX, sizeof NCRT_LOC_PREFIX - 1)) {
     /* "loc\t<name>\t<file>\t<line>": where a range name comes from */
     const char *n = msg + 4, *f = strchr(n, '\t');
     const char *l = f ? strchr(f + 1, '\t') : NULL;
@@ -1320,7 +1321,7 @@ static void *flusher_main(void *arg) {
  * starts its own when it next records on a new thread or fills a chunk). */
 void rt_flusher_start(void) {
   static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
-  if (getenv("NCRT_FLUSH") && !strcmp(getenv("NCRT_FLUSH"), "0")) return;
+  if (getenv(NCRT_ENV_FLUSH) && !strcmp(getenv(NCRT_ENV_FLUSH), "0")) return;
   pthread_mutex_lock(&start_lock);
   pid_t me = getpid();
   if (flusher_pid != me) {

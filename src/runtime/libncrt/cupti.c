@@ -18,6 +18,7 @@
  * torch.profiler), we say so once and keep recording NVTX ranges. */
 #define _GNU_SOURCE
 #include "rt.h"
+#include "ncrt_protocol.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -286,7 +287,7 @@ static const char *err(CUptiResult r) {
   } while (0)
 
 static int start(void) {
-  const char *lib = getenv("NCRT_CUPTI_LIB");
+  const char *lib = getenv(NCRT_ENV_CUPTI_LIB);
   if (!lib || !*lib) lib = "libcupti.so.13";
   void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   if (!h) {

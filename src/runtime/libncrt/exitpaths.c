@@ -27,6 +27,7 @@
  * from the spill files when the process is gone (writer.c). */
 #define _GNU_SOURCE
 #include "rt.h"
+#include "ncrt_protocol.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +58,7 @@ static void on_fatal(int sig) {
 
 void rt_exitpaths_init(void) {
   init_pid = getpid();
-  const char *on = getenv("NCRT_SIGNALS");
+  const char *on = getenv(NCRT_ENV_SIGNALS);
   if (on && !strcmp(on, "0")) return;
   for (int i = 0; i < NFATAL; i++) {
     struct sigaction cur;

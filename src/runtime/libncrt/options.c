@@ -19,6 +19,7 @@
  * WORLD_SIZE, SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE. */
 #define _GNU_SOURCE
 #include "rt.h"
+#include "ncrt_protocol.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,9 +79,9 @@ static void parse_schedule(const char *s) {
 
 void rt_options_load(void) {
   memset(&rt_opt, 0, sizeof rt_opt);
-  rt_opt.quiet = env("NCRT_QUIET") && atoi(env("NCRT_QUIET"));
-  copy(rt_opt.out_dir, sizeof rt_opt.out_dir, env("NCRT_OUTPUT_DIR") ? env("NCRT_OUTPUT_DIR") : ".");
-  const char *name = env("NCRT_TRACE_NAME");
+  rt_opt.quiet = env(NCRT_ENV_QUIET) && atoi(env(NCRT_ENV_QUIET));
+  copy(rt_opt.out_dir, sizeof rt_opt.out_dir, env(NCRT_ENV_OUTPUT_DIR) ? env(NCRT_ENV_OUTPUT_DIR) : ".");
+  const char *name = env(NCRT_ENV_TRACE_NAME);
   if (!name) {
     extern char *program_invocation_short_name;
     name = program_invocation_short_name;
@@ -114,7 +115,7 @@ void rt_options_load(void) {
   rt_opt.rank = first_int(rank_keys, 0);
   /* Under ncrun, a process that is neither the command ncrun started nor a
    * launcher's rank (a subprocess) names its trace by pid as well. */
-  const char *root = env("NCRT_ROOT_PID");
+  const char *root = env(NCRT_ENV_ROOT_PID);
   int ranked = 0;
   for (const char *const *k = rank_keys; *k; k++) ranked |= env(*k) != NULL;
   if (root && atoi(root) != (int)getpid() && !ranked) {
@@ -123,19 +124,19 @@ void rt_options_load(void) {
   }
   rt_opt.world_size = first_int(size_keys, 1);
 
-  const char *act = env("NCRT_ACTIVITIES");
+  const char *act = env(NCRT_ENV_ACTIVITIES);
   if (!act) act = "cpu,gpu";
   rt_opt.cpu = strstr(act, "cpu") != NULL;
   rt_opt.gpu = strstr(act, "gpu") != NULL;
   rt_opt.mem = strstr(act, "mem") != NULL;
 
-  if (env("NCRT_SCHEDULE")) parse_schedule(env("NCRT_SCHEDULE"));
-  copy(rt_opt.step_name, sizeof rt_opt.step_name, env("NCRT_STEP"));
-  copy(rt_opt.gate, sizeof rt_opt.gate, env("NCRT_CAPTURE_RANGE"));
+  if (env(NCRT_ENV_SCHEDULE)) parse_schedule(env(NCRT_ENV_SCHEDULE));
+  copy(rt_opt.step_name, sizeof rt_opt.step_name, env(NCRT_ENV_STEP));
+  copy(rt_opt.gate, sizeof rt_opt.gate, env(NCRT_ENV_CAPTURE_RANGE));
 
   rt_opt.throttle_calls = 100000;
   rt_opt.throttle_us = 10.0;
-  const char *th = env("NCRT_THROTTLE");
+  const char *th = env(NCRT_ENV_THROTTLE);
   if (th) {
     if (!strcmp(th, "off") || !strcmp(th, "0")) {
       rt_opt.throttle_calls = 0;
@@ -146,8 +147,8 @@ void rt_options_load(void) {
       if (rt_opt.throttle_calls < 0) rt_opt.throttle_calls = 0;
     }
   }
-  rt_opt.level = env("NCRT_GZIP_LEVEL") ? atoi(env("NCRT_GZIP_LEVEL")) : 1;
+  rt_opt.level = env(NCRT_ENV_GZIP_LEVEL) ? atoi(env(NCRT_ENV_GZIP_LEVEL)) : 1;
   if (rt_opt.level < 0 || rt_opt.level > 9) rt_opt.level = 1;
-  const char *clk = env("NCRT_CLOCK");
+  const char *clk = env(NCRT_ENV_CLOCK);
   rt_opt.use_tsc = clk && !strcmp(clk, "monotonic") ? 0 : invariant_tsc();
 }

@@ -22,6 +22,7 @@
  * writes <name>-pid<PID>-rank<R>.trace.json.gz instead. */
 #define _GNU_SOURCE
 #include "rt.h"
+#include "ncrt_protocol.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -1468,7 +1469,7 @@ static void inc_tick(void) {
   if (end < inc.to + INC_MIN) return;
   if (end > inc.to + INC_STEP) end = inc.to + INC_STEP;
   if (!inc.on) {
-    const char *off = getenv("NCRT_INCREMENTAL"); /* "off": everything at exit, as before (for comparison) */
+    const char *off = getenv(NCRT_ENV_INCREMENTAL); /* "off": everything at exit, as before (for comparison) */
     if (off && (!strcmp(off, "off") || !strcmp(off, "0"))) {
       inc.failed = 1;
       return;
@@ -1680,7 +1681,7 @@ int rt_write_trace(const char *name) {
   }
   rc = 0;
   if (nwritten < 32 && !wrote(path)) written[nwritten++] = strdup(path);
-  if (getenv("NCRT_VERBOSE")) rt_say("trace written to %s", path);
+  if (getenv(NCRT_ENV_VERBOSE)) rt_say("trace written to %s", path);
 done:
   free(open);
   if (__atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE) && !keep) {

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "ncbase.h"
+#include "ncrt_protocol.h"
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -632,7 +633,7 @@ static int list_traces(const char *dir) {
   char **names = NULL;
   while ((e = readdir(d))) {
     size_t l = strlen(e->d_name);
-    if (l > 14 && !strcmp(e->d_name + l - 14, ".trace.json.gz")) {
+    if (l > sizeof NCRT_TRACE_SUFFIX - 1 && !strcmp(e->d_name + l - (sizeof NCRT_TRACE_SUFFIX - 1), NCRT_TRACE_SUFFIX)) {
       char **nn = realloc(names, (size_t)(n + 1) * sizeof *nn);
       if (!nn) break;
       names = nn;
@@ -735,7 +736,7 @@ static const char *check_level(const char *v) {
 }
 
 int main(int argc, char **argv) {
-  const char *output = getenv("NCRT_OUTPUT_ROOT"), *run_dir = NULL, *name = NULL, *rules = NULL, *shadow = NULL;
+  const char *output = getenv(NCRT_ENV_OUTPUT_ROOT), *run_dir = NULL, *name = NULL, *rules = NULL, *shadow = NULL;
   cJSON *opts = cJSON_CreateObject();
   int i;
   for (i = 1; i < argc; i++) {
@@ -784,7 +785,7 @@ int main(int argc, char **argv) {
     } else if (OPT("-a", "--activities")) {
       NEEDV();
       CHECKV(check_activities);
-      setenv("NCRT_ACTIVITIES", v, 1);
+      setenv(NCRT_ENV_ACTIVITIES, v, 1);
     } else if (OPT("--", "--schedule")) {
       NEEDV();
       CHECKV(check_schedule);
@@ -798,24 +799,24 @@ int main(int argc, char **argv) {
         }
         char buf[128];
         snprintf(buf, sizeof buf, "wait=%ld,warmup=%ld,active=%ld,repeat=%ld", w, u, ac, r);
-        setenv("NCRT_SCHEDULE", buf, 1);
+        setenv(NCRT_ENV_SCHEDULE, buf, 1);
       } else {
-        setenv("NCRT_SCHEDULE", v, 1);
+        setenv(NCRT_ENV_SCHEDULE, v, 1);
       }
     } else if (OPT("--", "--step")) {
       NEEDV();
-      setenv("NCRT_STEP", v, 1);
+      setenv(NCRT_ENV_STEP, v, 1);
     } else if (OPT("--", "--capture-range")) {
       NEEDV();
-      setenv("NCRT_CAPTURE_RANGE", v, 1);
+      setenv(NCRT_ENV_CAPTURE_RANGE, v, 1);
     } else if (OPT("--", "--throttle")) {
       NEEDV();
       CHECKV(check_throttle);
-      setenv("NCRT_THROTTLE", v, 1);
+      setenv(NCRT_ENV_THROTTLE, v, 1);
     } else if (OPT("--", "--gzip-level")) {
       NEEDV();
       CHECKV(check_level);
-      setenv("NCRT_GZIP_LEVEL", v, 1);
+      setenv(NCRT_ENV_GZIP_LEVEL, v, 1);
     } else if (OPT("--", "--rules")) {
       NEEDV();
       if (access(v, R_OK) != 0) {
@@ -835,7 +836,7 @@ int main(int argc, char **argv) {
       shadow = v;
     } else if (OPT("--", "--torch")) {
       cJSON_AddTrueToObject(opts, "torch");
-      setenv("NCRT_TORCH", "1", 1);
+      setenv(NCRT_ENV_TORCH, "1", 1);
     } else if (OPT("--", "--no-preload")) {
       cJSON_AddTrueToObject(opts, "no-preload");
       preload = 0;
@@ -894,8 +895,8 @@ int main(int argc, char **argv) {
   if (realpath(dir, real)) snprintf(dir, sizeof dir, "%s", real);
 
   const char *cupti = find_cupti();
-  setenv("NCRT_OUTPUT_DIR", dir, 1);
-  setenv("NCRT_TRACE_NAME", nm, 1);
+  setenv(NCRT_ENV_OUTPUT_DIR, dir, 1);
+  setenv(NCRT_ENV_TRACE_NAME, nm, 1);
   /* Under nsys/ncu their own injection is already set: keep it (one tool per
    * slot), say so, and record what is left to us. */
   static const char *const slots[] = {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"};
@@ -908,7 +909,7 @@ int main(int argc, char **argv) {
     }
     setenv(slots[k], lib, 1);
   }
-  if (cupti && !getenv("NCRT_CUPTI_LIB")) setenv("NCRT_CUPTI_LIB", cupti, 1);
+  if (cupti && !getenv(NCRT_ENV_CUPTI_LIB)) setenv(NCRT_ENV_CUPTI_LIB, cupti, 1);
   prepend("PYTHONPATH", pydir);
   if (shadow) {
     char s[PATH_MAX];
@@ -955,7 +956,7 @@ int main(int argc, char **argv) {
     if (getppid() != self_pid) _exit(128 + SIGKILL);
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
-    setenv("NCRT_ROOT_PID", pid, 1);
+    setenv(NCRT_ENV_ROOT_PID, pid, 1);
     /* Preloaded, libncrt's _exit/_Exit run first and write the trace (the
      * NVTX and CUDA injections then dlopen the same, already loaded, copy). */
     if (preload && exists(lib)) prepend("LD_PRELOAD", lib);

@@ -47,6 +47,8 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "ncrt_protocol.h"
+
 static nvtxDomainHandle_t domain, control;
 static PyObject *cache;      /* str -> RangeObject */
 static PyObject *record_function; /* torch.profiler.record_function or NULL */
@@ -100,7 +102,7 @@ static void tell_location(PyObject *name) {
   const char *file = fname && PyUnicode_Check(fname) ? PyUnicode_AsUTF8(fname) : NULL;
   const char *n = PyUnicode_AsUTF8(name);
   if (file && n) {
-    PyObject *msg = PyUnicode_FromFormat("loc\t%s\t%s\t%d", n, file, PyFrame_GetLineNumber(f));
+    PyObject *msg = PyUnicode_FromFormat(NCRT_LOC_PREFIX "%s\t%s\t%d", n, file, PyFrame_GetLineNumber(f));
     const char *m = msg ? PyUnicode_AsUTF8(msg) : NULL;
     if (m) control_mark(m);
     Py_XDECREF(msg);
@@ -507,9 +509,9 @@ static PyObject *m_control(const char *what) {
   control_mark(what);
   Py_RETURN_NONE;
 }
-static PyObject *m_step(PyObject *mod, PyObject *unused) { return m_control("step"); }
-static PyObject *m_start(PyObject *mod, PyObject *unused) { return m_control("start"); }
-static PyObject *m_stop(PyObject *mod, PyObject *unused) { return m_control("stop"); }
+static PyObject *m_step(PyObject *mod, PyObject *unused) { return m_control(NCRT_VERB_STEP); }
+static PyObject *m_start(PyObject *mod, PyObject *unused) { return m_control(NCRT_VERB_START); }
+static PyObject *m_stop(PyObject *mod, PyObject *unused) { return m_control(NCRT_VERB_STOP); }
 static PyObject *m_mark(PyObject *mod, PyObject *arg) {
   RangeObject *r = range_get(arg);
   if (!r) return NULL;
@@ -564,9 +566,9 @@ __attribute__((visibility("default"))) PyMODINIT_FUNC PyInit_ncrt(void) {
   PyObject *m = PyModule_Create(&module);
   if (!m) return NULL;
   domain = nvtxDomainCreateA("ncrt");
-  control = nvtxDomainCreateA("ncrt.control");
+  control = nvtxDomainCreateA(NCRT_CONTROL_DOMAIN);
   cache = PyDict_New();
-  const char *tv = getenv("NCRT_TORCH");
+  const char *tv = getenv(NCRT_ENV_TORCH);
   torch_forced = tv && tv[0] == '1';
   PyObject *g = PyDict_New();
   if (!cache || !g) goto fail;

@@ -1,0 +1,45 @@
+/* ncrt_protocol: what the runtime's parts say to each other, written once.
+ * libncrt (libncrt/), the ncrt Python module (python/) and ncrun (ncrun/)
+ * include it; it is not installed. ncrt.h, the one public header, spells
+ * the control strings in its own inline functions (a program includes
+ * ncrt.h alone); the runtime tests check them end to end (steps.c,
+ * runtime/python: ncrt_step(), ncrt.step() and a libncrt that acts on
+ * them).
+ *
+ * Control: NVTX marks in the NCRT_CONTROL_DOMAIN domain whose message is a
+ * verb, or a "loc" record telling where a range name comes from. */
+#ifndef NCRT_PROTOCOL_H
+#define NCRT_PROTOCOL_H
+
+#define NCRT_CONTROL_DOMAIN "ncrt.control"
+#define NCRT_VERB_STEP "step"
+#define NCRT_VERB_START "start"
+#define NCRT_VERB_STOP "stop"
+#define NCRT_LOC_PREFIX "loc\t" /* "loc\t<name>\t<file>\t<line>" */
+
+/* Traces: <dir>/<name>-rank<R>.trace.json.gz (-pid<PID> added when taken) */
+#define NCRT_TRACE_SUFFIX ".trace.json.gz"
+
+/* The environment ncrun sets for libncrt and the module (docs/runtime.md,
+ * "Environment variables"). */
+#define NCRT_ENV_OUTPUT_DIR "NCRT_OUTPUT_DIR"
+#define NCRT_ENV_OUTPUT_ROOT "NCRT_OUTPUT_ROOT"
+#define NCRT_ENV_TRACE_NAME "NCRT_TRACE_NAME"
+#define NCRT_ENV_ROOT_PID "NCRT_ROOT_PID"
+#define NCRT_ENV_ACTIVITIES "NCRT_ACTIVITIES"
+#define NCRT_ENV_CAPTURE_RANGE "NCRT_CAPTURE_RANGE"
+#define NCRT_ENV_SCHEDULE "NCRT_SCHEDULE"
+#define NCRT_ENV_STEP "NCRT_STEP"
+#define NCRT_ENV_THROTTLE "NCRT_THROTTLE"
+#define NCRT_ENV_GZIP_LEVEL "NCRT_GZIP_LEVEL"
+#define NCRT_ENV_CUPTI_LIB "NCRT_CUPTI_LIB"
+#define NCRT_ENV_TORCH "NCRT_TORCH"
+/* read by libncrt only (set by hand or by tests) */
+#define NCRT_ENV_CLOCK "NCRT_CLOCK"
+#define NCRT_ENV_QUIET "NCRT_QUIET"
+#define NCRT_ENV_FLUSH "NCRT_FLUSH"
+#define NCRT_ENV_SIGNALS "NCRT_SIGNALS"
+#define NCRT_ENV_INCREMENTAL "NCRT_INCREMENTAL"
+#define NCRT_ENV_VERBOSE "NCRT_VERBOSE"
+
+#endif
