@@ -122,17 +122,17 @@ int cmd_filter(int argc, char **argv) {
     else if (!strcmp(a, "--min-dur-us") && i + 1 < argc) {
       char *end;
       double us = strtod(argv[++i], &end);
-      if (*end || us < 0) return error("filter: --min-dur-us wants a number >= 0, not '%s'", argv[i]), 2;
+      if (*end || us < 0) return nct_error("filter: --min-dur-us wants a number >= 0, not '%s'", argv[i]), 2;
       f.min_dur = (int64_t)(us * 1000.0 + 0.5);
     } else if (!strcmp(a, "--include-cuda-kernels")) f.kernels = true;
     else if (!strcmp(a, "--include-direct-children")) f.children = true;
     else if (!strcmp(a, "--name") && i + 1 < argc) f.name_glob = argv[++i];
-    else if (a[0] == '-' && a[1]) return error("filter: unknown or incomplete option '%s'", a), 2;
+    else if (a[0] == '-' && a[1]) return nct_error("filter: unknown or incomplete option '%s'", a), 2;
     else if (!in) in = a;
-    else return error("filter: one input trace only (got '%s' and '%s')", in, a), 2;
+    else return nct_error("filter: one input trace only (got '%s' and '%s')", in, a), 2;
   }
   if (!in || !out)
-    return error("usage: nctrace filter TRACE -o OUT [--min-dur-us X] [--include-cuda-kernels] "
+    return nct_error("usage: nctrace filter TRACE -o OUT [--min-dur-us X] [--include-cuda-kernels] "
                  "[--include-direct-children] [--name GLOB]"), 2;
   Model m = {0};
   if (model_load(&m, in) < 0) {

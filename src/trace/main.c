@@ -3,6 +3,7 @@
  * filters, merges or renders them. docs/nctrace.md is the user guide. */
 #include "commands.h"
 #include "progress.h"
+#include "reader.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,7 +40,17 @@ static void usage(FILE *f, int only) {
   fputs(FOOTER, f);
 }
 
+/* How the trace core's messages and progress reach the terminal: the bar
+ * is erased before any message (the core itself never prints). */
+static void say(const char *level, const char *where, const char *msg) {
+  progress_clear();
+  fprintf(stderr, "%s: %s: %s\n", where ? where : "nctrace", level, msg);
+}
+static const NctProgress bar = {progress_begin, progress_update, progress_clear};
+
 int main(int argc, char **argv) {
+  nct_say = say;
+  nct_progress = &bar;
   /* -q / --quiet belongs to no command: take it out wherever it stands */
   int n = 0;
   for (int i = 0; i < argc; i++) {

@@ -101,12 +101,12 @@ int cmd_merge(int argc, char **argv) {
     if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
     else if (argv[i][0] == '-' && argv[i][1]) {
       vec_free(&files);
-      return error("merge: unknown or incomplete option '%s'", argv[i]), 2;
+      return nct_error("merge: unknown or incomplete option '%s'", argv[i]), 2;
     } else vec_push(&files, argv[i]);
   }
   if (!out || !files.n) {
     vec_free(&files);
-    return error("usage: nctrace merge RANK_TRACE... -o OUT"), 2;
+    return nct_error("usage: nctrace merge RANK_TRACE... -o OUT"), 2;
   }
   Model m = {0};
   int rc = 1;
@@ -121,13 +121,13 @@ int cmd_merge(int argc, char **argv) {
     for (size_t j = 0; j < i; j++)
       if (m.traces.v[j]->rank == m.traces.v[i]->rank) by_position = true;
   }
-  if (by_position) warning("merge: ranks missing or repeated in distributedInfo; using file order as rank");
+  if (by_position) nct_warning("merge: ranks missing or repeated in distributedInfo; using file order as rank");
   int64_t base = INT64_MAX;
   for (size_t i = 0; i < m.traces.n; i++)
     if (m.traces.v[i]->has_base && m.traces.v[i]->base_ns < base) base = m.traces.v[i]->base_ns;
   for (size_t i = 0; i < m.traces.n; i++)
     if (!m.traces.v[i]->has_base)
-      warning("%s: no baseTimeNanoseconds; its timestamps are taken as already aligned", m.traces.v[i]->path);
+      nct_warning("%s: no baseTimeNanoseconds; its timestamps are taken as already aligned", m.traces.v[i]->path);
   Output *o = out_open(out);
   if (!o) goto done;
   uint64_t written = 0;

@@ -49,7 +49,7 @@ Output *out_open(const char *path) {
   o->gz = n > 3 && !strcmp(path + n - 3, ".gz");
   o->f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
   if (!o->f) {
-    error("%s: cannot write: %s", path, strerror(errno));
+    nct_error("%s: cannot write: %s", path, strerror(errno));
     free(o->path);
     free(o);
     return NULL;
@@ -86,7 +86,7 @@ int out_close(Output *o) {
   } else if (fflush(o->f) != 0) {
     o->failed = true;
   }
-  int rc = o->failed ? error("%s: write failed", o->path) : 0;
+  int rc = o->failed ? nct_error("%s: write failed", o->path) : 0;
   free(o->path);
   free(o->zbuf);
   free(o->buf);

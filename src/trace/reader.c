@@ -1,7 +1,8 @@
 /* reader: sliding-window JSON scanner for Chrome traces (see reader.h). */
 #include "reader.h"
+
+const NctProgress *nct_progress;
 #include "inflate.h"
-#include "progress.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -94,12 +95,9 @@ const char *walk_where(Walker *w, const char *at) {
 int walk_error(Walker *w, const char *at, const char *fmt, ...) {
   if (nct_silent) return -1;
   va_list ap;
-  progress_clear();
-  fprintf(stderr, "%s: error: ", walk_where(w, at));
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  nct_vsay("error", walk_where(w, at), fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
   return -1;
 }
 
@@ -134,19 +132,19 @@ static int refill(Walker *w) {
     zoff = (uint64_t)gzoffset(w->gz);
   }
   if (got < 0 || (zerr != Z_OK && zerr != Z_BUF_ERROR)) {
-    if (zerr == Z_ERRNO) return error("%s: read failed: %s", w->path, strerror(errno));
+    if (zerr == Z_ERRNO) return nct_error("%s: read failed: %s", w->path, strerror(errno));
     size_t pl = strlen(w->path); /* zlib prefixes the message with the path */
     if (!strncmp(zmsg, w->path, pl) && !strncmp(zmsg + pl, ": ", 2)) zmsg += pl + 2;
-    return error("%s: corrupt gzip data: %s", w->path, zmsg);
+    return nct_error("%s: corrupt gzip data: %s", w->path, zmsg);
   }
   if (got == 0) {
     if (zerr == Z_BUF_ERROR)
-      return error("%s: truncated gzip stream (unexpected end of file after %llu bytes)", w->path,
+      return nct_error("%s: truncated gzip stream (unexpected end of file after %llu bytes)", w->path,
                    (unsigned long long)(w->dropped + (uint64_t)(w->end - w->buf)));
     w->eof = true;
   }
   w->end += got;
-  if (w->progress) progress_update(zoff);
+  if (w->progress && nct_progress) nct_progress->update(zoff);
   return 0;
 }
 
@@ -474,7 +472,7 @@ static int walk_end(Walker *w) {
 static int walk_top(Walker *w, const Visitor *v, bool *legacy) {
   bool have;
   if (need(w, &have) < 0) return -1;
-  if (!have) return error("%s: empty file", w->path);
+  if (!have) return nct_error("%s: empty file", w->path);
   int r;
   if (*w->p == '[') {
     *legacy = true;
@@ -484,7 +482,7 @@ static int walk_top(Walker *w, const Visitor *v, bool *legacy) {
     w->p++;
     bool seen_events = false;
     r = walk_members(w, v, true, &seen_events);
-    if (!r && !seen_events) return error("%s: no \"traceEvents\" array: not a Chrome trace", w->path);
+    if (!r && !seen_events) return nct_error("%s: no \"traceEvents\" array: not a Chrome trace", w->path);
   } else {
     return walk_error(w, w->p, "not a Chrome trace: expected '{' or '['");
   }
@@ -505,16 +503,16 @@ static int walker_open(Walker *w, const char *path, bool inflate) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, init_tables);
   w->gz = gzopen(path, "rb");
-  if (!w->gz) return error("%s: cannot open: %s", path, strerror(errno ? errno : ENOMEM));
+  if (!w->gz) return nct_error("%s: cannot open: %s", path, strerror(errno ? errno : ENOMEM));
   gzbuffer(w->gz, 1 << 20);
   w->progress = !nct_silent;
   struct stat sb;
   uint64_t size = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-  if (w->progress) progress_begin(path, size);
+  if (w->progress && nct_progress) nct_progress->begin(path, size);
   /* gzip of 1 MB or more (some 10 MB of JSON): inflate on a second core */
   if (inflate && size >= (1u << 20) && !gzdirect(w->gz) && trace_second_thread())
     w->inf = inflater_start(w->gz);
-  if (w->inf && getenv("NCTRACE_SPLIT_REPORT")) fprintf(stderr, "nctrace: %s inflated on a second thread\n", path);
+  if (w->inf && getenv("NCTRACE_SPLIT_REPORT") && nct_say) nct_say("note", path, "inflated on a second thread");
   w->cap = INIT_WINDOW;
   w->buf = xmalloc(w->cap);
   w->p = w->end = w->buf;
@@ -522,7 +520,7 @@ static int walker_open(Walker *w, const char *path, bool inflate) {
 }
 
 static void walker_close(Walker *w) {
-  if (w->progress) progress_clear();
+  if (w->progress && nct_progress) nct_progress->clear();
   inflater_stop(w->inf);
   gzclose(w->gz);
   free(w->buf);
@@ -768,10 +766,10 @@ int trace_dir_files(const char *dir, char ***out) {
   struct dirent **list;
   *out = NULL;
   int n = scandir(dir, &list, trace_name, by_rank);
-  if (n < 0) return error("%s: %s", dir, strerror(errno));
+  if (n < 0) return nct_error("%s: %s", dir, strerror(errno));
   if (!n) {
     free(list);
-    return error("%s: no trace in this directory (*.trace.json or *.trace.json.gz)", dir);
+    return nct_error("%s: no trace in this directory (*.trace.json or *.trace.json.gz)", dir);
   }
   char **v = xmalloc((size_t)n * sizeof *v);
   for (int i = 0; i < n; i++) {

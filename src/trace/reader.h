@@ -69,6 +69,15 @@ int trace_dir_files(const char *dir, char ***out);
 
 /* Report an error at a position inside a span handed to a callback:
  * prints "path:line:col: error: msg" and returns -1. */
+/* The progress bar a reader drives while it reads a file (nctrace sets its
+ * terminal bar; NULL: none). The reader itself never draws. */
+typedef struct {
+  void (*begin)(const char *path, uint64_t size);
+  void (*update)(uint64_t done);
+  void (*clear)(void);
+} NctProgress;
+extern const NctProgress *nct_progress;
+
 int walk_error(Walker *w, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The same position as text "path:line:col" (in a static buffer). */
 const char *walk_where(Walker *w, const char *at);

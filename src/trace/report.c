@@ -457,13 +457,13 @@ int cmd_report(int argc, char **argv) {
     else if (!strcmp(a, "--top") && i + 1 < argc) opt.top_ranges = opt.top_kernels = (size_t)atol(argv[++i]);
     else if (!strcmp(a, "--step") && i + 1 < argc) opt.step_glob = argv[++i];
     else if (a[0] == '-' && a[1]) {
-      error("report: unknown or incomplete option '%s'", a);
+      nct_error("report: unknown or incomplete option '%s'", a);
       rc = 2;
       goto done;
     } else vec_push(&files, a);
   }
   if (!files.n || !out) {
-    error("usage: nctrace report TRACE... -o report.html [--top N] [--step GLOB]");
+    nct_error("usage: nctrace report TRACE... -o report.html [--top N] [--step GLOB]");
     rc = 2;
     goto done;
   }

@@ -21,13 +21,13 @@ int cmd_summary(int argc, char **argv) {
     else if (!strcmp(a, "--step") && i + 1 < argc) opt.step_glob = argv[++i];
     else if (!strcmp(a, "--strict")) m.strict = true;
     else if (a[0] == '-' && a[1]) {
-      error("summary: unknown or incomplete option '%s'", a);
+      nct_error("summary: unknown or incomplete option '%s'", a);
       rc = 2;
       goto done;
     } else vec_push(&files, a);
   }
   if (!files.n || (strcmp(format, "md") && strcmp(format, "json"))) {
-    error("usage: nctrace summary TRACE... [--format md|json] [-o OUT] [--top N] [--step GLOB] [--strict]");
+    nct_error("usage: nctrace summary TRACE... [--format md|json] [-o OUT] [--top N] [--step GLOB] [--strict]");
     rc = 2;
     goto done;
   }

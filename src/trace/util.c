@@ -1,6 +1,5 @@
 /* util: interning, hash maps, figures, diagnostics. */
 #include "util.h"
-#include "progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,26 +7,30 @@
 
 __thread bool nct_silent;
 
-int error(const char *fmt, ...) {
+void (*nct_say)(const char *level, const char *where, const char *msg);
+
+void nct_vsay(const char *level, const char *where, const char *fmt, va_list ap) {
+  if (!nct_say) return;
+  Buf b = {0};
+  buf_vprintf(&b, fmt, ap);
+  nct_say(level, where, b.s ? b.s : "");
+  buf_free(&b);
+}
+
+int nct_error(const char *fmt, ...) {
   if (nct_silent) return -1;
   va_list ap;
-  progress_clear();
-  fputs("nctrace: error: ", stderr);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  nct_vsay("error", NULL, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
   return -1;
 }
 
-void warning(const char *fmt, ...) {
+void nct_warning(const char *fmt, ...) {
   va_list ap;
-  progress_clear();
-  fputs("nctrace: warning: ", stderr);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  nct_vsay("warning", NULL, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
 }
 
 void buf_html(Buf *b, const char *s) {

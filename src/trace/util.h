@@ -9,13 +9,20 @@
 
 #include "ncbase.h"
 
-/* Print "nctrace: error: ..." and return -1, so callers write
- * `return error(...)`. */
-int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Set on a thread whose errors must not be printed (a speculative reader:
+/* The trace core (util, reader, inflate) never prints: its errors and
+ * warnings go to nct_say, which the program sets (nctrace: after erasing
+ * its progress bar, "nctrace: error: ..."; ncrewrite's tracescan speaks as
+ * ncrewrite). `where` is a position ("file:line:col") or NULL for the
+ * program's name; NULL nct_say: not shown. */
+extern void (*nct_say)(const char *level, const char *where, const char *msg);
+/* Report an error and return -1, so callers write `return nct_error(...)`. */
+int nct_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void nct_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same at a position. */
+void nct_vsay(const char *level, const char *where, const char *fmt, va_list ap);
+/* Set on a thread whose errors must not be reported (a speculative reader:
  * whoever redoes its work reports them). */
 extern __thread bool nct_silent;
-void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Append s with &, <, >, " escaped for HTML. */
 void buf_html(Buf *b, const char *s);

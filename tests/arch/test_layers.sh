@@ -6,6 +6,8 @@
 #    printing (they report through diagnostics and outcomes), no threads
 #    (the driver's), no exit or abort (ncbase's fatal handler decides);
 #    the core no cJSON either;
+#  - the trace core (nctrace_core: reader, inflate, util): no printing
+#    (messages and the progress bar go through the program's hooks);
 #  - libncrt.so: nothing of ncbase (whose allocation exits on failure):
 #    the runtime lives inside other programs and never ends them.
 #   test_layers.sh BUILD_DIR
@@ -28,6 +30,14 @@ done
 u=$(undef "$B/src/rewrite/libncrw_core.a")
 echo "$u" | grep -q '^cJSON_' && fail "ncrw_core calls cJSON: $(echo "$u" | grep '^cJSON_' | tr '\n' ' ')"
 
+lib="$B/src/trace/libnctrace_core.a"
+if [ -f "$lib" ]; then
+  bad=$(undef "$lib" | grep -E "$printing")
+  [ -n "$bad" ] && fail "nctrace_core prints: $(echo $bad)"
+else
+  fail "$lib missing"
+fi
+
 # the check itself: the driver does print (else the grep above proves nothing)
 undef "$B/src/rewrite/libncrw_driver.a" | grep -Eq "$printing" || fail "the driver prints nothing? the symbol check is broken"
 
@@ -42,5 +52,5 @@ if [ -f "$lib" ]; then
 else
   echo "(no libncrt.so in this build: its check is skipped)"
 fi
-[ $fails = 0 ] && echo "ok: the core and the rules neither print, start threads nor end the process; libncrt has nothing of ncbase"
+[ $fails = 0 ] && echo "ok: the core and the rules neither print, start threads nor end the process; the trace core never prints; libncrt has nothing of ncbase"
 exit $((fails > 0))

@@ -8,20 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* nctrace's util.c is not linked in: the reader's two other needs. Only
- * nctrace's split loading reads on a second (silent) thread. */
-__thread bool nct_silent;
-
-/* The reader reports through nctrace's error(); here it speaks as ncrewrite. */
-int error(const char *fmt, ...) {
-  if (nct_silent) return -1;
-  va_list ap;
-  fputs("ncrewrite: error: ", stderr);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  return -1;
+/* The trace core reports through nct_say; here it speaks as ncrewrite (no
+ * progress bar). */
+static void say(const char *level, const char *where, const char *msg) {
+  fprintf(stderr, "%s: %s: %s\n", where ? where : "ncrewrite", level, msg);
 }
 
 typedef struct {
@@ -78,6 +68,7 @@ static int on_event(void *ctx, Walker *w, const Member *m, size_t n, Span raw) {
 }
 
 int tracescan_ranges(const char *path, int (*fn)(void *ctx, const TraceRange *r), void *ctx) {
+  nct_say = say;
   struct stat st;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* a run directory: each of its traces */
     char **files;
