@@ -1,4 +1,4 @@
-/* fuzz_trace: nctrace's streaming reader (src/trace/reader.c) on arbitrary
+/* fuzz_trace: nctrace's streaming reader (src/trace/core/reader.c) on arbitrary
  * bytes, plain or gzip (zlib's gz* reads both), with every value helper
  * applied to every member of every event and its args. The reader either
  * walks the file or reports an error; no crash, leak or undefined

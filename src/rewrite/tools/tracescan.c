@@ -1,6 +1,6 @@
 /* tracescan: user-annotation ranges out of a trace through nctrace's reader.
  * Only this file sees src/trace's headers (see tracescan.h). */
-#include "../../trace/reader.h"
+#include "../../trace/core/reader.h"
 #include "tracescan.h"
 
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 /* The trace core reports through nct_say; here it speaks as ncrewrite (no
  * progress bar). */
 static void say(const char *level, const char *where, const char *msg) {
-  fprintf(stderr, "%s: %s: %s\n", where ? where : "ncrewrite", level, msg);
+  if (level) fprintf(stderr, "%s: %s: %s\n", where ? where : "ncrewrite", level, msg);
 }
 
 typedef struct {

@@ -1,5 +1,5 @@
 /* summary: `nctrace summary` -- load, analyse, print Markdown or JSON. */
-#include "analyze.h"
+#include "render.h"
 #include "commands.h"
 #include "output.h"
 

@@ -3,7 +3,7 @@
  * "recommendations", ...}}). Times: milliseconds with three decimals in
  * Markdown, microseconds with three decimals in JSON (exact: both come
  * from integer nanoseconds). */
-#include "analyze.h"
+#include "render.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -512,7 +512,7 @@ static int walker_open(Walker *w, const char *path, bool inflate) {
   /* gzip of 1 MB or more (some 10 MB of JSON): inflate on a second core */
   if (inflate && size >= (1u << 20) && !gzdirect(w->gz) && trace_second_thread())
     w->inf = inflater_start(w->gz);
-  if (w->inf && getenv("NCTRACE_SPLIT_REPORT") && nct_say) nct_say("note", path, "inflated on a second thread");
+  if (w->inf && getenv("NCTRACE_SPLIT_REPORT")) nct_note("%s inflated on a second thread", path);
   w->cap = INIT_WINDOW;
   w->buf = xmalloc(w->cap);
   w->p = w->end = w->buf;

@@ -412,7 +412,7 @@ static bool on_split(void *ctx, bool exact, uint64_t events) {
   L->half = NULL;
   bool take = exact && h->rc == 0 && !h->L.saw_be && !L->saw_be;
   if (getenv("NCTRACE_SPLIT_REPORT"))
-    fprintf(stderr, "nctrace: split load of %s at byte %llu: %s\n", L->t->path, (unsigned long long)h->at,
+    nct_note("split load of %s at byte %llu: %s", L->t->path, (unsigned long long)h->at,
             take ? "taken" : !exact ? "not an event boundary" : h->rc ? "second half failed" : "B/E events");
   if (take) half_merge(L, h, events);
   half_free(h);
@@ -462,7 +462,7 @@ static int load_file(Model *m, const char *path) {
   Visitor v = {on_header, on_event, &L, on_split};
   int rc = trace_walk_split(path, &v, &t->legacy, split);
   if (L.half) on_split(&L, false, 0); /* never reached the boundary: not used */
-  else if (!split && getenv("NCTRACE_SPLIT_REPORT")) fprintf(stderr, "nctrace: %s read by one thread\n", path);
+  else if (!split && getenv("NCTRACE_SPLIT_REPORT")) nct_note("%s read by one thread", path);
   buf_free(&L.tmp);
   buf_free(&L.tmp2);
   if (rc < 0) return -1;

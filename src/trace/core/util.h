@@ -13,11 +13,14 @@
  * warnings go to nct_say, which the program sets (nctrace: after erasing
  * its progress bar, "nctrace: error: ..."; ncrewrite's tracescan speaks as
  * ncrewrite). `where` is a position ("file:line:col") or NULL for the
- * program's name; NULL nct_say: not shown. */
+ * program's name; `level` "error", "warning" or NULL (a note); NULL
+ * nct_say: not shown. */
 extern void (*nct_say)(const char *level, const char *where, const char *msg);
 /* Report an error and return -1, so callers write `return nct_error(...)`. */
 int nct_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void nct_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A note with no level ("nctrace: <msg>"): what NCTRACE_SPLIT_REPORT asks for. */
+void nct_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same at a position. */
 void nct_vsay(const char *level, const char *where, const char *fmt, va_list ap);
 /* Set on a thread whose errors must not be reported (a speculative reader:

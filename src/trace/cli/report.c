@@ -3,7 +3,7 @@
  * chart of range nesting, per-step and per-rank bar charts) followed by the
  * summary's tables. No script, no external resource: the page renders the
  * same offline, in a browser or a headless one. */
-#include "analyze.h"
+#include "render.h"
 #include "commands.h"
 #include "output.h"
 

@@ -44,7 +44,8 @@ static void usage(FILE *f, int only) {
  * is erased before any message (the core itself never prints). */
 static void say(const char *level, const char *where, const char *msg) {
   progress_clear();
-  fprintf(stderr, "%s: %s: %s\n", where ? where : "nctrace", level, msg);
+  if (level) fprintf(stderr, "%s: %s: %s\n", where ? where : "nctrace", level, msg);
+  else fprintf(stderr, "%s: %s\n", where ? where : "nctrace", msg);
 }
 static const NctProgress bar = {progress_begin, progress_update, progress_clear};
 

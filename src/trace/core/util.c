@@ -26,6 +26,13 @@ int nct_error(const char *fmt, ...) {
   return -1;
 }
 
+void nct_note(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  nct_vsay(NULL, NULL, fmt, ap);
+  va_end(ap);
+}
+
 void nct_warning(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

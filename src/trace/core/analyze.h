@@ -125,11 +125,6 @@ const char *range_row_name(const Model *m, const Summary *s, const RangeRow *r);
 void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s);
 void summary_free(Summary *s);
 
-/* Rendering (render.c). */
-void summary_markdown(const Model *m, const Summary *s, Buf *out);
-/* {"markdown": ..., "structured": {"operations", "bottlenecks",
- *  "recommendations", ...}} */
-void summary_json(const Model *m, const Summary *s, Buf *out);
 
 const char *copy_kind_name(int k);
 const char *class_name(int c);
