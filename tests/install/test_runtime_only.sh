@@ -26,6 +26,8 @@ for p in ncrun nctrace; do
   [ -x "$T/b/bin/$p" ] || { echo "FAIL: build/bin/$p missing"; fails=1; }
 done
 [ -e "$T/b/bin/ncrewrite" ] && { echo "FAIL: build/bin/ncrewrite exists in a runtime-only build"; fails=1; }
+[ -e "$T/b/lib/libncrt.so" ] || { echo "FAIL: build/lib/libncrt.so missing"; fails=1; }
+ls "$T/b/lib/ncrewrite/python/"ncrt.*.so > /dev/null 2>&1 || { echo "FAIL: no ncrt module in build/lib/ncrewrite/python"; fails=1; }
 "$T/b/bin/ncrun" --version > /dev/null || { echo "FAIL: ncrun --version"; fails=1; }
 [ $fails = 0 ] && echo "ok: runtime-only build without npm"
 exit $fails
