@@ -59,17 +59,12 @@ static void fail(const char *what, const char *rel, const char *in, size_t inlen
  * rewriter took the file (0) and whether it saw it as already instrumented. */
 static int rewrite(const char *src, size_t len, Lang lang, const char *rel, Rules *rules, bool full, Buf *out,
                    bool *already) {
-  FileJob job = {0};
-  job.rel = rel;
-  job.origin = rel;
-  job.module = lang == LANG_PYTHON ? "m" : NULL;
-  job.src = src;
-  job.len = len;
-  job.lang = lang;
-  job.rules = rules;
+  FileJob job;
   const Target *tg[8];
-  for (size_t i = 0; i < rules->targets.n && i < 8; i++) tg[job.ntargets++] = &rules->targets.v[i];
-  job.targets = tg;
+  size_t ntg = 0;
+  for (size_t i = 0; i < rules->targets.n && i < 8; i++) tg[ntg++] = &rules->targets.v[i];
+  filejob_init(&job, rules, rel, rel, src, len, tg, ntg);
+  job.lang = lang; /* (the name's extension may say otherwise) */
   job.full_trace = full;
   void *parser = NULL;
   job.parser = &parser;

@@ -51,6 +51,20 @@ void job_explain_sort(FileJob *job) {
   vec_free(&job->explain_at);
 }
 
+void filejob_init(FileJob *job, const Rules *rules, const char *rel, const char *origin, const char *src, size_t len,
+                  const Target *const *targets, size_t ntargets) {
+  memset(job, 0, sizeof *job);
+  job->rel = rel;
+  job->origin = origin;
+  job->src = src;
+  job->len = len;
+  job->lang = lang_of_path(rel);
+  job->module = job->module_owned = job->lang == LANG_PYTHON ? module_of_path(rel) : NULL;
+  job->rules = rules;
+  job->targets = targets;
+  job->ntargets = ntargets;
+}
+
 int rewrite_file(FileJob *job) {
   switch (job->lang) {
   case LANG_PYTHON: return py_rewrite(job);
@@ -98,6 +112,8 @@ void rule_warn_miss(const Rules *rules, Diags *d, const Rule *r, const char *why
 }
 
 void filejob_free(FileJob *job) {
+  free(job->module_owned);
+  job->module = job->module_owned = NULL;
   for (size_t i = 0; i < job->outcomes.n; i++) free(job->outcomes.v[i].miss);
   vec_free(&job->outcomes);
   diags_free(&job->diags);

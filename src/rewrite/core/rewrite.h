@@ -67,7 +67,17 @@ typedef struct {
   VEC(RuleOutcome) outcomes; /* one per rule touched, in first-touch order */
   bool already;           /* already instrumented: copy unchanged */
   bool unparsable;        /* parse failed: copy unchanged */
+  char *module_owned;     /* the storage of `module` (filejob_init) */
 } FileJob;
+
+/* Fill a job's inputs, its outputs empty: the language from rel's
+ * extension, the module (Python: its dotted name, owned by the job), the
+ * rules and the targets that name the file (borrowed, as src and origin
+ * are, for as long as the job runs). full_trace, explain, parser and the
+ * diagnostics' flags stay for the caller to set. The one way the driver,
+ * --file, the tools and the fuzz replay make a job. */
+void filejob_init(FileJob *job, const Rules *rules, const char *rel, const char *origin, const char *src, size_t len,
+                  const Target *const *targets, size_t ntargets);
 
 /* The one entry point: the rewriter of job->lang. Returns 0 (edits may be
  * empty; always for LANG_NONE) or -1 (the file must be copied unchanged;

@@ -454,18 +454,12 @@ static void process(Run *run, size_t i, void **parser) {
     free(src);
     return;
   }
-  FileJob job = {0};
-  job.rel = e->rel;
+  FileJob job;
   size_t sl = strlen(run->src);
   while (sl > 1 && run->src[sl - 1] == '/') sl--;
   char *origin = xasprintf("%.*s/%s", (int)sl, run->src, e->rel);
-  job.origin = origin;
-  job.src = src;
-  job.len = len;
-  job.lang = lang_of_path(e->rel);
-  job.rules = &run->rules;
-  job.targets = (const Target *const *)run->targets_of[i].v;
-  job.ntargets = run->targets_of[i].n;
+  filejob_init(&job, &run->rules, e->rel, origin, src, len, (const Target *const *)run->targets_of[i].v,
+               run->targets_of[i].n);
   job.explain = run->opt.explain;
   job.parser = parser;
   job.diags.strict = run->opt.strict;
@@ -481,8 +475,6 @@ static void process(Run *run, size_t i, void **parser) {
   if (c_in_py_tree && !ft && !job.ntargets)
     job_explain(&job, 1, "not instrumented: full trace of a Python tree leaves C, C++ and CUDA files as they are "
                          "(a rule naming the file instruments it)");
-  char *module = job.lang == LANG_PYTHON ? module_of_path(e->rel) : NULL;
-  job.module = module;
   int wrc = 0;
   bool run_it = job.ntargets || ft;
   if (run_it) wrc = rewrite_file(&job);
@@ -560,7 +552,6 @@ static void process(Run *run, size_t i, void **parser) {
   }
   buf_free(&out);
   filejob_free(&job);
-  free(module);
   free(origin);
   free(src);
 }

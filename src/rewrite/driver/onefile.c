@@ -99,7 +99,7 @@ int onefile_run(const OneFile *o) {
   top.strict = fd.strict = o->strict;
   top.quiet = fd.quiet = o->quiet;
   int status = 1;
-  char *src = NULL, *rel = rel_of(o), *module = NULL;
+  char *src = NULL, *rel = rel_of(o);
   size_t len = 0;
   FileJob job = {0};
   Buf out = {0};
@@ -125,19 +125,10 @@ int onefile_run(const OneFile *o) {
     diags_print(&top);
     goto done;
   }
-  job.lang = lang_of_path(rel);
-  module = job.lang == LANG_PYTHON ? module_of_path(rel) : NULL;
   for (size_t t = 0; t < rules.targets.n; t++)
     if (target_names(&rules.targets.v[t], rel)) vec_push(&tgs, &rules.targets.v[t]);
+  filejob_init(&job, &rules, rel, o->file, src, len, (const Target *const *)tgs.v, tgs.n);
   job.full_trace = rules_full_trace(&rules, o->full_trace, (const Target *const *)tgs.v, tgs.n);
-  job.rel = rel;
-  job.origin = o->file;
-  job.module = module;
-  job.src = src;
-  job.len = len;
-  job.rules = &rules;
-  job.targets = (const Target *const *)tgs.v;
-  job.ntargets = tgs.n;
   job.diags.strict = o->strict;
   job.diags.quiet = o->quiet;
   job.parser = &parser;
@@ -178,7 +169,7 @@ done:
   job_parser_free(parser);
   rules_free(&rules);
   diags_free(&top), diags_free(&fd);
-  free(src), free(rel), free(module);
+  free(src), free(rel);
   return status;
 }
 

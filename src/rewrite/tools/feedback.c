@@ -159,23 +159,12 @@ int proposal_run(Proposal *p, const char *rules_path, const char *old, size_t ol
   }
   bool ft = rules_full_trace(&p->rules, false, (const Target *const *)tgs.v, tgs.n);
   FileJob *job = &p->job;
-  job->rel = mf->rel;
-  job->origin = mf->path;
-  char *module = mf->lang == LANG_PYTHON ? module_of_path(mf->rel) : NULL;
-  job->module = module;
-  job->src = mf->text;
-  job->len = mf->len;
-  job->lang = mf->lang;
-  job->rules = &p->rules;
-  job->targets = (const Target *const *)tgs.v;
-  job->ntargets = tgs.n;
+  filejob_init(job, &p->rules, mf->rel, mf->path, mf->text, mf->len, (const Target *const *)tgs.v, tgs.n);
   job->full_trace = ft;
   p->rc = rewrite_file(job);
   /* the job keeps pointers into these only while it runs */
   job->targets = NULL;
   job->ntargets = 0;
-  job->module = NULL;
-  free(module);
   vec_free(&tgs);
   if (p->rc < 0) {
     diag_at(d, DIAG_ERROR, mf->path, NULL, 0, 0, 0, "%s; cannot place ranges in it",
