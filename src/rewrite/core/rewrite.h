@@ -1,9 +1,20 @@
-/* rewrite: the per-file contract between the driver (main.c) and the
- * language rewriters (pyrewrite.c for Python, crewrite.c for C/C++/CUDA).
+/* rewrite: the compiler core's one entry point, rewrite_file(job), the
+ * per-file contract between its callers (the driver's tree run, --file,
+ * the tools, the fuzz replay) and the language rewriters (python/pyrewrite.c,
+ * c/crewrite.c for C/C++/CUDA).
  *
- * The driver reads a file, finds the targets that apply to it and fills a
- * FileJob; the rewriter parses, matches rules, and adds edits and range
- * records; the driver applies the edits, writes the output and the manifest.
+ * The caller reads a file, finds the targets that name it and makes a
+ * FileJob (filejob_init); rewrite_file parses, matches rules, and adds
+ * edits and range records; the caller applies the edits, writes the output
+ * and the manifest.
+ *
+ * Ownership: the job borrows its inputs (the text, its names, the rules
+ * and the targets: the caller keeps them alive while the job lives) except
+ * the module name, which it owns; it owns every output (diagnostics,
+ * explain text, edits, range records and their names, rule outcomes and
+ * their reasons) until filejob_free. Range records and outcomes point at
+ * rules, which outlive the job. A worker's tree-sitter parser (job->parser)
+ * is the worker's: jobs reuse it, job_parser_free releases it.
  * A rewriter never writes files and never prints: diagnostics go to
  * job->diags (source-file positions), and what became of each rule (hits,
  * or why it matched nothing: a rule position) to job->outcomes. The rules
