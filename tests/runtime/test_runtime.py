@@ -994,6 +994,22 @@ def case_term_exit(c):
         only_traces_left(d, "term-exit")
 
 
+def case_term_in_claim(c):
+    """SIGTERM while the flusher holds a claim on the main thread's records
+    (claimed, block not yet reserved): the exit write on the main thread
+    waits for that claim too, so all 5000 ranges are kept. It waited for
+    other threads' claims only, taking its own chunk's as its own: a pool
+    worker ended by SIGTERM under load lost the flusher's claim (200 of
+    40 000 ranges, runtime/multiprocessing). The flusher's test hook
+    (NCRT_TEST_TERM_IN_CLAIM) sends the signal inside the claim and holds it
+    300 ms: deterministic."""
+    exe = c.cc("longrun.c", out="longrun")
+    p, d = c.run([exe, "wait-term"], expect_rc=143, env={"NCRT_TEST_TERM_IN_CLAIM": "1"})
+    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    check(counts(t) == {"claimed": 5000}, "ranges %s" % counts(t))
+    only_traces_left(d, "term-in-claim")
+
+
 def case_atexit_order(c):
     """The exit hook is registered when libncrt loads, so a range recorded
     by the program's own atexit handler is in the trace."""

@@ -41,5 +41,8 @@
 #define NCRT_ENV_SIGNALS "NCRT_SIGNALS"
 #define NCRT_ENV_INCREMENTAL "NCRT_INCREMENTAL"
 #define NCRT_ENV_VERBOSE "NCRT_VERBOSE"
+/* tests only: the flusher sends the process SIGTERM while it holds a claim
+ * on another thread's records (tests/runtime: term-in-claim) */
+#define NCRT_ENV_TEST_TERM_IN_CLAIM "NCRT_TEST_TERM_IN_CLAIM"
 
 #endif

@@ -509,12 +509,24 @@ static void wait_claimers(RtThread *t) {
     }
 }
 
+/* The thread spills its own chunk. Marked, so that an exit write that
+ * interrupts it (a signal handler on this thread) knows which of the
+ * claims on this chunk is its own, which it cannot wait for, and still
+ * waits for the flusher's. */
+static void own_spill(RtThread *t) {
+  t->self_spill = 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  rt_spill_thread(t); /* a failure is counted there (dropped) */
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  t->self_spill = 0;
+}
+
 /* The chunk is full: write it out, then grow (small chunks) or reuse it. No
  * lock and no malloc: a range recorded in a signal handler may get here. */
 static RtRec *rec_slow(RtThread *t) {
   RtChunk *c = t->cur;
   if (c) {
-    rt_spill_thread(t); /* a failure is counted there (dropped) */
+    own_spill(t);
     if (c->cap < CHUNK_MAX) {
       RtChunk *nc = chunk_new(c->cap * 2);
       if (nc) {
@@ -912,7 +924,7 @@ static void thread_exit(void *arg) {
   if (st != no_stats) munmap(st, STATS_BYTES);
   RtChunk *c = t->cur;
   if (c) {
-    rt_spill_thread(t);
+    own_spill(t);
     __atomic_store_n(&t->cur, NULL, __ATOMIC_SEQ_CST);
     wait_claimers(t);
     rt_chunk_free(c);
@@ -1303,8 +1315,11 @@ __attribute__((constructor)) static void rt_loaded(void) { atexit(rt_atexit); }
 
 /* ---- the flusher thread ---- */
 
+__thread int rt_in_flusher;
+
 static void *flusher_main(void *arg) {
   (void)arg;
+  rt_in_flusher = 1;
   /* the program's own threads come first: converting records to the trace
    * is work that can wait (nice 10, this thread only) */
   setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);

@@ -149,6 +149,7 @@ void rt_options_load(void) {
   }
   rt_opt.level = env(NCRT_ENV_GZIP_LEVEL) ? atoi(env(NCRT_ENV_GZIP_LEVEL)) : 1;
   if (rt_opt.level < 0 || rt_opt.level > 9) rt_opt.level = 1;
+  rt_opt.test_term_in_claim = env(NCRT_ENV_TEST_TERM_IN_CLAIM) != NULL;
   const char *clk = env(NCRT_ENV_CLOCK);
   rt_opt.use_tsc = clk && !strcmp(clk, "monotonic") ? 0 : invariant_tsc();
 }

@@ -36,7 +36,9 @@ typedef struct {
   int level;                    /* zlib level */
   int quiet;
   int use_tsc;
+  int test_term_in_claim;       /* NCRT_TEST_TERM_IN_CLAIM (tests only): see rt_spill_thread */
 } RtOptions;
+extern __thread int rt_in_flusher; /* this thread is the flusher (collector.c) */
 
 extern RtOptions rt_opt;
 void rt_options_load(void);
@@ -126,6 +128,7 @@ typedef struct RtThread {
   pthread_mutex_t lock;         /* unused since chunks are spilled; kept for layout */
   RtChunk *volatile cur;        /* the one buffer (NULL once the thread ended) */
   volatile uint32_t inflight;   /* claimers reading cur right now */
+  volatile uint32_t self_spill; /* 1 while the thread itself is one of them (own_spill) */
   volatile uint8_t busy;        /* inside push/pop/mark: a signal handler's ranges are ignored */
   volatile uint8_t dead;        /* the thread ended; its buffer was spilled and unmapped */
   uint32_t ignored;             /* pushes ignored in a signal handler, their pops ignored too */

@@ -666,10 +666,18 @@ int rt_spill_thread(RtThread *t) {
   if (c) {
     uint64_t s = __atomic_load_n(&c->spilled, __ATOMIC_SEQ_CST);
     uint32_t idx = (uint32_t)s, n = __atomic_load_n(&c->n, __ATOMIC_SEQ_CST);
-    if (n > idx && n <= c->cap &&
-        __atomic_compare_exchange_n(&c->spilled, &s, (s & ~(uint64_t)0xffffffffu) | n, 0, __ATOMIC_SEQ_CST,
-                                    __ATOMIC_SEQ_CST) &&
-        write_block(t->tid, &c->rec[idx], n - idx)) {
+    int claimed = n > idx && n <= c->cap &&
+                   __atomic_compare_exchange_n(&c->spilled, &s, (s & ~(uint64_t)0xffffffffu) | n, 0,
+                                               __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    if (claimed && __builtin_expect(rt_opt.test_term_in_claim, 0) && rt_in_flusher) {
+      /* tests only: the exit write must wait for this claim (it ran
+       * without it when the claim was on its own thread's chunk) */
+      rt_opt.test_term_in_claim = 0;
+      kill(getpid(), SIGTERM);
+      struct timespec d = {0, 300000000};
+      nanosleep(&d, NULL);
+    }
+    if (claimed && write_block(t->tid, &c->rec[idx], n - idx)) {
       __atomic_add_fetch(&t->dropped, n - idx, __ATOMIC_RELAXED);
       rc = -1;
     }
@@ -882,10 +890,35 @@ static void info_save(int die) {
   else rename(tmp, fin);
 }
 
+/* A thread that claimed records before us (one ending right now: its TLS
+ * destructor spills its buffer; the flusher, spilling any thread's chunk,
+ * this one's too) may not have reserved its block yet: wait until no other
+ * thread is inside a claim, so every claimed record lies below the end
+ * read next, on every way out (the exit write, and the snapshot taken as a
+ * signal ends the process: a claim the process dies in is never written).
+ * On our own chunk only our own claim is not waited for (a signal handler
+ * that interrupted it: it cannot finish first); skipping the whole chunk,
+ * and not waiting at all on the signal path, lost the flusher's claim (a
+ * pool worker ended by SIGTERM under load: 200 of 40 000 ranges gone,
+ * runtime/multiprocessing; runtime/term-in-claim). Bounded (2 s): a thread
+ * stopped inside a claim by a debugger or a signal handler must not hang
+ * the exit. Async-signal-safe (atomics, nanosleep, clock_gettime). */
+static void wait_claims(void) {
+  uint32_t me = (uint32_t)syscall(SYS_gettid);
+  uint64_t give_up = rt_mono_ns() + 2000000000u;
+  for (RtThread *t = rt_threads(); t; t = t->next)
+    while (__atomic_load_n(&t->inflight, __ATOMIC_SEQ_CST) > (t->tid == me ? t->self_spill : 0) &&
+           rt_mono_ns() < give_up) {
+      struct timespec d = {0, 20000};
+      nanosleep(&d, NULL);
+    }
+}
+
 void rt_save_now(int die) {
   if (!rt_collecting || !rt_threads()) return;
   if (die) dying = 1;
   for (RtThread *t = rt_threads(); t; t = t->next) rt_spill_thread(t);
+  if (die) wait_claims();
   if (!__atomic_load_n(&raw_end, __ATOMIC_ACQUIRE) && !gpu_end && !die) return; /* nothing recorded yet */
   names_save();
   info_save(die);
@@ -1566,18 +1599,7 @@ int rt_write_trace(const char *name) {
   pthread_mutex_lock(&write_lock);
   rt_cupti_flush();
   for (RtThread *t = rt_threads(); t; t = t->next) rt_spill_thread(t);
-  /* A thread that claimed records before us (one ending right now: its
-   * TLS destructor spills its buffer) may not have reserved its block yet:
-   * wait until no other thread is inside a claim, so every claimed record
-   * lies below the end read next. Bounded (2 s): a thread stopped inside a
-   * claim by a debugger or a signal handler must not hang the exit. */
-  uint32_t me = (uint32_t)syscall(SYS_gettid);
-  uint64_t give_up = rt_mono_ns() + 2000000000u;
-  for (RtThread *t = rt_threads(); t; t = t->next)
-    while (t->tid != me && __atomic_load_n(&t->inflight, __ATOMIC_SEQ_CST) && rt_mono_ns() < give_up) {
-      struct timespec d = {0, 20000};
-      nanosleep(&d, NULL);
-    }
+  wait_claims();
   int rc = 1;
   uint64_t to = __atomic_load_n(&raw_end, __ATOMIC_SEQ_CST);
   /* open ranges (at exit) */

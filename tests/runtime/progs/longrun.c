@@ -10,6 +10,9 @@
  *                            prints "handler_calls C"
  *   longrun term-exit        a SIGTERM handler that calls _exit(3), raised
  *                            while another thread mallocs and frees
+ *   longrun wait-term        5000 "claimed" ranges, then waits (up to 20 s)
+ *                            for a SIGTERM (the test hook of libncrt's
+ *                            flusher sends one while it holds a claim on them)
  *   longrun atexit           its own atexit handler (registered before any
  *                            range) records "in.atexit"
  *   longrun names N T        N ranges of N distinct names ("n0".."n<N-1>"),
@@ -142,6 +145,13 @@ int main(int argc, char **argv) {
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &off, NULL);
     printf("handler_calls %ld\n", handler_calls);
+    return 0;
+  }
+  if (!strcmp(mode, "wait-term")) {
+    for (int i = 0; i < 5000; i++) {
+      NCRT_RANGE("claimed");
+    }
+    for (int i = 0; i < 200; i++) usleep(100000);
     return 0;
   }
   if (!strcmp(mode, "term-exit")) {
