@@ -53,6 +53,14 @@ class Ctx:
         subprocess.run(cmd + [os.path.join(PROGS, src)] + list(extra) + ["-o", exe, "-lpthread"], check=True)
         return exe
 
+    def nvcc(self, src, *extra):
+        """Build a CUDA program of progs/ (named after it, without .cu)."""
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        exe = os.path.join(self.tmp, os.path.splitext(src)[0])
+        subprocess.run([nvcc, "-O2", "-std=c++17"] + INC + [os.path.join(PROGS, src), "-o", exe] + list(extra),
+                       check=True)
+        return exe
+
     def run(self, cmd, opts=(), env=None, expect_rc=0):
         """Run cmd under ncrun in a fresh run directory; return (proc, dir)."""
         self.runs += 1
@@ -687,9 +695,7 @@ def gpu_reason():
 
 
 def gpu_trace(c, opts=()):
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    exe = os.path.join(c.tmp, "gpu")
-    subprocess.run([nvcc, "-O2", "-std=c++17"] + INC + [os.path.join(PROGS, "gpu.cu"), "-o", exe], check=True)
+    exe = c.nvcc("gpu.cu")
     p, d = c.run([exe], opts=["--activities", "cpu,gpu,mem"] + list(opts))
     check(p.stdout == "h[0]=0\n", "output %r" % p.stdout)
     t = one_trace(d, "gpu-rank0.trace.json.gz")
@@ -781,10 +787,7 @@ def case_gpu_cupti_busy(c):
     if r:
         print("SKIPPED: " + r)
         return SKIP
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    exe = os.path.join(c.tmp, "busy")
-    subprocess.run([nvcc, "-O2", "-std=c++17"] + INC + [os.path.join(PROGS, "busy.cu"), "-o", exe, "-ldl"],
-                   check=True)
+    exe = c.nvcc("busy.cu", "-ldl")
     p, d = c.run([exe])
     t = one_trace(d, "busy-rank0.trace.json.gz")
     check(counts(t) == {"busy.work": 1}, "NVTX ranges %s" % counts(t))
@@ -809,9 +812,7 @@ def case_gpu_crash_kill(c):
         print("SKIPPED: " + r)
         return SKIP
     import signal
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    exe = os.path.join(c.tmp, "gpu_crash")
-    subprocess.run([nvcc, "-O2", "-std=c++17"] + INC + [os.path.join(PROGS, "gpu_crash.cu"), "-o", exe], check=True)
+    exe = c.nvcc("gpu_crash.cu")
     c.runs += 1
     d = os.path.join(c.tmp, "run%d" % c.runs)
     p = subprocess.Popen([c.ncrun, "--run-dir", d, "-a", "cpu,gpu,mem", "--", exe], stdin=subprocess.PIPE,
@@ -848,9 +849,7 @@ def case_gpu_incremental(c):
     if r:
         print("SKIPPED: " + r)
         return SKIP
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    exe = os.path.join(c.tmp, "gpu_crash")
-    subprocess.run([nvcc, "-O2", "-std=c++17"] + INC + [os.path.join(PROGS, "gpu_crash.cu"), "-o", exe], check=True)
+    exe = c.nvcc("gpu_crash.cu")
     p, d = c.run([exe, "incremental"], opts=["-a", "cpu,gpu,mem", "--throttle", "off"])
     t = one_trace(d, "gpu_crash-rank0.trace.json.gz")
     k = xs(t, "kernel")

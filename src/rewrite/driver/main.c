@@ -284,11 +284,11 @@ static void resolve_targets(Run *run, Diags *d) {
     if (h.file_path_missed)
       ruledoc_diag(&r->doc, d, DIAG_WARNING, tg->at, "filePath '%s' is not a file under %s%s", tg->file_path, run->src,
                    tg->path_glob ? "" : "; trying the module name");
+    ssize_t hit = h.rel ? find_entry(run, h.rel) : -1;
     /* (a path key names no symbolic link: those are copied as links) */
-    if (h.rel && tg->path_glob && (!tg->file_path || h.file_path_missed) && run->ents.v.v[find_entry(run, h.rel)].link)
-      free(h.rel), h.rel = NULL;
-    if (h.rel) {
-      vec_push(&run->targets_of[find_entry(run, h.rel)], tg);
+    if (hit >= 0 && tg->path_glob && (!tg->file_path || h.file_path_missed) && run->ents.v.v[hit].link) hit = -1;
+    if (hit >= 0) {
+      vec_push(&run->targets_of[hit], tg);
       target_hit_free(&h);
       continue;
     }
@@ -299,13 +299,7 @@ static void resolve_targets(Run *run, Diags *d) {
       for (size_t i = 0; i < ne; i++) {
         const char *rel = run->ents.v.v[i].rel;
         size_t l = strlen(rel);
-        if (l < 4 || strcmp(rel + l - 3, ".py")) continue;
-        char *m = xstrndup(rel, l - 3);
-        size_t ml = strlen(m);
-        if (ml >= 9 && !strcmp(m + ml - 9, "/__init__")) m[ml - 9] = 0;
-        for (char *q = m; *q; q++)
-          if (*q == '/') *q = '.';
-        mods[nc++] = m;
+        if (l >= 4 && !strcmp(rel + l - 3, ".py")) mods[nc++] = module_of_path(rel);
       }
       const char *near = nearest_word(tg->key, (const char *const *)mods, nc);
       const char *p = h.module_path;

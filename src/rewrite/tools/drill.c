@@ -137,21 +137,44 @@ static char *root_of(const char *file) {
   return NULL;
 }
 
+/* The manifests of the shadow roots a trace's ranges come from, each read
+ * once (prune locates every frequent range: a parse of manifest.json per
+ * range was most of its time on a full-trace tree). An unreadable one is
+ * kept empty. */
+typedef struct {
+  char *root;
+  Manifest m;
+} RootManifest;
+typedef VEC(RootManifest) Manifests;
+
+static const Manifest *manifest_of(Manifests *ms, const char *root) {
+  for (size_t i = 0; i < ms->n; i++)
+    if (!strcmp(ms->v[i].root, root)) return &ms->v[i].m;
+  RootManifest r = {xstrdup(root), {{0}}};
+  if (manifest_read(root, &r.m) < 0) memset(&r.m, 0, sizeof r.m);
+  vec_push(ms, r);
+  return &ms->v[ms->n - 1].m;
+}
+
+static void manifests_free(Manifests *ms) {
+  for (size_t i = 0; i < ms->n; i++) free(ms->v[i].root), manifest_free(&ms->v[i].m);
+  vec_free(ms);
+}
+
 /* Find the range `a` in the manifest: by file when the trace names one, by
  * name; among several of that name in a file, the one whose output lines
  * hold (or lie just below) the recorded line. */
-static int locate(const Agg *a, const char *out_opt, Origin *o) {
+static int locate(Manifests *ms, const Agg *a, const char *out_opt, Origin *o) {
   memset(o, 0, sizeof *o);
   char *root = a->file ? root_of(a->file) : NULL;
   const char *rel = NULL;
   if (root) rel = a->file + strlen(root) + 1;
   else if (out_opt) root = xstrdup(out_opt);
   if (!root) return -1;
-  Manifest m;
-  if (manifest_read(root, &m) < 0) memset(&m, 0, sizeof m);
+  const Manifest *m = manifest_of(ms, root);
   long best = -1;
-  for (size_t i = 0; i < m.files.n; i++) {
-    const ManifestFile *f = &m.files.v[i];
+  for (size_t i = 0; i < m->files.n; i++) {
+    const ManifestFile *f = &m->files.v[i];
     if (rel && strcmp(f->rel, rel)) continue;
     for (size_t k = 0; k < f->ranges.n; k++) {
       const RangeOut *r = &f->ranges.v[k];
@@ -168,7 +191,6 @@ static int locate(const Agg *a, const char *out_opt, Origin *o) {
       o->rule_at = r->rule_at ? xstrdup(r->rule_at) : NULL;
     }
   }
-  manifest_free(&m);
   free(root);
   return best >= 0 ? 0 : -1;
 }
@@ -305,6 +327,7 @@ static int stale_check(const char *cmd, const char *trace, const Rules *rules, b
 
 static int drill(const DrillOpts *o, Diags *d) {
   Rules rules = {0};
+  Manifests mans = {0};
   if (rules_load(&rules, o->config, d) < 0) {
     diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0, "rule file has errors; left unchanged");
     rules_free(&rules);
@@ -347,7 +370,7 @@ static int drill(const DrillOpts *o, Diags *d) {
     printf("  %-40s %12s exclusive (%4.1f%%), %llu call%s\n", a->name, t, total ? 100.0 * (double)a->excl / (double)total : 0.0,
            (unsigned long long)a->count, a->count == 1 ? "" : "s");
     Origin org;
-    if (locate(a, o->out, &org) < 0) {
+    if (locate(&mans, a, o->out, &org) < 0) {
       printf("    not found in a shadow tree's manifest%s; skipped\n", a->file ? "" : " (the trace gives no file: try --out)");
       continue;
     }
@@ -458,6 +481,7 @@ out:
   vec_free(&groups);
   for (size_t i = 0; i < mods.n; i++) modfile_free(&mods.v[i]);
   vec_free(&mods);
+  manifests_free(&mans);
   figures_free(&f);
   rules_free(&rules);
   return status;
@@ -544,6 +568,7 @@ static const Rule *rule_at(const Rules *r, const char *at) {
 
 static int prune(const PruneOpts *o, Diags *d) {
   Rules rules = {0};
+  Manifests mans = {0};
   if (rules_load(&rules, o->config, d) < 0) {
     diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0, "rule file has errors; left unchanged");
     rules_free(&rules);
@@ -572,7 +597,7 @@ static int prune(const PruneOpts *o, Diags *d) {
     printf("prune: %-40s %llu calls, mean %.3f us", a->name, (unsigned long long)a->count, mean_us);
     Origin org;
     const Rule *ru = NULL;
-    if (locate(a, o->out, &org) == 0 && org.rule_at) ru = rule_at(&rules, org.rule_at);
+    if (locate(&mans, a, o->out, &org) == 0 && org.rule_at) ru = rule_at(&rules, org.rule_at);
     bool seen = false;
     for (size_t k = 0; k < done.n; k++) seen |= done.v[k] == ru;
     if (!ru) {
@@ -606,6 +631,7 @@ static int prune(const PruneOpts *o, Diags *d) {
   buf_free(&what);
   vec_free(&done);
   textedits_free(&e);
+  manifests_free(&mans);
   figures_free(&f);
   rules_free(&rules);
   return status;

@@ -25,15 +25,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static bool is_file(const char *dir, const char *rel) {
-  char *p = xasprintf("%s/%s", dir, rel);
+/* (a TargetHasFile: dir is SRC) */
+static bool is_file(void *dir, const char *rel) {
+  char *p = xasprintf("%s/%s", (const char *)dir, rel);
   struct stat st;
   bool ok = stat(p, &st) == 0 && S_ISREG(st.st_mode);
   free(p);
   return ok;
 }
-
-static bool in_src(void *dir, const char *rel) { return is_file(dir, rel); }
 
 /* The file a key names under srcdir, as a tree run resolves it
  * (rules/targets.h), with the filePath of the target of that key if the
@@ -46,7 +45,7 @@ static char *resolve_key(const char *srcdir, const Rules *r, const char *key, ch
   char *k = !strchr(key, '/') && lang_of_path(key) == LANG_PYTHON ? xasprintf("./%s", key) : xstrdup(key);
   char *real = realpath(srcdir, NULL);
   TargetHit h;
-  target_resolve(k, fp, real, in_src, (void *)srcdir, &h);
+  target_resolve(k, fp, real, is_file, (void *)srcdir, &h);
   const char *mp = h.module_path;
   *tried = mp ? xasprintf("%s.py and %s/__init__.py", mp, mp) : xstrdup(k[0] == '.' && k[1] == '/' ? k + 2 : k);
   char *rel = h.rel;
