@@ -490,6 +490,14 @@ def test_rules():
     rules_case("binary.yaml", bytes(random.Random(3).randrange(256) for _ in range(4096)), 1, "error:")
     rules_case("empty.yaml", "", 0, "0 files instrumented", out_made=True)
     rules_case("nul.yaml", b"targets:\n  m: {}\0\n", 1, "NUL byte")
+    # null is a key not written (issue #20): a required one is missing, at its key
+    rules_case("null-required.json", '{"targets": {"m": {"func_line_range_wrappings": [{"start_line": null, '
+               '"end_line": 2}]}}}', 1, 'null-required.json:1:51: error: a line range needs start_line and end_line')
+    rules_case("null-everything.json", '{"targets": {"m": {"filePath": null, "func_line_range_wrappings": '
+               '[{"function": null, "start_line": 1, "end_line": 2, "start_line_content": null, "reasoning": null, '
+               '"context_values": null}]}}, "full_trace_mode": null, "ai_analysis_targets": null}', 0,
+               "1 file instrumented", out_made=True)
+    rules_case("null-document.json", "null", 0, "0 files instrumented", out_made=True)
 
 
 def main():

@@ -128,6 +128,35 @@ expect_rc 0 "OUT inside SRC, second run" "$NC" --config "$T/rules.yaml" "$T/src"
 [ ! -e "$T/src/shadow/shadow" ] && ok || bad "OUT was walked into itself on the second run"
 rm -rf "$T/src/shadow" "$T/srclink"
 
+# nulls in rule files (issue #20): the nCompass SDK saves every unset field
+# as null; null, ~ or nothing is a key not written, in the run and in the
+# rule-file commands, which edit such files and leave them loading
+mkdir -p "$T/nul/src"
+printf 'def f(x):\n    y = x + 1\n    z = y * 2\n    return z\n' > "$T/nul/src/m.py"
+N="$T/nul/rules.json"
+printf '{"targets": {"m": {"filePath": null, "func_line_range_wrappings": [{"function": null, "start_line": 2, "end_line": 2, "context_class": "ncrt.range", "context_values": null, "start_line_content": null, "end_line_content": null, "reasoning": null}]}}, "ai_analysis_targets": null, "full_trace_mode": null}\n' > "$N"
+expect_rc 0 "--validate with nulls" "$NC" --validate "$N"
+expect_rc 0 "run with nulls" "$NC" -q --config "$N" "$T/nul/src" "$T/nul/out"
+has "$T/nul/out/m.py" '__ncrt__.range("m:L2")' "a null start_line_content is not a line to look for"
+expect_rc 0 "feedback on a rule file with nulls" "$NC" feedback --config "$N" --src "$T/nul/src" --module m --lines 3-3 --text why
+has "$N" '"reasoning": null}, {"start_line": 3, "end_line": 3, "start_line_content": "z = y \* 2", "reasoning": "why"}\]' "feedback appends after an entry with nulls"
+expect_rc 0 "feedback's edit loads" "$NC" --validate "$N"
+printf '{"targets": {"m": {"func_line_range_wrappings": null}}}\n' > "$N"
+expect_rc 0 "feedback into a null list" "$NC" feedback --config "$N" --src "$T/nul/src" --module m --lines 2-2
+has "$N" '{"targets": {"m": {"func_line_range_wrappings": \[{"start_line": 2, "end_line": 2, "start_line_content": "y = x + 1"}\]}}}' "a null list replaced"
+printf '# none yet\ntargets: ~\n' > "$T/nul/rules.yaml"
+expect_rc 0 "feedback into targets: ~" "$NC" feedback --config "$T/nul/rules.yaml" --src "$T/nul/src" --module m --lines 2-2
+printf '# none yet\ntargets:\n  m:\n    func_line_range_wrappings:\n      - start_line: 2\n        end_line: 2\n        start_line_content: "y = x + 1"\n' > "$T/nul/want.yaml"
+cmp -s "$T/nul/rules.yaml" "$T/nul/want.yaml" && ok || { bad "targets: ~ replaced by the new target"; diff "$T/nul/want.yaml" "$T/nul/rules.yaml"; }
+# a required key given as null is missing, reported at its key
+printf '{"targets": {"m": {"func_line_range_wrappings": [\n  {"start_line": 2, "end_line": null}]}}}\n' > "$N"
+expect_rc 1 "a required key as null" "$NC" --validate "$N"
+has "$T/stderr" "rules.json:2:21: error: a line range needs start_line and end_line" "null end_line named at its key"
+# quoted, "null" is a string: a line that does not read so
+printf 'targets:\n  m:\n    func_line_range_wrappings:\n      - {start_line: 2, end_line: 2, start_line_content: "null"}\n' > "$T/nul/rules.yaml"
+expect_rc 0 "quoted null" "$NC" --config "$T/nul/rules.yaml" "$T/nul/src" "$T/nul/out"
+has "$T/stderr" "does not read 'null'" "a quoted null is the text null"
+
 # SRC untouched by all of the above (apart from the edits this script made)
 printf 'def g():\n    return 2\n' > "$T/src/pkg/b.py"
 printf 'def f(x):\n    return x + 1\n' > "$T/src/pkg/a.py"

@@ -52,6 +52,21 @@ typedef struct { char *name; RNode *node; } Anchor;
  * with depth (100000 '[' took minutes), so stop long before that. */
 #define RULEDOC_MAX_DEPTH 64
 
+/* A null in the YAML 1.2 core schema: a plain scalar without a tag reading
+ * null, Null, NULL, ~ or nothing (`key:`), or one tagged !!null. Quoted and
+ * block scalars, and plain ones tagged otherwise (!!str null), are strings. */
+static bool yaml_null(const yaml_event_t *ev) {
+  const char *tag = (const char *)ev->data.scalar.tag;
+  if (tag) return !strcmp(tag, YAML_NULL_TAG);
+  if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || !ev->data.scalar.plain_implicit) return false;
+  static const char *const nulls[] = {"", "null", "Null", "NULL", "~"};
+  for (size_t i = 0; i < sizeof nulls / sizeof *nulls; i++)
+    if (ev->data.scalar.length == strlen(nulls[i]) &&
+        !memcmp(ev->data.scalar.value, nulls[i], ev->data.scalar.length))
+      return true;
+  return false;
+}
+
 static int load_yaml(RuleDoc *doc, Diags *d) {
   yaml_parser_t p;
   yaml_event_t ev;
@@ -100,6 +115,7 @@ static int load_yaml(RuleDoc *doc, Diags *d) {
                      ev.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE ||
                      ev.data.scalar.style == YAML_LITERAL_SCALAR_STYLE ||
                      ev.data.scalar.style == YAML_FOLDED_SCALAR_STYLE;
+      made->null = yaml_null(&ev);
       anchor = (const char *)ev.data.scalar.anchor;
       break;
     case YAML_ALIAS_EVENT: {
@@ -241,6 +257,7 @@ static RNode *from_json(RuleDoc *doc, const cJSON *j, Scan *sc) {
     n->quoted = true;
     sc_string(sc);
   } else {
+    n->null = cJSON_IsNull(j);
     size_t b = sc->i;
     while (sc->i < sc->n && !strchr(",]} \t\r\n", sc->s[sc->i])) sc->i++;
     n->str = xstrndup(sc->s + b, sc->i - b);

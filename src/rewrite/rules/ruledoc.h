@@ -21,6 +21,10 @@ struct RNode {
                     * comments and blank lines); used by ruledit.c */
   char *str;       /* RN_SCALAR: the value */
   bool quoted;     /* RN_SCALAR: written as a quoted string */
+  bool null;       /* RN_SCALAR: a null, which rules.c reads as "not written":
+                    * JSON null; in YAML (1.2 core schema) an untagged plain
+                    * null, Null, NULL, ~ or nothing at all. str keeps the
+                    * text as written; "null" and '~' quoted are strings */
   RNode **items;   /* RN_SEQ: items; RN_MAP: key, value, key, value, ... */
   size_t n;        /* number of entries in items */
   size_t weight;   /* nodes in this subtree with every alias expanded (YAML

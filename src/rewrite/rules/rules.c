@@ -71,11 +71,32 @@ static bool check_keys(Ck *ck, const RNode *m, const char *what, const char *con
   return true;
 }
 
+/* The key `key` of mapping m as written, whatever its value; NULL if absent. */
+static const RNode *key_of(const RNode *m, const char *key) {
+  if (!m || m->kind != RN_MAP) return NULL;
+  for (size_t i = 0; i + 1 < m->n; i += 2)
+    if (m->items[i]->kind == RN_SCALAR && !strcmp(m->items[i]->str, key)) return m->items[i];
+  return NULL;
+}
+
+/* The value of key `key` of mapping m; NULL if absent. A key whose value is
+ * null (JSON null; YAML null, ~ or nothing: see ruledoc.h) is absent: the
+ * nCompass SDK writes every unset field of its configs as null. */
 static const RNode *get(const RNode *m, const char *key) {
   if (!m || m->kind != RN_MAP) return NULL;
   for (size_t i = 0; i + 1 < m->n; i += 2)
-    if (m->items[i]->kind == RN_SCALAR && !strcmp(m->items[i]->str, key)) return m->items[i + 1];
+    if (m->items[i]->kind == RN_SCALAR && !strcmp(m->items[i]->str, key))
+      return m->items[i + 1]->kind == RN_SCALAR && m->items[i + 1]->null ? NULL : m->items[i + 1];
   return NULL;
+}
+
+static bool is_null(const RNode *n) { return n && n->kind == RN_SCALAR && n->null; }
+
+/* Where to report a required key that is missing: the key itself when it is
+ * written with a null value, else the mapping that lacks it. */
+static const RNode *missing_at(const RNode *m, const char *key) {
+  const RNode *k = key_of(m, key);
+  return k ? k : m;
 }
 
 static char *str_of(Ck *ck, const RNode *n, const char *what) {
@@ -86,6 +107,10 @@ static char *str_of(Ck *ck, const RNode *n, const char *what) {
   }
   if (!n->quoted && !strcmp(n->str, "")) {
     err(ck, n, "%s must not be empty", what);
+    return NULL;
+  }
+  if (n->null) { /* a null where a value is needed (a list entry, a replacement) */
+    err(ck, n, "%s must be a string, not null", what);
     return NULL;
   }
   return xstrdup(n->str);
@@ -116,8 +141,7 @@ static int int_of(Ck *ck, const RNode *n, const char *what) {
 
 static void str_list(Ck *ck, const RNode *n, const char *what, void *vecp) {
   VEC(char *) *v = vecp;
-  if (!n) return;
-  if (n->kind == RN_SCALAR && !n->quoted && (!strcmp(n->str, "") || !strcmp(n->str, "null"))) return;
+  if (!n || is_null(n)) return;
   if (!want(ck, n, RN_SEQ, what)) return;
   for (size_t i = 0; i < n->n; i++) {
     char *s = str_of(ck, n->items[i], what);
@@ -132,18 +156,20 @@ static void parse_context(Ck *ck, const RNode *owner, Context *c) {
   c->cls = str_of(ck, get(owner, "context_class"), "context_class");
   const RNode *vals = get(owner, "context_values");
   if (!vals) return;
-  if (vals->kind == RN_SCALAR && !vals->quoted && (!strcmp(vals->str, "") || !strcmp(vals->str, "null")))
-    return;
   if (!want(ck, vals, RN_SEQ, "context_values")) return;
   for (size_t i = 0; i < vals->n; i++) {
     const RNode *v = vals->items[i];
     CtxValue cv = {.at = (RNode *)v};
     if (v->kind == RN_SCALAR) {
+      if (v->null && *v->str) {
+        err(ck, v, "a context value must be a string, not null");
+        continue;
+      }
       cv.value = xstrdup(v->str);
     } else if (check_keys(ck, v, "a context value", vkeys)) {
       const RNode *val = get(v, "value"), *ty = get(v, "type");
       if (!val) {
-        err(ck, v, "context value needs a 'value'");
+        err(ck, missing_at(v, "value"), "context value needs a 'value'");
         continue;
       }
       if (val->kind != RN_SCALAR) {
@@ -193,7 +219,7 @@ static void parse_func_entry(Ck *ck, Target *t, const char *cls, const RNode *cl
     if (!check_keys(ck, c, "a wrap_calls entry", ckeys)) continue;
     char *pat = str_of(ck, get(c, "call_pattern"), "call_pattern");
     if (!pat) {
-      if (!get(c, "call_pattern")) err(ck, c, "wrap_calls entry needs a call_pattern");
+      if (!get(c, "call_pattern")) err(ck, missing_at(c, "call_pattern"), "wrap_calls entry needs a call_pattern");
       continue;
     }
     Rule r = rule_new(RULE_CALLS, c);
@@ -245,8 +271,7 @@ static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
   t->at = (RNode *)key;
   /* path globs and C-family file names name files, not modules */
   t->path_glob = target_key_is_path(t->key);
-  if (m->kind == RN_SCALAR && !m->quoted && (!strcmp(m->str, "") || !strcmp(m->str, "null")))
-    return; /* `module:` with nothing: full-trace target */
+  if (is_null(m)) return; /* `module:` with nothing (or null): full-trace target */
   if (!check_keys(ck, m, "a target", keys)) return;
   t->file_path = str_of(ck, get(m, "filePath"), "filePath");
   t->full_trace = bool_of(ck, get(m, "full_trace_mode"), "full_trace_mode", false);
@@ -296,7 +321,8 @@ static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
         if (!check_keys(ck, c, "a call_wrappings entry", ckeys)) continue;
         char *pat = str_of(ck, get(c, "call_pattern"), "call_pattern");
         if (!pat) {
-          if (!get(c, "call_pattern")) err(ck, c, "call_wrappings entry needs a call_pattern");
+          if (!get(c, "call_pattern"))
+            err(ck, missing_at(c, "call_pattern"), "call_wrappings entry needs a call_pattern");
           continue;
         }
         Rule r = rule_new(RULE_CALLS, c);
@@ -314,7 +340,11 @@ static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
       Rule r = rule_new(RULE_LINES, e);
       r.func = str_of(ck, get(e, "function"), "function");
       if (!get(e, "start_line") || !get(e, "end_line")) {
-        err(ck, e, "a line range needs start_line and end_line");
+        /* at the key written null, if one is */
+        bool no_start = !get(e, "start_line"), no_end = !get(e, "end_line");
+        const char *miss = no_start && (!no_end || key_of(e, "start_line") || !key_of(e, "end_line"))
+                               ? "start_line" : "end_line";
+        err(ck, missing_at(e, miss), "a line range needs start_line and end_line");
         free(r.func);
         continue;
       }
@@ -366,7 +396,6 @@ static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
 static void attr_macros(Ck *ck, const RNode *n, void *vecp) {
   VEC(char *) *v = vecp;
   if (!n) return;
-  if (n->kind == RN_SCALAR && !n->quoted && (!strcmp(n->str, "") || !strcmp(n->str, "null"))) return;
   if (!want(ck, n, RN_SEQ, "c_attribute_macros")) return;
   for (size_t i = 0; i < n->n; i++) {
     char *s = str_of(ck, n->items[i], "an entry of c_attribute_macros");
@@ -388,7 +417,7 @@ static int check(Rules *r, Diags *d) {
                                      "exclude", "default_context", "c_attribute_macros", NULL};
   Ck ck = {r, d, 0};
   const RNode *root = r->doc.root;
-  if (!root) return 0; /* an empty rule file: nothing targeted */
+  if (!root || is_null(root)) return 0; /* an empty rule file (or only `null`): nothing targeted */
   if (!check_keys(&ck, root, "the rule file", keys)) return -1;
   r->full_trace = bool_of(&ck, get(root, "full_trace_mode"), "full_trace_mode", false);
   str_list(&ck, get(root, "ai_analysis_targets"), "ai_analysis_targets", &r->ai_targets);
@@ -400,8 +429,7 @@ static int check(Rules *r, Diags *d) {
     if (check_keys(&ck, dc, "default_context", dkeys)) parse_context(&ck, dc, &r->default_ctx);
   }
   const RNode *t = get(root, "targets");
-  if (t && !(t->kind == RN_SCALAR && !t->quoted && (!strcmp(t->str, "") || !strcmp(t->str, "null"))) &&
-      !(t->kind == RN_SEQ && t->n == 0) && want(&ck, t, RN_MAP, "targets")) {
+  if (t && !(t->kind == RN_SEQ && t->n == 0) && want(&ck, t, RN_MAP, "targets")) {
     check_keys(&ck, t, "targets", NULL);
     for (size_t i = 0; i + 1 < t->n; i += 2) {
       Target tg = {0};

@@ -136,6 +136,37 @@ static void push_edit(TextEdits *out, size_t at, size_t del, Buf *ins) {
   vec_push(out, ((TextEdit){at, del, buf_steal(ins)}));
 }
 
+/* The value that path[k] takes (the map below it, or the list), as JSON;
+ * k == -1: the whole document. */
+static void value_flow(Buf *b, const char *const *path, int k, const LineRule *lr, size_t n) {
+  if (k < 2) {
+    buf_putc(b, '{');
+    rest_flow(b, path, k + 1, lr, n);
+    buf_putc(b, '}');
+    return;
+  }
+  buf_putc(b, '[');
+  for (size_t i = 0; i < n; i++) {
+    if (i) buf_puts(b, ", ");
+    item_flow(b, &lr[i]);
+  }
+  buf_putc(b, ']');
+}
+
+/* A null written as a value in a flow collection (all of JSON): `"k": null`,
+ * `{k: ~}`, `{k: }`. It is replaced by the value path[k] takes. */
+static void null_replace(const RuleDoc *doc, const RNode *key, const RNode *null, const char *const *path, int k,
+                         const LineRule *lr, size_t n, TextEdits *out) {
+  Buf t = {0};
+  if (null->end == null->off) { /* nothing written: libyaml places it at the next token */
+    bool colon = false;
+    for (size_t p = key->end; p < null->off && p < doc->len; p++) colon |= doc->src[p] == ':';
+    if (!colon) buf_puts(&t, ": ");
+  }
+  value_flow(&t, path, k, lr, n);
+  push_edit(out, null->off, null->end - null->off, &t);
+}
+
 /* Append to a flow collection: after its last member, in the layout of the
  * members before (one per line when the collection is written so). */
 static int flow_append(const RuleDoc *doc, const RNode *c, Buf *text, TextEdits *out, Diags *d) {
@@ -170,10 +201,16 @@ int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr
   bool json = is_json_path(doc->path);
   Buf t = {0};
   const RNode *node = doc->root;
-  if (!node) { /* an empty file, or one holding only comments */
+  if (!node || (node->kind == RN_SCALAR && node->null && node->end == node->off)) {
+    /* an empty file, or one holding only comments (or `---`) */
     if (doc->len && doc->src[doc->len - 1] != '\n') buf_putc(&t, '\n');
     rest_block(&t, path, 0, 0, lr, n);
     push_edit(out, doc->len, 0, &t);
+    return 0;
+  }
+  if (node->kind == RN_SCALAR && node->null) { /* a file that reads `null` or `~` */
+    value_flow(&t, path, -1, lr, n);
+    push_edit(out, node->off, node->end - node->off, &t);
     return 0;
   }
   for (int k = 0; k < 3; k++) {
@@ -183,11 +220,28 @@ int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr
     }
     size_t ki = 0;
     const RNode *next = map_get(node, path[k], &ki);
-    if (next && next->kind == RN_SCALAR && !next->quoted && !*next->str && !is_flow(doc, node)) {
-      /* a key with no value (`mypkg.model:` for full trace): what goes
-       * below it starts on the next line, indented under it */
+    if (next && next->kind == RN_SCALAR && next->null && (is_flow(doc, node) || json)) {
+      null_replace(doc, node->items[ki], next, path, k, lr, n, out);
+      return 0;
+    }
+    if (next && next->kind == RN_SCALAR && next->null) {
+      /* a key with no value (`mypkg.model:` for full trace), or a null one
+       * (`targets: ~`, which goes): what goes below it starts on the next
+       * line, indented under it */
       const RNode *key = node->items[ki];
-      size_t at = after_line(doc, key->end);
+      size_t from = key->end;
+      if (next->end > next->off) {
+        /* the null goes, with the blanks before it when nothing follows */
+        size_t b = next->off, e = next->end;
+        while (e < doc->len && (doc->src[e] == ' ' || doc->src[e] == '\t')) e++;
+        if (e == doc->len || doc->src[e] == '\n' || doc->src[e] == '\r')
+          while (b > key->end && (doc->src[b - 1] == ' ' || doc->src[b - 1] == '\t')) b--;
+        Buf none = {0};
+        buf_puts(&none, "");
+        push_edit(out, b, next->end - b, &none);
+        from = next->end;
+      }
+      size_t at = after_line(doc, from);
       if (at == doc->len && doc->len && doc->src[doc->len - 1] != '\n') buf_putc(&t, '\n');
       if (k < 2) rest_block(&t, path, k + 1, key->col + 1, lr, n);
       else

@@ -1,0 +1,2 @@
+def k():
+    return 3
