@@ -1,8 +1,11 @@
-/* render: the Summary as Markdown and as nCompass-shaped JSON
- * ({"markdown", "structured": {"operations", "bottlenecks",
- * "recommendations", ...}}). Times: milliseconds with three decimals in
- * Markdown, microseconds with three decimals in JSON (exact: both come
- * from integer nanoseconds). */
+/* render: the Summary as a document (doc.h: headings, paragraphs, tables,
+ * lists, which `summary` writes as Markdown and `report` as HTML) and as
+ * nCompass-shaped JSON ({"markdown", "structured": {"operations",
+ * "bottlenecks", "recommendations", ...}}). Times: milliseconds with three
+ * decimals in the document, microseconds with three decimals in JSON
+ * (exact: both come from integer nanoseconds). Names go into the document
+ * as plain text, never as markup: a kernel named "k<float**>" is a cell
+ * with those characters, which each writer escapes as its format needs. */
 #include "render.h"
 
 #include <math.h>
@@ -19,14 +22,6 @@ static void kinds_text(uint32_t mask, Buf *b) {
     if (!first) buf_putc(b, '/');
     buf_puts(b, k == K_NONE ? "range" : kind_name(k));
     first = false;
-  }
-}
-
-static void md_cell(Buf *b, const char *s) {
-  for (; *s; s++) {
-    if (*s == '|') buf_puts(b, "\\|");
-    else if (*s == '\n') buf_putc(b, ' ');
-    else buf_putc(b, *s);
   }
 }
 
@@ -112,321 +107,353 @@ static bool has_gpu(const Summary *s) {
 
 static const char *step_label(const Model *m, const StepRow *st) { return intern_str(&m->names, st->name); }
 
+/* ---- the document: one function per section, in the order they appear ---- */
+
 static void pct_cell(Buf *b, int64_t a, int64_t tot) {
   buf_ms(b, a);
   buf_printf(b, " (%.1f%%)", tot > 0 ? 100.0 * (double)a / (double)tot : 0.0);
 }
 
-static void md_stats(Buf *b, const Stats *st) {
-  buf_printf(b, "%llu | ", (unsigned long long)st->count);
-  buf_ms(b, st->mean);
-  buf_puts(b, " | ");
-  buf_ms(b, st->median);
-  buf_puts(b, " | ");
-  buf_ms(b, st->min);
-  buf_puts(b, " | ");
-  buf_ms(b, st->max);
-  buf_puts(b, " | ");
-  buf_ms(b, st->std);
+static void stats_cells(Doc *d, const Stats *st) {
+  buf_printf(doc_cell(d), "%llu", (unsigned long long)st->count);
+  buf_ms(doc_cell(d), st->mean);
+  buf_ms(doc_cell(d), st->median);
+  buf_ms(doc_cell(d), st->min);
+  buf_ms(doc_cell(d), st->max);
+  buf_ms(doc_cell(d), st->std);
 }
 
-void summary_markdown(const Model *m, const Summary *s, Buf *b) {
-  Buf tmp = {0};
+static size_t shown(size_t n, size_t top) { return n < top ? n : top; }
+
+static void files_section(Doc *d, const Model *m, const Summary *s) {
   uint64_t events = 0;
   for (size_t i = 0; i < s->ranks.n; i++) events += s->ranks.v[i].events;
-  buf_puts(b, "# Trace summary\n\n");
-  buf_printf(b, "%zu trace file(s), %llu events.\n\n", m->traces.n, (unsigned long long)events);
-  buf_puts(b, "| file | rank | layout | events | CPU ranges | GPU ops |\n|---|---:|---|---:|---:|---:|\n");
+  doc_heading(d, 1, "Trace summary");
+  buf_printf(doc_para(d), "%zu trace file(s), %llu events.", m->traces.n, (unsigned long long)events);
+  doc_table(d, "lrlrrr", "file", "rank", "layout", "events", "CPU ranges", "GPU ops");
   for (size_t i = 0; i < s->ranks.n; i++) {
     const RankRow *r = &s->ranks.v[i];
     const Trace *t = m->traces.v[r->trace];
-    buf_puts(b, "| ");
-    md_cell(b, t->path);
-    buf_printf(b, " | %lld | %s | %llu | %llu | %llu |\n", (long long)r->rank, t->legacy ? "legacy" : "Kineto",
-               (unsigned long long)r->events, (unsigned long long)r->ranges, (unsigned long long)r->gpu_ops);
+    doc_row(d);
+    buf_puts(doc_cell(d), t->path);
+    buf_printf(doc_cell(d), "%lld", (long long)r->rank);
+    buf_puts(doc_cell(d), t->legacy ? "legacy" : "Kineto");
+    buf_printf(doc_cell(d), "%llu", (unsigned long long)r->events);
+    buf_printf(doc_cell(d), "%llu", (unsigned long long)r->ranges);
+    buf_printf(doc_cell(d), "%llu", (unsigned long long)r->gpu_ops);
   }
+}
 
-  buf_printf(b, "\n## Operations\n\nTop %zu of %zu range names by inclusive CPU time. Inclusive time counts "
+static void operations_section(Doc *d, const Model *m, const Summary *s) {
+  doc_heading(d, 2, "Operations");
+  buf_printf(doc_para(d), "Top %zu of %zu range names by inclusive CPU time. Inclusive time counts "
              "the outermost instance of a name only (recursion is not double-counted); exclusive time is "
-             "the range minus its direct children; GPU is the time of GPU ops launched inside.\n\n",
-             s->ranges.n < s->opt.top_ranges ? s->ranges.n : s->opt.top_ranges, s->ranges.n);
-  buf_puts(b, "| range | kind | count | inclusive ms | exclusive ms | GPU ms | mean ms | max ms |\n"
-              "|---|---|---:|---:|---:|---:|---:|---:|\n");
+             "the range minus its direct children; GPU is the time of GPU ops launched inside.",
+             shown(s->ranges.n, s->opt.top_ranges), s->ranges.n);
+  doc_table(d, "llrrrrrr", "range", "kind", "count", "inclusive ms", "exclusive ms", "GPU ms", "mean ms", "max ms");
   for (size_t i = 0; i < s->ranges.n && i < s->opt.top_ranges; i++) {
     const RangeRow *r = &s->ranges.v[i];
-    buf_puts(b, "| ");
-    md_cell(b, range_row_name(m, s, r));
-    buf_puts(b, " | ");
-    kinds_text(r->kinds, b);
-    buf_printf(b, " | %llu | ", (unsigned long long)r->count);
-    buf_ms(b, r->incl);
-    buf_puts(b, " | ");
-    buf_ms(b, r->excl);
-    buf_puts(b, " | ");
-    buf_ms(b, r->gpu);
-    buf_puts(b, " | ");
-    buf_ms(b, r->count ? r->sum / (int64_t)r->count : 0);
-    buf_puts(b, " | ");
-    buf_ms(b, r->max);
-    buf_puts(b, " |\n");
+    doc_row(d);
+    buf_puts(doc_cell(d), range_row_name(m, s, r));
+    kinds_text(r->kinds, doc_cell(d));
+    buf_printf(doc_cell(d), "%llu", (unsigned long long)r->count);
+    buf_ms(doc_cell(d), r->incl);
+    buf_ms(doc_cell(d), r->excl);
+    buf_ms(doc_cell(d), r->gpu);
+    buf_ms(doc_cell(d), r->count ? r->sum / (int64_t)r->count : 0);
+    buf_ms(doc_cell(d), r->max);
   }
+}
 
-  if (!has_gpu(s)) {
-    buf_puts(b, "\n## GPU\n\nNo GPU ops (kernels, copies, memsets) in these traces: the GPU sections are "
-                "left out.\n");
+static void kernels_section(Doc *d, const Model *m, const Summary *s) {
+  doc_heading(d, 2, "Top kernels");
+  buf_printf(doc_para(d), "Top %zu of %zu GPU op names by total time.", shown(s->kernels.n, s->opt.top_kernels),
+             s->kernels.n);
+  doc_table(d, "llrrrrrr", "kernel", "class", "count", "total ms", "mean us", "min us", "max us", "std us");
+  for (size_t i = 0; i < s->kernels.n && i < s->opt.top_kernels; i++) {
+    const KernelRow *k = &s->kernels.v[i];
+    doc_row(d);
+    buf_puts(doc_cell(d), intern_str(&m->names, k->name));
+    buf_puts(doc_cell(d), class_name(k->cls));
+    buf_printf(doc_cell(d), "%llu", (unsigned long long)k->count);
+    buf_ms(doc_cell(d), k->total);
+    buf_us(doc_cell(d), llround(k->mean));
+    buf_us(doc_cell(d), k->min);
+    buf_us(doc_cell(d), k->max);
+    buf_us(doc_cell(d), llround(sqrt(k->m2 / (double)k->count)));
+  }
+}
+
+static void temporal_section(Doc *d, const Summary *s) {
+  doc_heading(d, 2, "Temporal breakdown");
+  buf_puts(doc_para(d), "Per rank, over the GPU span (first GPU op start to last GPU op end): busy is the union "
+           "of all GPU ops, compute the union of computation kernels, non-compute the rest of busy "
+           "(communication, copies), idle the span minus busy.");
+  doc_table(d, "rrrrrr", "rank", "GPU span ms", "busy ms", "compute ms", "non-compute ms", "idle ms");
+  for (size_t i = 0; i < s->ranks.n; i++) {
+    const RankRow *r = &s->ranks.v[i];
+    if (!r->gpu_ops) continue;
+    doc_row(d);
+    buf_printf(doc_cell(d), "%lld", (long long)r->rank);
+    buf_ms(doc_cell(d), r->gpu_span);
+    pct_cell(doc_cell(d), r->busy, r->gpu_span);
+    pct_cell(doc_cell(d), r->compute, r->gpu_span);
+    pct_cell(doc_cell(d), r->noncompute, r->gpu_span);
+    pct_cell(doc_cell(d), r->idle, r->gpu_span);
+  }
+}
+
+static void streams_section(Doc *d, const Model *m, const Summary *s) {
+  doc_heading(d, 2, "Idle time per stream");
+  buf_puts(doc_para(d), "Gaps between consecutive ops on a stream. Host wait: the next op was launched after "
+           "the previous one ended (the GPU waited for the CPU). Kernel wait: a gap of at most 30 us "
+           "otherwise (launch overhead). Other: longer gaps (dependencies on other streams, "
+           "synchronisation).");
+  doc_table(d, "rlrrrrrr", "rank", "stream", "ops", "span ms", "idle ms", "host wait ms", "kernel wait ms",
+            "other ms");
+  for (size_t i = 0; i < s->streams.n; i++) {
+    const StreamRow *r = &s->streams.v[i];
+    doc_row(d);
+    buf_printf(doc_cell(d), "%lld", (long long)s->ranks.v[r->trace].rank);
+    model_thread_label(m, m->traces.v[r->trace], r->thread, doc_cell(d));
+    buf_printf(doc_cell(d), "%llu", (unsigned long long)r->ops);
+    buf_ms(doc_cell(d), r->span);
+    buf_ms(doc_cell(d), r->idle);
+    buf_ms(doc_cell(d), r->host_wait);
+    buf_ms(doc_cell(d), r->kernel_wait);
+    buf_ms(doc_cell(d), r->other);
+  }
+}
+
+/* The five launches that waited longest for the GPU (their list ends at
+ * the first without a delay). */
+static void worst_launches(Doc *d, const Model *m, const Summary *s) {
+  const LaunchStats *l = &s->launch;
+  if (!l->nworst || l->worst[0].delay <= 0) return;
+  buf_puts(doc_para(d), "Longest delays:");
+  doc_table(d, "rlrrr", "rank", "call", "at ms", "call us", "delay us");
+  for (size_t i = 0; i < l->nworst && l->worst[i].delay; i++) {
+    doc_row(d);
+    buf_printf(doc_cell(d), "%lld", (long long)s->ranks.v[l->worst[i].trace].rank);
+    buf_puts(doc_cell(d), intern_str(&m->names, l->worst[i].name));
+    buf_ms(doc_cell(d), l->worst[i].ts);
+    buf_us(doc_cell(d), l->worst[i].cpu);
+    buf_us(doc_cell(d), l->worst[i].delay);
+  }
+}
+
+static void launches_section(Doc *d, const Model *m, const Summary *s) {
+  const LaunchStats *l = &s->launch;
+  doc_heading(d, 2, "Kernel launches");
+  if (!l->count) {
+    buf_puts(doc_para(d), "No launch calls (cudaLaunchKernel, cudaMemcpyAsync, ...) matched to GPU ops.");
+    return;
+  }
+  Buf *p = doc_para(d);
+  buf_printf(p, "%llu launch calls matched to their GPU op by correlation id", (unsigned long long)l->count);
+  if (l->unmatched) buf_printf(p, " (%llu without a GPU op)", (unsigned long long)l->unmatched);
+  buf_puts(p, ". Launch delay = GPU start - (call start + call duration), floored at 0.");
+  doc_table(d, "lrrr", "figure", "mean us", "max us", "outliers");
+  doc_row(d);
+  buf_puts(doc_cell(d), "CPU launch call");
+  buf_us(doc_cell(d), l->cpu_total / (int64_t)l->count);
+  buf_us(doc_cell(d), l->cpu_max);
+  buf_printf(doc_cell(d), "%llu over 50 us", (unsigned long long)l->cpu_outliers);
+  doc_row(d);
+  buf_puts(doc_cell(d), "launch delay");
+  buf_us(doc_cell(d), l->delay_total / (int64_t)l->count);
+  buf_us(doc_cell(d), l->delay_max);
+  buf_printf(doc_cell(d), "%llu over 100 us", (unsigned long long)l->delay_outliers);
+  worst_launches(d, m, s);
+}
+
+static void comm_section(Doc *d, const Summary *s) {
+  doc_heading(d, 2, "Communication vs computation");
+  bool any_comm = false;
+  for (size_t i = 0; i < s->ranks.n; i++) any_comm |= s->ranks.v[i].comm > 0;
+  if (!any_comm) {
+    buf_puts(doc_para(d), "No communication kernels (nccl*).");
+    return;
+  }
+  buf_puts(doc_para(d), "Overlap = time when communication and computation kernels run at once / "
+           "communication time.");
+  doc_table(d, "rrrrr", "rank", "communication ms", "computation ms", "overlapped ms", "overlap");
+  for (size_t i = 0; i < s->ranks.n; i++) {
+    const RankRow *r = &s->ranks.v[i];
+    if (!r->gpu_ops) continue;
+    doc_row(d);
+    buf_printf(doc_cell(d), "%lld", (long long)r->rank);
+    buf_ms(doc_cell(d), r->comm);
+    buf_ms(doc_cell(d), r->compute);
+    buf_ms(doc_cell(d), r->overlap);
+    buf_printf(doc_cell(d), "%.1f%%", r->comm > 0 ? 100.0 * (double)r->overlap / (double)r->comm : 0.0);
+  }
+}
+
+static void copies_section(Doc *d, const Summary *s) {
+  uint64_t ncopies = 0;
+  for (int k = 0; k < COPY_KINDS; k++) ncopies += s->copies[k].count;
+  doc_heading(d, 2, "Memory copies");
+  if (!ncopies) {
+    buf_puts(doc_para(d), "No memory copies or memsets on the GPU.");
   } else {
-    buf_printf(b, "\n## Top kernels\n\nTop %zu of %zu GPU op names by total time.\n\n",
-               s->kernels.n < s->opt.top_kernels ? s->kernels.n : s->opt.top_kernels, s->kernels.n);
-    buf_puts(b, "| kernel | class | count | total ms | mean us | min us | max us | std us |\n"
-                "|---|---|---:|---:|---:|---:|---:|---:|\n");
-    for (size_t i = 0; i < s->kernels.n && i < s->opt.top_kernels; i++) {
-      const KernelRow *k = &s->kernels.v[i];
-      buf_puts(b, "| ");
-      md_cell(b, intern_str(&m->names, k->name));
-      buf_printf(b, " | %s | %llu | ", class_name(k->cls), (unsigned long long)k->count);
-      buf_ms(b, k->total);
-      buf_puts(b, " | ");
-      buf_us(b, llround(k->mean));
-      buf_puts(b, " | ");
-      buf_us(b, k->min);
-      buf_puts(b, " | ");
-      buf_us(b, k->max);
-      buf_puts(b, " | ");
-      buf_us(b, llround(sqrt(k->m2 / (double)k->count)));
-      buf_puts(b, " |\n");
-    }
-
-    buf_puts(b, "\n## Temporal breakdown\n\nPer rank, over the GPU span (first GPU op start to last GPU op "
-                "end): busy is the union of all GPU ops, compute the union of computation kernels, "
-                "non-compute the rest of busy (communication, copies), idle the span minus busy.\n\n");
-    buf_puts(b, "| rank | GPU span ms | busy ms | compute ms | non-compute ms | idle ms |\n"
-                "|---:|---:|---:|---:|---:|---:|\n");
-    for (size_t i = 0; i < s->ranks.n; i++) {
-      const RankRow *r = &s->ranks.v[i];
-      if (!r->gpu_ops) continue;
-      buf_printf(b, "| %lld | ", (long long)r->rank);
-      buf_ms(b, r->gpu_span);
-      buf_puts(b, " | ");
-      pct_cell(b, r->busy, r->gpu_span);
-      buf_puts(b, " | ");
-      pct_cell(b, r->compute, r->gpu_span);
-      buf_puts(b, " | ");
-      pct_cell(b, r->noncompute, r->gpu_span);
-      buf_puts(b, " | ");
-      pct_cell(b, r->idle, r->gpu_span);
-      buf_puts(b, " |\n");
-    }
-
-    buf_puts(b, "\n## Idle time per stream\n\nGaps between consecutive ops on a stream. Host wait: the next op "
-                "was launched after the previous one ended (the GPU waited for the CPU). Kernel wait: a gap "
-                "of at most 30 us otherwise (launch overhead). Other: longer gaps (dependencies on other "
-                "streams, synchronisation).\n\n");
-    buf_puts(b, "| rank | stream | ops | span ms | idle ms | host wait ms | kernel wait ms | other ms |\n"
-                "|---:|---|---:|---:|---:|---:|---:|---:|\n");
-    for (size_t i = 0; i < s->streams.n; i++) {
-      const StreamRow *r = &s->streams.v[i];
-      tmp.len = 0;
-      model_thread_label(m, m->traces.v[r->trace], r->thread, &tmp);
-      buf_printf(b, "| %lld | ", (long long)s->ranks.v[r->trace].rank);
-      md_cell(b, tmp.s);
-      buf_printf(b, " | %llu | ", (unsigned long long)r->ops);
-      buf_ms(b, r->span);
-      buf_puts(b, " | ");
-      buf_ms(b, r->idle);
-      buf_puts(b, " | ");
-      buf_ms(b, r->host_wait);
-      buf_puts(b, " | ");
-      buf_ms(b, r->kernel_wait);
-      buf_puts(b, " | ");
-      buf_ms(b, r->other);
-      buf_puts(b, " |\n");
-    }
-
-    const LaunchStats *l = &s->launch;
-    buf_puts(b, "\n## Kernel launches\n\n");
-    if (!l->count) {
-      buf_puts(b, "No launch calls (cudaLaunchKernel, cudaMemcpyAsync, ...) matched to GPU ops.\n");
-    } else {
-      buf_printf(b, "%llu launch calls matched to their GPU op by correlation id", (unsigned long long)l->count);
-      if (l->unmatched) buf_printf(b, " (%llu without a GPU op)", (unsigned long long)l->unmatched);
-      buf_puts(b, ". Launch delay = GPU start - (call start + call duration), floored at 0.\n\n");
-      buf_puts(b, "| figure | mean us | max us | outliers |\n|---|---:|---:|---:|\n");
-      buf_puts(b, "| CPU launch call | ");
-      buf_us(b, l->cpu_total / (int64_t)l->count);
-      buf_puts(b, " | ");
-      buf_us(b, l->cpu_max);
-      buf_printf(b, " | %llu over 50 us |\n", (unsigned long long)l->cpu_outliers);
-      buf_puts(b, "| launch delay | ");
-      buf_us(b, l->delay_total / (int64_t)l->count);
-      buf_puts(b, " | ");
-      buf_us(b, l->delay_max);
-      buf_printf(b, " | %llu over 100 us |\n", (unsigned long long)l->delay_outliers);
-      if (l->nworst && l->worst[0].delay > 0) {
-        buf_puts(b, "\nLongest delays:\n\n| rank | call | at ms | call us | delay us |\n|---:|---|---:|---:|---:|\n");
-        for (size_t i = 0; i < l->nworst; i++) {
-          if (!l->worst[i].delay) break;
-          buf_printf(b, "| %lld | ", (long long)s->ranks.v[l->worst[i].trace].rank);
-          md_cell(b, intern_str(&m->names, l->worst[i].name));
-          buf_puts(b, " | ");
-          buf_ms(b, l->worst[i].ts);
-          buf_puts(b, " | ");
-          buf_us(b, l->worst[i].cpu);
-          buf_puts(b, " | ");
-          buf_us(b, l->worst[i].delay);
-          buf_puts(b, " |\n");
-        }
-      }
-    }
-
-    buf_puts(b, "\n## Communication vs computation\n\n");
-    bool any_comm = false;
-    for (size_t i = 0; i < s->ranks.n; i++) any_comm |= s->ranks.v[i].comm > 0;
-    if (!any_comm) {
-      buf_puts(b, "No communication kernels (nccl*).\n");
-    } else {
-      buf_puts(b, "Overlap = time when communication and computation kernels run at once / communication "
-                  "time.\n\n| rank | communication ms | computation ms | overlapped ms | overlap |\n"
-                  "|---:|---:|---:|---:|---:|\n");
-      for (size_t i = 0; i < s->ranks.n; i++) {
-        const RankRow *r = &s->ranks.v[i];
-        if (!r->gpu_ops) continue;
-        buf_printf(b, "| %lld | ", (long long)r->rank);
-        buf_ms(b, r->comm);
-        buf_puts(b, " | ");
-        buf_ms(b, r->compute);
-        buf_puts(b, " | ");
-        buf_ms(b, r->overlap);
-        buf_printf(b, " | %.1f%% |\n", r->comm > 0 ? 100.0 * (double)r->overlap / (double)r->comm : 0.0);
-      }
-    }
-
-    uint64_t ncopies = 0;
-    for (int k = 0; k < COPY_KINDS; k++) ncopies += s->copies[k].count;
-    buf_puts(b, "\n## Memory copies\n\n");
-    if (!ncopies) buf_puts(b, "No memory copies or memsets on the GPU.\n");
-    else buf_puts(b, "Bandwidth = bytes / summed duration of the copies.\n\n"
-                     "| kind | count | bytes | time ms | GB/s |\n|---|---:|---:|---:|---:|\n");
+    buf_puts(doc_para(d), "Bandwidth = bytes / summed duration of the copies.");
+    doc_table(d, "lrrrr", "kind", "count", "bytes", "time ms", "GB/s");
     for (int k = 0; k < COPY_KINDS; k++) {
       const CopyRow *c = &s->copies[k];
       if (!c->count) continue;
-      buf_printf(b, "| %s | %llu | %lld | ", copy_kind_name(k), (unsigned long long)c->count, (long long)c->bytes);
-      buf_ms(b, c->time);
-      if (c->time > 0) buf_printf(b, " | %.3f |\n", (double)c->bytes / (double)c->time);
-      else buf_puts(b, " | - |\n");
-    }
-    if (s->sync_copies || s->sync_calls) {
-      buf_printf(b, "\nSynchronous host calls: %llu memcpy (", (unsigned long long)s->sync_copies);
-      buf_ms(b, s->sync_copy_time);
-      buf_printf(b, " ms), %llu synchronize (", (unsigned long long)s->sync_calls);
-      buf_ms(b, s->sync_time);
-      buf_puts(b, " ms).\n");
-    }
-    if (s->gpu_annotations.n) {
-      buf_puts(b, "\n## GPU user annotations\n\nSpans from the first to the last GPU op of an annotation, per "
-                  "stream.\n\n| annotation | count | total ms | max ms |\n|---|---:|---:|---:|\n");
-      for (size_t i = 0; i < s->gpu_annotations.n && i < s->opt.top_ranges; i++) {
-        const RangeRow *r = &s->gpu_annotations.v[i];
-        buf_puts(b, "| ");
-        md_cell(b, intern_str(&m->names, r->name));
-        buf_printf(b, " | %llu | ", (unsigned long long)r->count);
-        buf_ms(b, r->incl);
-        buf_puts(b, " | ");
-        buf_ms(b, r->max);
-        buf_puts(b, " |\n");
-      }
+      doc_row(d);
+      buf_puts(doc_cell(d), copy_kind_name(k));
+      buf_printf(doc_cell(d), "%llu", (unsigned long long)c->count);
+      buf_printf(doc_cell(d), "%lld", (long long)c->bytes);
+      buf_ms(doc_cell(d), c->time);
+      if (c->time > 0) buf_printf(doc_cell(d), "%.3f", (double)c->bytes / (double)c->time);
+      else buf_puts(doc_cell(d), "-");
     }
   }
-
-  if (s->steps.n) {
-    buf_printf(b, "\n## Steps\n\nRanges named `%s`, per rank (durations in ms).\n\n", s->opt.step_glob);
-    buf_puts(b, "| rank | steps | mean | median | min | max | std |\n|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (size_t i = 0; i < s->ranks.n; i++) {
-      const RankRow *r = &s->ranks.v[i];
-      if (!r->steps.count) continue;
-      buf_printf(b, "| %lld | ", (long long)r->rank);
-      md_stats(b, &r->steps);
-      buf_puts(b, " |\n");
-    }
-    buf_puts(b, "\n| rank | # | step | start ms | duration ms | GPU ms |\n|---:|---:|---|---:|---:|---:|\n");
-    size_t idx = 0;
-    for (size_t i = 0; i < s->steps.n && i < 64; i++) {
-      const StepRow *st = &s->steps.v[i];
-      idx = i && s->steps.v[i - 1].trace == st->trace ? idx + 1 : 0; /* the step's index on its rank */
-      buf_printf(b, "| %lld | %zu | ", (long long)s->ranks.v[st->trace].rank, idx);
-      md_cell(b, step_label(m, st));
-      buf_puts(b, " | ");
-      buf_ms(b, st->ts);
-      buf_puts(b, " | ");
-      buf_ms(b, st->dur);
-      buf_puts(b, " | ");
-      buf_ms(b, st->gpu);
-      buf_puts(b, " |\n");
-    }
-    if (s->steps.n > 64) buf_printf(b, "\n(%zu more steps not listed.)\n", s->steps.n - 64);
+  if (s->sync_copies || s->sync_calls) {
+    Buf *p = doc_para(d);
+    buf_printf(p, "Synchronous host calls: %llu memcpy (", (unsigned long long)s->sync_copies);
+    buf_ms(p, s->sync_copy_time);
+    buf_printf(p, " ms), %llu synchronize (", (unsigned long long)s->sync_calls);
+    buf_ms(p, s->sync_time);
+    buf_puts(p, " ms).");
   }
+}
 
-  if (s->ranks.n >= 2) {
-    buf_puts(b, "\n## Ranks\n\n| rank | CPU span ms | GPU busy ms | compute ms | communication ms | idle ms | "
-                "mean step ms |\n|---:|---:|---:|---:|---:|---:|---:|\n");
-    int64_t mx = INT64_MIN, mn = INT64_MAX, sum = 0;
-    for (size_t i = 0; i < s->ranks.n; i++) {
-      const RankRow *r = &s->ranks.v[i];
-      buf_printf(b, "| %lld | ", (long long)r->rank);
-      buf_ms(b, r->cpu_last - r->cpu_first);
-      buf_puts(b, " | ");
-      buf_ms(b, r->busy);
-      buf_puts(b, " | ");
-      buf_ms(b, r->compute);
-      buf_puts(b, " | ");
-      buf_ms(b, r->comm);
-      buf_puts(b, " | ");
-      buf_ms(b, r->idle);
-      buf_puts(b, " | ");
-      if (r->steps.count) buf_ms(b, r->steps.mean);
-      else buf_puts(b, "-");
-      buf_puts(b, " |\n");
-      int64_t v = r->gpu_ops ? r->busy : r->cpu_last - r->cpu_first;
-      if (v > mx) mx = v;
-      if (v < mn) mn = v;
-      sum += v;
-    }
-    int64_t mean = sum / (int64_t)s->ranks.n;
-    buf_printf(b, "\nImbalance (%s): max/mean %.3f, max/min %.3f.\n",
-               has_gpu(s) ? "GPU busy time" : "CPU span", mean > 0 ? (double)mx / (double)mean : 0.0,
-               mn > 0 ? (double)mx / (double)mn : 0.0);
+static void annotations_section(Doc *d, const Model *m, const Summary *s) {
+  if (!s->gpu_annotations.n) return;
+  doc_heading(d, 2, "GPU user annotations");
+  buf_puts(doc_para(d), "Spans from the first to the last GPU op of an annotation, per stream.");
+  doc_table(d, "lrrr", "annotation", "count", "total ms", "max ms");
+  for (size_t i = 0; i < s->gpu_annotations.n && i < s->opt.top_ranges; i++) {
+    const RangeRow *r = &s->gpu_annotations.v[i];
+    doc_row(d);
+    buf_puts(doc_cell(d), intern_str(&m->names, r->name));
+    buf_printf(doc_cell(d), "%llu", (unsigned long long)r->count);
+    buf_ms(doc_cell(d), r->incl);
+    buf_ms(doc_cell(d), r->max);
   }
+}
 
-  buf_puts(b, "\n## Bottlenecks\n\n");
-  if (!s->bottlenecks.n) buf_puts(b, "None found by the rules in docs/nctrace.md.\n");
+/* Every GPU section, or one line saying there are none. */
+static void gpu_sections(Doc *d, const Model *m, const Summary *s) {
+  if (!has_gpu(s)) {
+    doc_heading(d, 2, "GPU");
+    buf_puts(doc_para(d), "No GPU ops (kernels, copies, memsets) in these traces: the GPU sections are left out.");
+    return;
+  }
+  kernels_section(d, m, s);
+  temporal_section(d, s);
+  streams_section(d, m, s);
+  launches_section(d, m, s);
+  comm_section(d, s);
+  copies_section(d, s);
+  annotations_section(d, m, s);
+}
+
+enum { STEPS_LISTED = 64 }; /* steps listed one by one; the rest are counted */
+
+static void steps_section(Doc *d, const Model *m, const Summary *s) {
+  if (!s->steps.n) return;
+  doc_heading(d, 2, "Steps");
+  Buf *p = doc_para(d);
+  buf_puts(p, "Ranges named ");
+  buf_puts(doc_span(d, SPAN_CODE), s->opt.step_glob);
+  buf_puts(doc_span(d, SPAN_PLAIN), ", per rank (durations in ms).");
+  doc_table(d, "rrrrrrr", "rank", "steps", "mean", "median", "min", "max", "std");
+  for (size_t i = 0; i < s->ranks.n; i++) {
+    const RankRow *r = &s->ranks.v[i];
+    if (!r->steps.count) continue;
+    doc_row(d);
+    buf_printf(doc_cell(d), "%lld", (long long)r->rank);
+    stats_cells(d, &r->steps);
+  }
+  doc_table(d, "rrlrrr", "rank", "#", "step", "start ms", "duration ms", "GPU ms");
+  size_t idx = 0;
+  for (size_t i = 0; i < s->steps.n && i < STEPS_LISTED; i++) {
+    const StepRow *st = &s->steps.v[i];
+    idx = i && s->steps.v[i - 1].trace == st->trace ? idx + 1 : 0; /* the step's index on its rank */
+    doc_row(d);
+    buf_printf(doc_cell(d), "%lld", (long long)s->ranks.v[st->trace].rank);
+    buf_printf(doc_cell(d), "%zu", idx);
+    buf_puts(doc_cell(d), step_label(m, st));
+    buf_ms(doc_cell(d), st->ts);
+    buf_ms(doc_cell(d), st->dur);
+    buf_ms(doc_cell(d), st->gpu);
+  }
+  if (s->steps.n > STEPS_LISTED) buf_printf(doc_para(d), "(%zu more steps not listed.)", s->steps.n - STEPS_LISTED);
+}
+
+static void ranks_section(Doc *d, const Summary *s) {
+  if (s->ranks.n < 2) return;
+  doc_heading(d, 2, "Ranks");
+  doc_table(d, "rrrrrrr", "rank", "CPU span ms", "GPU busy ms", "compute ms", "communication ms", "idle ms",
+            "mean step ms");
+  int64_t mx = INT64_MIN, mn = INT64_MAX, sum = 0;
+  for (size_t i = 0; i < s->ranks.n; i++) {
+    const RankRow *r = &s->ranks.v[i];
+    doc_row(d);
+    buf_printf(doc_cell(d), "%lld", (long long)r->rank);
+    buf_ms(doc_cell(d), r->cpu_last - r->cpu_first);
+    buf_ms(doc_cell(d), r->busy);
+    buf_ms(doc_cell(d), r->compute);
+    buf_ms(doc_cell(d), r->comm);
+    buf_ms(doc_cell(d), r->idle);
+    if (r->steps.count) buf_ms(doc_cell(d), r->steps.mean);
+    else buf_puts(doc_cell(d), "-");
+    /* imbalance of what the ranks have in common: GPU busy time, else CPU span */
+    int64_t v = r->gpu_ops ? r->busy : r->cpu_last - r->cpu_first;
+    if (v > mx) mx = v;
+    if (v < mn) mn = v;
+    sum += v;
+  }
+  int64_t mean = sum / (int64_t)s->ranks.n;
+  buf_printf(doc_para(d), "Imbalance (%s): max/mean %.3f, max/min %.3f.",
+             has_gpu(s) ? "GPU busy time" : "CPU span", mean > 0 ? (double)mx / (double)mean : 0.0,
+             mn > 0 ? (double)mx / (double)mn : 0.0);
+}
+
+static void bottlenecks_section(Doc *d, const Summary *s) {
+  doc_heading(d, 2, "Bottlenecks");
+  if (!s->bottlenecks.n) buf_puts(doc_para(d), "None found by the rules in docs/nctrace.md.");
+  else doc_list(d, true);
   for (size_t i = 0; i < s->bottlenecks.n; i++) {
     const Bottleneck *x = &s->bottlenecks.v[i];
-    buf_printf(b, "%zu. **", i + 1);
-    md_cell(b, x->title);
-    buf_puts(b, "** (time at stake ");
-    buf_ms(b, x->score);
-    buf_puts(b, " ms): ");
-    md_cell(b, x->evidence);
-    buf_puts(b, ".\n");
+    doc_item(d);
+    buf_puts(doc_span(d, SPAN_BOLD), x->title);
+    Buf *t = doc_span(d, SPAN_PLAIN);
+    buf_puts(t, " (time at stake ");
+    buf_ms(t, x->score);
+    buf_puts(t, " ms): ");
+    buf_puts(t, x->evidence);
+    buf_putc(t, '.');
   }
-  buf_puts(b, "\n## Recommendations\n\n");
-  if (!s->bottlenecks.n) buf_puts(b, "Nothing stands out.\n");
-  for (size_t i = 0; i < s->bottlenecks.n; i++) {
-    buf_printf(b, "%zu. ", i + 1);
-    md_cell(b, s->bottlenecks.v[i].recommendation);
-    buf_putc(b, '\n');
-  }
+  doc_heading(d, 2, "Recommendations");
+  if (!s->bottlenecks.n) buf_puts(doc_para(d), "Nothing stands out.");
+  else doc_list(d, true);
+  for (size_t i = 0; i < s->bottlenecks.n; i++) buf_puts(doc_item(d), s->bottlenecks.v[i].recommendation);
+}
+
+static void notes_section(Doc *d, const Model *m, const Summary *s) {
   Notes notes = {0};
   collect_notes(m, s, &notes);
   if (notes.n) {
-    buf_puts(b, "\n## Notes and assumptions\n\n");
-    for (size_t i = 0; i < notes.n; i++) {
-      buf_puts(b, "- ");
-      md_cell(b, notes.v[i]);
-      buf_putc(b, '\n');
-    }
+    doc_heading(d, 2, "Notes and assumptions");
+    doc_list(d, false);
+    for (size_t i = 0; i < notes.n; i++) buf_puts(doc_item(d), notes.v[i]);
   }
   free_notes(&notes);
-  buf_free(&tmp);
+}
+
+void summary_doc(const Model *m, const Summary *s, Doc *d) {
+  files_section(d, m, s);
+  operations_section(d, m, s);
+  gpu_sections(d, m, s);
+  steps_section(d, m, s);
+  ranks_section(d, s);
+  bottlenecks_section(d, s);
+  notes_section(d, m, s);
 }
 
 /* ---- JSON ---- */
@@ -470,7 +497,10 @@ static void jstats(Buf *b, const char *k, const Stats *st) {
 
 void summary_json(const Model *m, const Summary *s, Buf *b) {
   Buf md = {0}, tmp = {0};
-  summary_markdown(m, s, &md);
+  Doc doc = {0};
+  summary_doc(m, s, &doc);
+  doc_write_md(&doc, &md);
+  doc_free(&doc);
   buf_putc(b, '{');
   jstr(b, "markdown", md.s);
   jkey(b, "structured");

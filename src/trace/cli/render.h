@@ -1,11 +1,20 @@
-/* render: a summary as Markdown and as JSON (the cli's renderers; report.c
- * renders HTML). */
+/* render: a summary as a document (doc.h; `summary` writes it as Markdown,
+ * `report` as HTML) and as JSON (the cli's renderers; report.c draws the
+ * pictures).
+ *
+ * Ownership: summary_doc appends to a Doc the caller owns (doc_free);
+ * summary_json appends to the caller's Buf. Both only read the Model and
+ * the Summary. */
 #ifndef NCT_RENDER_H
 #define NCT_RENDER_H
 
 #include "analyze.h"
+#include "doc.h"
 
-void summary_markdown(const Model *m, const Summary *s, Buf *out);
+/* The summary's sections: files, operations, GPU (kernels, temporal
+ * breakdown, streams, launches, communication, copies, annotations),
+ * steps, ranks, bottlenecks, recommendations, notes. */
+void summary_doc(const Model *m, const Summary *s, Doc *out);
 /* {"markdown": ..., "structured": {"operations", "bottlenecks",
  *  "recommendations", ...}} */
 void summary_json(const Model *m, const Summary *s, Buf *out);

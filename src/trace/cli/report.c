@@ -1,8 +1,10 @@
 /* report: `nctrace report` -- one self-contained HTML page: pictures drawn
  * here as inline SVG (a timeline of the top ranges and kernels, a flame
  * chart of range nesting, per-step and per-rank bar charts) followed by the
- * summary's tables. No script, no external resource: the page renders the
- * same offline, in a browser or a headless one. */
+ * summary document (render.c) written as HTML by doc_write_html, the same
+ * document `nctrace summary` writes as Markdown. No script, no external
+ * resource: the page renders the same offline, in a browser or a headless
+ * one. The page is built in one Buf the command owns and frees. */
 #include "render.h"
 #include "commands.h"
 #include "output.h"
@@ -16,120 +18,6 @@ enum { LABEL_W = 220, TRACK_W = 1000, ROW_H = 16, MAX_RECTS = 20000, MAX_NODES =
 static void color_of(Buf *b, const char *name) {
   uint64_t h = hash_bytes(name, strlen(name));
   buf_printf(b, "hsl(%u,60%%,%u%%)", (unsigned)(h % 360), 45 + (unsigned)((h >> 16) % 20));
-}
-
-/* ---- Markdown subset (what render.c writes) to HTML ---- */
-
-static void inline_md(Buf *b, const char *s, size_t n) {
-  bool bold = false, code = false;
-  for (size_t i = 0; i < n; i++) {
-    char c = s[i];
-    if (c == '\\' && i + 1 < n && s[i + 1] == '|') {
-      buf_putc(b, '|');
-      i++;
-    } else if (c == '*' && i + 1 < n && s[i + 1] == '*' && !code) {
-      buf_puts(b, bold ? "</b>" : "<b>");
-      bold = !bold;
-      i++;
-    } else if (c == '`') {
-      buf_puts(b, code ? "</code>" : "<code>");
-      code = !code;
-    } else {
-      char one[2] = {c, 0};
-      buf_html(b, one);
-    }
-  }
-  if (bold) buf_puts(b, "</b>");
-  if (code) buf_puts(b, "</code>");
-}
-
-/* Split a table row into cells at unescaped '|'. */
-static size_t cells(const char *line, size_t n, const char **cs, size_t *cn, size_t max) {
-  size_t k = 0, i = 0;
-  if (i < n && line[i] == '|') i++;
-  size_t start = i;
-  for (; i <= n && k < max; i++) {
-    if (i == n || (line[i] == '|' && line[i - 1] != '\\')) {
-      if (i == n && i == start) break;
-      const char *c = line + start;
-      size_t len = i - start;
-      while (len && *c == ' ') c++, len--;
-      while (len && c[len - 1] == ' ') len--;
-      cs[k] = c;
-      cn[k++] = len;
-      start = i + 1;
-    }
-  }
-  return k;
-}
-
-static void md_to_html(const char *md, Buf *b) {
-  const char *p = md;
-  bool in_p = false, in_ol = false, in_ul = false, in_table = false;
-  bool right[32] = {0};
-  int row = 0;
-  while (*p) {
-    const char *nl = strchr(p, '\n');
-    size_t n = nl ? (size_t)(nl - p) : strlen(p);
-    bool is_table = n && p[0] == '|';
-    bool is_ol = n > 3 && p[0] >= '0' && p[0] <= '9' && strstr(p, ". ") && (size_t)(strstr(p, ". ") - p) < 4;
-    bool is_ul = n > 2 && p[0] == '-' && p[1] == ' ';
-    if (in_table && !is_table) buf_puts(b, "</tbody></table>\n"), in_table = false;
-    if (in_ol && !is_ol) buf_puts(b, "</ol>\n"), in_ol = false;
-    if (in_ul && !is_ul) buf_puts(b, "</ul>\n"), in_ul = false;
-    if (in_p && (n == 0 || is_table || is_ol || is_ul || p[0] == '#')) buf_puts(b, "</p>\n"), in_p = false;
-    if (n == 0) {
-    } else if (p[0] == '#') {
-      int lvl = p[1] == '#' ? 2 : 1;
-      const char *t = p + lvl + 1;
-      buf_printf(b, "<h%d>", lvl);
-      inline_md(b, t, n - (size_t)(t - p));
-      buf_printf(b, "</h%d>\n", lvl);
-    } else if (is_table) {
-      const char *cs[32];
-      size_t cn[32];
-      size_t k = cells(p, n, cs, cn, 32);
-      if (!in_table) {
-        buf_puts(b, "<table><thead><tr>");
-        for (size_t i = 0; i < k; i++) {
-          buf_puts(b, "<th>");
-          inline_md(b, cs[i], cn[i]);
-          buf_puts(b, "</th>");
-        }
-        buf_puts(b, "</tr></thead><tbody>\n");
-        in_table = true;
-        row = 0;
-      } else if (row == 0 && n > 1 && (p[1] == '-' || p[2] == '-')) {
-        for (size_t i = 0; i < k; i++) right[i] = cn[i] && cs[i][cn[i] - 1] == ':';
-        row = 1;
-      } else {
-        buf_puts(b, "<tr>");
-        for (size_t i = 0; i < k; i++) {
-          buf_puts(b, right[i] ? "<td class=n>" : "<td>");
-          inline_md(b, cs[i], cn[i]);
-          buf_puts(b, "</td>");
-        }
-        buf_puts(b, "</tr>\n");
-        row++;
-      }
-    } else if (is_ol || is_ul) {
-      if (is_ol && !in_ol) buf_puts(b, "<ol>\n"), in_ol = true;
-      if (is_ul && !in_ul) buf_puts(b, "<ul>\n"), in_ul = true;
-      const char *t = is_ul ? p + 2 : strstr(p, ". ") + 2;
-      buf_puts(b, "<li>");
-      inline_md(b, t, n - (size_t)(t - p));
-      buf_puts(b, "</li>\n");
-    } else {
-      if (!in_p) buf_puts(b, "<p>"), in_p = true;
-      else buf_putc(b, ' ');
-      inline_md(b, p, n);
-    }
-    p += n + (nl ? 1 : 0);
-  }
-  if (in_table) buf_puts(b, "</tbody></table>\n");
-  if (in_ol) buf_puts(b, "</ol>\n");
-  if (in_ul) buf_puts(b, "</ul>\n");
-  if (in_p) buf_puts(b, "</p>\n");
 }
 
 /* ---- timeline ---- */
@@ -471,7 +359,7 @@ int cmd_report(int argc, char **argv) {
     if (model_load(&m, files.v[i]) < 0) goto done;
   Summary s;
   summary_compute(&m, &opt, &s);
-  Buf b = {0}, md = {0};
+  Buf b = {0};
   buf_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<title>nctrace report</title><style>%s</style></head><body>\n", STYLE);
   buf_puts(&b, "<h1>nctrace report</h1>\n<p>");
@@ -488,8 +376,10 @@ int cmd_report(int argc, char **argv) {
   buf_puts(&b, "<h2>Steps and ranks</h2>\n");
   bars(&m, &s, &b);
   buf_puts(&b, "<div id=\"summary\">\n");
-  summary_markdown(&m, &s, &md);
-  md_to_html(md.s, &b);
+  Doc doc = {0};
+  summary_doc(&m, &s, &doc);
+  doc_write_html(&doc, &b);
+  doc_free(&doc);
   buf_puts(&b, "</div>\n</body></html>\n");
   Output *o = out_open(out);
   if (o) {
@@ -497,7 +387,6 @@ int cmd_report(int argc, char **argv) {
     rc = out_close(o) < 0 ? 1 : 0;
   }
   buf_free(&b);
-  buf_free(&md);
   summary_free(&s);
 done:
   vec_free(&files);

@@ -1,4 +1,5 @@
-/* summary: `nctrace summary` -- load, analyse, print Markdown or JSON. */
+/* summary: `nctrace summary` -- load, analyse, print the summary document
+ * as Markdown (doc_write_md) or the JSON (summary_json). */
 #include "render.h"
 #include "commands.h"
 #include "output.h"
@@ -37,7 +38,12 @@ int cmd_summary(int argc, char **argv) {
   summary_compute(&m, &opt, &s);
   Buf b = {0};
   if (!strcmp(format, "json")) summary_json(&m, &s, &b);
-  else summary_markdown(&m, &s, &b);
+  else {
+    Doc doc = {0};
+    summary_doc(&m, &s, &doc);
+    doc_write_md(&doc, &b);
+    doc_free(&doc);
+  }
   Output *o = out_open(out);
   if (o) {
     out_write(o, b.s, b.len);

@@ -173,137 +173,205 @@ static int copy_kind(const char *name, int kind) {
   return COPY_OTHER;
 }
 
-static void analyze_trace(Ctx *c, size_t ti) {
-  const Model *m = c->m;
-  Summary *s = c->s;
-  const Trace *t = m->traces.v[ti];
-  const Ev *ev = t->ev.v;
-  RankRow rr = {0};
-  rr.trace = ti;
-  rr.rank = t->rank >= 0 ? t->rank : (int64_t)ti;
-  rr.events = t->notes.events;
-  rr.cpu_first = rr.gpu_first = INT64_MAX;
-  rr.cpu_last = rr.gpu_last = INT64_MIN;
+/* One trace's analysis, in phases that run in this order (each reads what
+ * the ones before left): split_events, walk_nesting, launch_stats, gpu_ops,
+ * stream_idle, finish_trace. What they share: */
+typedef VEC(uint32_t) EvIdx; /* event indices into the trace */
+typedef VEC(Frame) Frames;
 
-  /* correlation -> GPU time, -> first GPU op; -> runtime call */
+typedef struct {
+  Ctx *c;
+  size_t ti;
+  const Trace *t;
+  const Ev *ev;
+  RankRow rr; /* this trace's row, pushed by finish_trace */
+  /* correlation id -> GPU time of its ops, -> its first GPU op, -> its
+   * runtime call (event indices) */
   CorrMap corr_gpu, corr_op, corr_rt;
+  EvIdx ranges; /* CPU ranges in the nesting (start/end ranges are not) */
+  EvIdx gpu;    /* GPU ops */
+} TracePass;
+
+static void begin_trace(TracePass *p, Ctx *c, size_t ti) {
+  memset(p, 0, sizeof *p);
+  p->c = c;
+  p->ti = ti;
+  p->t = c->m->traces.v[ti];
+  p->ev = p->t->ev.v;
+  p->rr.trace = ti;
+  p->rr.rank = p->t->rank >= 0 ? p->t->rank : (int64_t)ti;
+  p->rr.events = p->t->notes.events;
+  p->rr.cpu_first = p->rr.gpu_first = INT64_MAX;
+  p->rr.cpu_last = p->rr.gpu_last = INT64_MIN;
+  /* corrmap_init wants the ids' range and count: an array when they are
+   * dense (Kineto's are), a hash map otherwise */
   int64_t clo = INT64_MAX, chi = INT64_MIN;
   size_t ncorr = 0;
-  for (size_t i = 0; i < t->ev.n; i++) {
-    int64_t k = ev[i].corr;
+  for (size_t i = 0; i < p->t->ev.n; i++) {
+    int64_t k = p->ev[i].corr;
     if (k < 0) continue;
     ncorr++;
     if (k < clo) clo = k;
     if (k > chi) chi = k;
   }
-  corrmap_init(&corr_gpu, clo, chi, ncorr);
-  corrmap_init(&corr_op, clo, chi, ncorr);
-  corrmap_init(&corr_rt, clo, chi, ncorr);
-  VEC(uint32_t) ranges = {0}, gpu = {0};
-  for (size_t i = 0; i < t->ev.n; i++) {
+  corrmap_init(&p->corr_gpu, clo, chi, ncorr);
+  corrmap_init(&p->corr_op, clo, chi, ncorr);
+  corrmap_init(&p->corr_rt, clo, chi, ncorr);
+}
+
+/* A start/end range overlaps others freely: no parent, no children, so
+ * its whole duration is its exclusive time. */
+static void add_async_range(TracePass *p, const Ev *e) {
+  RangeRow *r = &p->c->rows[e->name];
+  r->name = e->name;
+  r->kinds |= 1u << e->kind;
+  r->count++;
+  r->incl += e->dur;
+  r->excl += e->dur;
+  r->async_excl += e->dur;
+  r->sum += e->dur;
+  if (e->dur > r->max) r->max = e->dur;
+  p->c->s->async_ranges++;
+  p->rr.ranges++;
+}
+
+/* Events into ranges and GPU ops, the correlation maps filled, GPU user
+ * annotations counted; then the GPU ops no runtime call of this trace
+ * launched. */
+static void split_events(TracePass *p) {
+  const Ev *ev = p->ev;
+  for (size_t i = 0; i < p->t->ev.n; i++) {
     const Ev *e = &ev[i];
     if (kind_is_cpu_range(e->kind) && (e->flags & EV_ASYNC)) {
-      /* start/end ranges overlap freely: no parent, no children */
-      RangeRow *r = &c->rows[e->name];
-      r->name = e->name;
-      r->kinds |= 1u << e->kind;
-      r->count++;
-      r->incl += e->dur;
-      r->excl += e->dur;
-      r->async_excl += e->dur;
-      r->sum += e->dur;
-      if (e->dur > r->max) r->max = e->dur;
-      s->async_ranges++;
-      rr.ranges++;
+      add_async_range(p, e);
     } else if (kind_is_cpu_range(e->kind)) {
-      vec_push(&ranges, (uint32_t)i);
+      vec_push(&p->ranges, (uint32_t)i);
       if (e->kind == K_CUDA_RUNTIME || e->kind == K_CUDA_DRIVER) {
-        if (e->corr >= 0) corrmap_put(&corr_rt, e->corr, (int64_t)i);
+        if (e->corr >= 0) corrmap_put(&p->corr_rt, e->corr, (int64_t)i);
       }
     } else if (kind_is_gpu_op(e->kind)) {
-      vec_push(&gpu, (uint32_t)i);
+      vec_push(&p->gpu, (uint32_t)i);
       if (e->corr >= 0) {
-        corrmap_add(&corr_gpu, e->corr, e->dur);
+        corrmap_add(&p->corr_gpu, e->corr, e->dur);
         int64_t prev;
-        if (!corrmap_get(&corr_op, e->corr, &prev) || ev[prev].ts > e->ts) corrmap_put(&corr_op, e->corr, (int64_t)i);
+        if (!corrmap_get(&p->corr_op, e->corr, &prev) || ev[prev].ts > e->ts)
+          corrmap_put(&p->corr_op, e->corr, (int64_t)i);
       }
     } else if (e->kind == K_GPU_USER_ANNOTATION) {
-      RangeRow *r = &c->annots[e->name];
+      RangeRow *r = &p->c->annots[e->name];
       r->name = e->name;
       r->count++;
       r->incl += e->dur;
       if (e->dur > r->max) r->max = e->dur;
     }
   }
-  rr.ranges += ranges.n;
-  rr.gpu_ops = gpu.n;
-
-  /* GPU ops never reached by a runtime call of this trace */
-  for (size_t i = 0; i < gpu.n; i++) {
+  p->rr.ranges += p->ranges.n;
+  p->rr.gpu_ops = p->gpu.n;
+  for (size_t i = 0; i < p->gpu.n; i++) {
     int64_t x;
-    if (ev[gpu.v[i]].corr < 0 || !corrmap_get(&corr_rt, ev[gpu.v[i]].corr, &x)) s->unattributed_gpu++;
+    if (ev[p->gpu.v[i]].corr < 0 || !corrmap_get(&p->corr_rt, ev[p->gpu.v[i]].corr, &x)) p->c->s->unattributed_gpu++;
   }
+}
 
-  /* CPU nesting walk */
-  trace_sort_by_thread(t, ranges.v, ranges.n);
-  VEC(Frame) st = {0};
-  for (size_t k = 0; k <= ranges.n; k++) {
-    const Ev *e = k < ranges.n ? &ev[ranges.v[k]] : NULL;
-    bool new_thread = e && k > 0 && ev[ranges.v[k - 1]].thread != e->thread;
+/* The range on top of the stack ends: its row gets the instance (inclusive
+ * time and GPU time only for the outermost instance of its name, so
+ * recursion counts once), a step its StepRow, the parent its child's time
+ * and GPU time. */
+static void close_range(TracePass *p, Frames *st) {
+  Ctx *c = p->c;
+  Summary *s = c->s;
+  Frame f = st->v[--st->n];
+  const Ev *x = &p->ev[f.ev];
+  RangeRow *r = &c->rows[x->name];
+  r->name = x->name;
+  r->kinds |= 1u << x->kind;
+  r->count++;
+  int64_t excl = x->dur - f.child;
+  if (excl < 0) excl = 0;
+  r->excl += excl;
+  s->range_excl_total += excl;
+  r->sum += x->dur;
+  if (x->dur > r->max) r->max = x->dur;
+  if (--c->depth[x->name] == 0) {
+    r->incl += x->dur;
+    r->gpu += f.gpu;
+  }
+  if (x->dur == 0) s->zero_ranges++;
+  if (c->is_step[x->name]) {
+    StepRow sr = {p->ti, x->name, x->ts, x->dur, f.gpu};
+    vec_push(&s->steps, sr);
+  }
+  if (st->n) {
+    st->v[st->n - 1].child += f.eff;
+    st->v[st->n - 1].gpu += f.gpu;
+  }
+}
+
+/* Range i starts inside whatever is on the stack. */
+static void open_range(TracePass *p, Frames *st, uint32_t i) {
+  const Ev *e = &p->ev[i];
+  if (e->ts < p->rr.cpu_first) p->rr.cpu_first = e->ts;
+  if (e->ts + e->dur > p->rr.cpu_last) p->rr.cpu_last = e->ts + e->dur;
+  Frame f = {i, e->ts + e->dur, e->dur, 0, 0};
+  if (st->n && f.end > st->v[st->n - 1].end) {
+    /* starts inside the parent, ends after it: counted up to the
+     * parent's end (stated in the summary's notes) */
+    p->c->s->clipped++;
+    f.end = st->v[st->n - 1].end;
+    f.eff = f.end - e->ts;
+  }
+  if ((e->kind == K_CUDA_RUNTIME || e->kind == K_CUDA_DRIVER) && e->corr >= 0) {
+    int64_t g;
+    if (corrmap_get(&p->corr_gpu, e->corr, &g)) f.gpu = g;
+  }
+  p->c->depth[e->name]++;
+  vec_push(st, f);
+}
+
+/* The CPU ranges per thread in nesting order, with a stack: nesting,
+ * exclusive time, GPU time attributed up the enclosing ranges, steps. */
+static void walk_nesting(TracePass *p) {
+  const Ev *ev = p->ev;
+  trace_sort_by_thread(p->t, p->ranges.v, p->ranges.n);
+  Frames st = {0};
+  for (size_t k = 0; k <= p->ranges.n; k++) {
+    const Ev *e = k < p->ranges.n ? &ev[p->ranges.v[k]] : NULL;
+    bool new_thread = e && k > 0 && ev[p->ranges.v[k - 1]].thread != e->thread;
     /* pop what ended before e starts (everything at a thread change or the end) */
-    while (st.n && (!e || new_thread || st.v[st.n - 1].end <= e->ts)) {
-      Frame f = st.v[--st.n];
-      const Ev *x = &ev[f.ev];
-      RangeRow *r = &c->rows[x->name];
-      r->name = x->name;
-      r->kinds |= 1u << x->kind;
-      r->count++;
-      int64_t excl = x->dur - f.child;
-      if (excl < 0) excl = 0;
-      r->excl += excl;
-      s->range_excl_total += excl;
-      r->sum += x->dur;
-      if (x->dur > r->max) r->max = x->dur;
-      if (--c->depth[x->name] == 0) {
-        r->incl += x->dur;
-        r->gpu += f.gpu;
-      }
-      if (x->dur == 0) s->zero_ranges++;
-      if (c->is_step[x->name]) {
-        StepRow sr = {ti, x->name, x->ts, x->dur, f.gpu};
-        vec_push(&s->steps, sr);
-      }
-      if (st.n) {
-        st.v[st.n - 1].child += f.eff;
-        st.v[st.n - 1].gpu += f.gpu;
-      }
-    }
+    while (st.n && (!e || new_thread || st.v[st.n - 1].end <= e->ts)) close_range(p, &st);
     if (!e) break;
-    if (e->ts < rr.cpu_first) rr.cpu_first = e->ts;
-    if (e->ts + e->dur > rr.cpu_last) rr.cpu_last = e->ts + e->dur;
-    Frame f = {ranges.v[k], e->ts + e->dur, e->dur, 0, 0};
-    if (st.n && f.end > st.v[st.n - 1].end) {
-      /* starts inside the parent, ends after it: counted up to the
-       * parent's end (stated in the summary's notes) */
-      s->clipped++;
-      f.end = st.v[st.n - 1].end;
-      f.eff = f.end - e->ts;
-    }
-    if ((e->kind == K_CUDA_RUNTIME || e->kind == K_CUDA_DRIVER) && e->corr >= 0) {
-      int64_t g;
-      if (corrmap_get(&corr_gpu, e->corr, &g)) f.gpu = g;
-    }
-    c->depth[e->name]++;
-    vec_push(&st, f);
+    open_range(p, &st, p->ranges.v[k]);
   }
   vec_free(&st);
+}
 
-  /* launch statistics */
+/* Keep the five worst delays (ties: earlier trace, earlier start -- the
+ * order they come in). */
+static void keep_worst(LaunchStats *ls, size_t ti, const Ev *e, int64_t delay) {
+  size_t n = ls->nworst;
+  if (n == 5 && delay <= ls->worst[4].delay) return;
+  size_t at = n < 5 ? n : 4;
+  while (at > 0 && ls->worst[at - 1].delay < delay) {
+    if (at < 5) ls->worst[at] = ls->worst[at - 1];
+    at--;
+  }
+  ls->worst[at].trace = ti;
+  ls->worst[at].name = e->name;
+  ls->worst[at].ts = e->ts;
+  ls->worst[at].cpu = e->dur;
+  ls->worst[at].delay = delay;
+  if (n < 5) ls->nworst++;
+}
+
+/* Runtime calls: synchronous copies and synchronize calls; launch calls
+ * matched to their first GPU op, for the launch time and delay. */
+static void launch_stats(TracePass *p) {
+  Summary *s = p->c->s;
   LaunchStats *ls = &s->launch;
-  for (size_t k = 0; k < ranges.n; k++) {
-    const Ev *e = &ev[ranges.v[k]];
+  for (size_t k = 0; k < p->ranges.n; k++) {
+    const Ev *e = &p->ev[p->ranges.v[k]];
     if (e->kind != K_CUDA_RUNTIME && e->kind != K_CUDA_DRIVER) continue;
-    const char *nm = intern_str(&m->names, e->name);
+    const char *nm = intern_str(&p->c->m->names, e->name);
     if (strstr(nm, "Synchronize")) {
       s->sync_calls++;
       s->sync_time += e->dur;
@@ -311,13 +379,13 @@ static void analyze_trace(Ctx *c, size_t ti) {
       s->sync_copies++;
       s->sync_copy_time += e->dur;
     }
-    if (!c->is_launch[e->name]) continue;
+    if (!p->c->is_launch[e->name]) continue;
     int64_t oi;
-    if (e->corr < 0 || !corrmap_get(&corr_op, e->corr, &oi)) {
+    if (e->corr < 0 || !corrmap_get(&p->corr_op, e->corr, &oi)) {
       ls->unmatched++;
       continue;
     }
-    int64_t delay = ev[oi].ts - (e->ts + e->dur);
+    int64_t delay = p->ev[oi].ts - (e->ts + e->dur);
     if (delay < 0) delay = 0;
     ls->count++;
     ls->cpu_total += e->dur;
@@ -329,134 +397,155 @@ static void analyze_trace(Ctx *c, size_t ti) {
       ls->delay_outliers++;
       ls->delay_outlier_total += delay;
     }
-    /* keep the five worst delays (ties: earlier trace, earlier start) */
-    size_t n = ls->nworst;
-    if (n < 5 || delay > ls->worst[4].delay) {
-      size_t at = n < 5 ? n : 4;
-      while (at > 0 && ls->worst[at - 1].delay < delay) {
-        if (at < 5) ls->worst[at] = ls->worst[at - 1];
-        at--;
-      }
-      ls->worst[at].trace = ti;
-      ls->worst[at].name = e->name;
-      ls->worst[at].ts = e->ts;
-      ls->worst[at].cpu = e->dur;
-      ls->worst[at].delay = delay;
-      if (n < 5) ls->nworst++;
-    }
+    keep_worst(ls, p->ti, e, delay);
   }
+}
 
-  /* GPU: kernels, copies, unions */
-  g_ev = ev;
+/* One GPU op into its name's row (count, total, min, max; mean and
+ * variance by Welford) and into the kernel or copy totals. */
+static void add_gpu_op(TracePass *p, const Ev *e, const char *nm, int cls) {
+  Summary *s = p->c->s;
+  KernelRow *r = &p->c->krows[e->name];
+  if (!r->count) {
+    r->name = e->name;
+    r->kind = e->kind;
+    r->cls = (uint8_t)cls;
+    r->min = e->dur;
+  }
+  r->count++;
+  r->total += e->dur;
+  if (e->dur < r->min) r->min = e->dur;
+  if (e->dur > r->max) r->max = e->dur;
+  double d = (double)e->dur - r->mean;
+  r->mean += d / (double)r->count;
+  r->m2 += d * ((double)e->dur - r->mean);
+  if (e->kind == K_KERNEL) {
+    s->kernel_count++;
+    s->kernel_total += e->dur;
+    if (e->dur < TINY_KERNEL_NS) {
+      s->tiny_kernels++;
+      int64_t ri;
+      if (e->corr >= 0 && corrmap_get(&p->corr_rt, e->corr, &ri)) s->tiny_launch_cpu += p->ev[ri].dur;
+    }
+  } else {
+    CopyRow *cr = &s->copies[copy_kind(nm, e->kind)];
+    cr->count++;
+    cr->time += e->dur;
+    if (e->bytes >= 0) cr->bytes += e->bytes;
+    else cr->unknown_bytes++;
+    if (strstr(nm, "Pageable")) cr->pageable++;
+  }
+}
+
+/* The GPU ops by start: their rows, and the unions of all ops, of
+ * computation and of communication, from which busy, compute, idle and
+ * overlap come. */
+static void gpu_ops(TracePass *p) {
+  RankRow *rr = &p->rr;
+  g_ev = p->ev;
   bool in_order = true;
-  for (size_t k = 1; k < gpu.n && in_order; k++) in_order = cmp_start(&gpu.v[k - 1], &gpu.v[k]) < 0;
-  if (!in_order) qsort(gpu.v, gpu.n, sizeof *gpu.v, cmp_start);
+  for (size_t k = 1; k < p->gpu.n && in_order; k++) in_order = cmp_start(&p->gpu.v[k - 1], &p->gpu.v[k]) < 0;
+  if (!in_order) qsort(p->gpu.v, p->gpu.n, sizeof *p->gpu.v, cmp_start);
   Ivs all = {0}, comp = {0}, comm = {0};
-  for (size_t k = 0; k < gpu.n; k++) {
-    const Ev *e = &ev[gpu.v[k]];
-    const char *nm = intern_str(&m->names, e->name);
+  for (size_t k = 0; k < p->gpu.n; k++) {
+    const Ev *e = &p->ev[p->gpu.v[k]];
+    const char *nm = intern_str(&p->c->m->names, e->name);
     int cls = kernel_class(nm, e->kind);
     int64_t end = e->ts + e->dur;
-    if (e->ts < rr.gpu_first) rr.gpu_first = e->ts;
-    if (end > rr.gpu_last) rr.gpu_last = end;
+    if (e->ts < rr->gpu_first) rr->gpu_first = e->ts;
+    if (end > rr->gpu_last) rr->gpu_last = end;
     iv_add(&all, e->ts, end);
     if (cls == CLASS_COMPUTE) iv_add(&comp, e->ts, end);
     else if (cls == CLASS_COMM) iv_add(&comm, e->ts, end);
-    KernelRow *r = &c->krows[e->name];
-    if (!r->count) {
-      r->name = e->name;
-      r->kind = e->kind;
-      r->cls = (uint8_t)cls;
-      r->min = e->dur;
-    }
-    r->count++;
-    r->total += e->dur;
-    if (e->dur < r->min) r->min = e->dur;
-    if (e->dur > r->max) r->max = e->dur;
-    double d = (double)e->dur - r->mean;
-    r->mean += d / (double)r->count;
-    r->m2 += d * ((double)e->dur - r->mean);
-    if (e->kind == K_KERNEL) {
-      s->kernel_count++;
-      s->kernel_total += e->dur;
-      if (e->dur < TINY_KERNEL_NS) {
-        s->tiny_kernels++;
-        int64_t ri;
-        if (e->corr >= 0 && corrmap_get(&corr_rt, e->corr, &ri)) s->tiny_launch_cpu += ev[ri].dur;
-      }
-    } else {
-      CopyRow *cr = &s->copies[copy_kind(nm, e->kind)];
-      cr->count++;
-      cr->time += e->dur;
-      if (e->bytes >= 0) cr->bytes += e->bytes;
-      else cr->unknown_bytes++;
-      if (strstr(nm, "Pageable")) cr->pageable++;
-    }
+    add_gpu_op(p, e, nm, cls);
   }
-  if (gpu.n) {
-    rr.gpu_span = rr.gpu_last - rr.gpu_first;
-    rr.busy = iv_len(&all);
-    rr.compute = iv_len(&comp);
-    rr.comm = iv_len(&comm);
-    rr.overlap = iv_overlap(&comm, &comp);
-    rr.noncompute = rr.busy - rr.compute;
-    rr.idle = rr.gpu_span - rr.busy;
+  if (p->gpu.n) {
+    rr->gpu_span = rr->gpu_last - rr->gpu_first;
+    rr->busy = iv_len(&all);
+    rr->compute = iv_len(&comp);
+    rr->comm = iv_len(&comm);
+    rr->overlap = iv_overlap(&comm, &comp);
+    rr->noncompute = rr->busy - rr->compute;
+    rr->idle = rr->gpu_span - rr->busy;
   } else {
-    rr.gpu_first = rr.gpu_last = 0;
+    rr->gpu_first = rr->gpu_last = 0;
   }
-  if (!ranges.n) rr.cpu_first = rr.cpu_last = 0;
+  if (!p->ranges.n) rr->cpu_first = rr->cpu_last = 0;
   vec_free(&all);
   vec_free(&comp);
   vec_free(&comm);
+}
 
-  /* per stream idle split */
-  trace_sort_by_thread(t, gpu.v, gpu.n);
-  for (size_t a = 0; a < gpu.n;) {
-    size_t b = a;
-    uint32_t th = ev[gpu.v[a]].thread;
-    while (b < gpu.n && ev[gpu.v[b]].thread == th) b++;
-    StreamRow sr = {0};
-    sr.trace = ti;
-    sr.thread = th;
-    sr.ops = b - a;
-    int64_t first = ev[gpu.v[a]].ts, prev_end = first + ev[gpu.v[a]].dur;
-    int64_t busy = ev[gpu.v[a]].dur;
-    for (size_t k = a + 1; k < b; k++) {
-      const Ev *e = &ev[gpu.v[k]];
-      int64_t gap = e->ts - prev_end;
-      int64_t end = e->ts + e->dur;
-      if (gap > 0) {
-        int64_t ri;
-        busy += e->dur;
-        if (e->corr >= 0 && corrmap_get(&corr_rt, e->corr, &ri) && ev[ri].ts >= prev_end) sr.host_wait += gap;
-        else if (gap <= KERNEL_WAIT_NS) sr.kernel_wait += gap;
-        else sr.other += gap;
-      } else {
-        s->stream_overlaps++;
-        if (end > prev_end) busy += end - prev_end;
-      }
-      if (end > prev_end) prev_end = end;
+/* The gaps between the ops [a, b) of one stream (in start order), split
+ * into host wait (the next op's launch came after the previous op ended),
+ * kernel wait (short gaps) and other. */
+static void stream_row(TracePass *p, size_t a, size_t b) {
+  const Ev *ev = p->ev;
+  const uint32_t *g = p->gpu.v;
+  StreamRow sr = {0};
+  sr.trace = p->ti;
+  sr.thread = ev[g[a]].thread;
+  sr.ops = b - a;
+  int64_t first = ev[g[a]].ts, prev_end = first + ev[g[a]].dur;
+  int64_t busy = ev[g[a]].dur;
+  for (size_t k = a + 1; k < b; k++) {
+    const Ev *e = &ev[g[k]];
+    int64_t gap = e->ts - prev_end;
+    int64_t end = e->ts + e->dur;
+    if (gap > 0) {
+      int64_t ri;
+      busy += e->dur;
+      if (e->corr >= 0 && corrmap_get(&p->corr_rt, e->corr, &ri) && ev[ri].ts >= prev_end) sr.host_wait += gap;
+      else if (gap <= KERNEL_WAIT_NS) sr.kernel_wait += gap;
+      else sr.other += gap;
+    } else {
+      p->c->s->stream_overlaps++;
+      if (end > prev_end) busy += end - prev_end;
     }
-    sr.span = prev_end - first;
-    sr.busy = busy;
-    sr.idle = sr.host_wait + sr.kernel_wait + sr.other;
-    vec_push(&s->streams, sr);
+    if (end > prev_end) prev_end = end;
+  }
+  sr.span = prev_end - first;
+  sr.busy = busy;
+  sr.idle = sr.host_wait + sr.kernel_wait + sr.other;
+  vec_push(&p->c->s->streams, sr);
+}
+
+static void stream_idle(TracePass *p) {
+  trace_sort_by_thread(p->t, p->gpu.v, p->gpu.n);
+  for (size_t a = 0; a < p->gpu.n;) {
+    size_t b = a;
+    uint32_t th = p->ev[p->gpu.v[a]].thread;
+    while (b < p->gpu.n && p->ev[p->gpu.v[b]].thread == th) b++;
+    stream_row(p, a, b);
     a = b;
   }
+}
 
-  /* steps of this trace */
+/* The step statistics of this trace, its RankRow pushed, the pass freed. */
+static void finish_trace(TracePass *p) {
+  Summary *s = p->c->s;
   VEC(int64_t) durs = {0};
   for (size_t k = 0; k < s->steps.n; k++)
-    if (s->steps.v[k].trace == ti) vec_push(&durs, s->steps.v[k].dur);
-  rr.steps = stats_of(durs.v, durs.n);
+    if (s->steps.v[k].trace == p->ti) vec_push(&durs, s->steps.v[k].dur);
+  p->rr.steps = stats_of(durs.v, durs.n);
   vec_free(&durs);
-  vec_push(&s->ranks, rr);
+  vec_push(&s->ranks, p->rr);
+  corrmap_free(&p->corr_gpu);
+  corrmap_free(&p->corr_op);
+  corrmap_free(&p->corr_rt);
+  vec_free(&p->ranges);
+  vec_free(&p->gpu);
+}
 
-  corrmap_free(&corr_gpu);
-  corrmap_free(&corr_op);
-  corrmap_free(&corr_rt);
-  vec_free(&ranges);
-  vec_free(&gpu);
+static void analyze_trace(Ctx *c, size_t ti) {
+  TracePass p;
+  begin_trace(&p, c, ti);
+  split_events(&p);
+  walk_nesting(&p);
+  launch_stats(&p);
+  gpu_ops(&p);
+  stream_idle(&p);
+  finish_trace(&p);
 }
 
 /* ---- ordering of tables ---- */
