@@ -1,4 +1,4 @@
-"""Train the small model for a few steps on random data (CPU)."""
+"""Train the small model for a few steps on random data (GPU if any, else CPU)."""
 import torch
 from torch import nn
 
@@ -6,7 +6,7 @@ from model import Net
 
 
 def batch(n=16):
-    return torch.randn(n, 3, 32, 32), torch.randint(0, 10, (n,))
+    return torch.randn(n, 3, 32, 32).to(DEVICE), torch.randint(0, 10, (n,)).to(DEVICE)
 
 
 def train_step(net, opt, loss_fn, x, y):
@@ -18,10 +18,13 @@ def train_step(net, opt, loss_fn, x, y):
     return loss.item()
 
 
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def main():
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    net = Net()
+    net = Net().to(DEVICE)
     opt = torch.optim.SGD(net.parameters(), lr=0.05)
     loss_fn = nn.CrossEntropyLoss()
     for step in range(8):

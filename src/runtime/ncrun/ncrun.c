@@ -16,6 +16,7 @@
 
 #include "ncbase.h"
 #include "ncrt_protocol.h"
+#include "ncrun.h"
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -51,6 +52,17 @@ static const char usage[] =
     "      --shadow DIR        rewritten Python tree, put first on PYTHONPATH\n"
     "      --torch             ncrt.range also opens torch.profiler.record_function\n"
     "      --no-preload        do not LD_PRELOAD libncrt (traces are then lost on _exit)\n"
+    "backends (docs/deep-profiling.md):\n"
+    "      --backend NAME      ncrt (default: our collector), torch (torch.profiler, Python programs),\n"
+    "                          ncu or nsys (stage 1 under ncrt, stage 2 under the profiler)\n"
+    "      --ncu GLOB          Nsight Compute on the top kernels inside ranges matching GLOB\n"
+    "      --nsys GLOB         Nsight Systems, capture gated on the range GLOB names\n"
+    "      --top N             kernels to profile under ncu (default 5; 0: no kernel filter)\n"
+    "      --set SET           ncu section set (basic, roofline, full, ...) or Section,Section (default basic)\n"
+    "      --launch-count N    ncu profiles at most N kernel launches (default 20)\n"
+    "      --trace FILE        reuse this stage-1 trace instead of running stage 1\n"
+    "      --with-stack        torch backend: record Python stacks\n"
+    "      --record-shapes     torch backend: record operator input shapes\n"
     "      --gzip-level N      zlib level for traces (default 1)\n"
     "      --finalize RUNDIR   write the traces of processes that died in RUNDIR (done after every run)\n"
     "  -q, --quiet             no ncrun messages\n"
@@ -59,8 +71,10 @@ static const char usage[] =
 static int quiet;
 static int preload = 1;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...) {
+#define say ncrun_say
+#define exists ncrun_exists
+#define mkdirs ncrun_mkdirs
+void ncrun_say(const char *fmt, ...) {
   if (quiet) return;
   va_list ap;
   va_start(ap, fmt);
@@ -70,7 +84,7 @@ static void say(const char *fmt, ...) {
   va_end(ap);
 }
 
-static int exists(const char *p) { return access(p, F_OK) == 0; }
+int ncrun_exists(const char *p) { return access(p, F_OK) == 0; }
 
 static char *read_small(const char *path) {
   FILE *f = fopen(path, "r");
@@ -136,7 +150,7 @@ static void prepend(const char *var, const char *dir) {
   free(v);
 }
 
-static int mkdirs(const char *path) {
+int ncrun_mkdirs(const char *path) {
   char tmp[PATH_MAX];
   snprintf(tmp, sizeof tmp, "%s", path);
   for (char *p = tmp + 1; *p; p++)
@@ -234,9 +248,13 @@ static void add_shadow_info(cJSON *root, const char *shadow) {
   cJSON_AddItemToObject(root, "shadow", o);
 }
 
-static void write_env_json(const char *dir, char **argv, cJSON *opts, const char *lib, const char *cupti,
-                           const char *shadow) {
+/* env.json: the run's provenance. Built once before the first stage, kept
+ * in memory and written again after every stage (the stages array: argv,
+ * status, seconds), so a run that dies midway still says what ran. */
+static cJSON *env_json(char **argv, cJSON *opts, const char *lib, const char *cupti, const char *shadow,
+                       const char *backend) {
   cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "backend", backend);
   struct utsname u;
   char host[256] = "";
   gethostname(host, sizeof host - 1);
@@ -306,17 +324,46 @@ static void write_env_json(const char *dir, char **argv, cJSON *opts, const char
         cJSON_AddStringToObject(env, key, eq + 1);
         break;
       }
-  char *text = cJSON_Print(root);
-  char path[PATH_MAX + 16];
+  cJSON_AddObjectToObject(root, "tools");
+  cJSON_AddArrayToObject(root, "stages");
+  return root;
+}
+
+void ncrun_save_env(const char *dir, cJSON *env) {
+  char *text = cJSON_Print(env);
+  char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/env.json", dir);
-  FILE *f = fopen(path, "w");
-  if (f && text) {
-    fputs(text, f);
-    fputc('\n', f);
+  snprintf(tmp, sizeof tmp, "%s/.env.json.tmp", dir);
+  FILE *f = fopen(tmp, "w");
+  int ok = f && text && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+  if (f && fclose(f) != 0) ok = 0;
+  if (!ok || rename(tmp, path) != 0) {
+    say("cannot write %s: %s", path, strerror(errno));
+    unlink(tmp);
   }
-  if (f) fclose(f);
   free(text);
-  cJSON_Delete(root);
+}
+
+/* The rules file's FNV-1a 64 (the hash the manifest uses), for env.json. */
+static void add_rules_info(cJSON *env, const char *rules) {
+  FILE *f = rules ? fopen(rules, "rb") : NULL;
+  if (!f) return;
+  char *all = NULL, buf[65536];
+  size_t n, len = 0;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    char *na = realloc(all, len + n + 1);
+    if (!na) break;
+    all = na;
+    memcpy(all + len, buf, n);
+    len += n;
+  }
+  fclose(f);
+  char real[PATH_MAX], hex[17];
+  snprintf(hex, sizeof hex, "%016llx", (unsigned long long)fnv1a64(all ? all : "", len));
+  cJSON *o = cJSON_AddObjectToObject(env, "rules");
+  cJSON_AddStringToObject(o, "file", realpath(rules, real) ? real : rules);
+  cJSON_AddStringToObject(o, "fnv1a64", hex);
+  free(all);
 }
 
 static void copy_file(const char *from, const char *dir) {
@@ -622,10 +669,55 @@ static void forward(int sig, siginfo_t *si, void *uc) {
   errno = saved;
 }
 
+/* One stage: argv run as ncrun's child (see ncrun.h). */
+int ncrun_stage(cJSON *env, const char *stage, char *const *argv, const char *out_path) {
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pid_t self_pid = getpid();
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    say("fork: %s", strerror(errno));
+    return 127;
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != self_pid) _exit(128 + SIGKILL);
+    if (out_path) {
+      int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+      if (fd < 0 || dup2(fd, 1) < 0) _exit(127);
+    }
+    execvp(argv[0], argv);
+    fprintf(stderr, "ncrun: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  child = pid;
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  child = 0;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  int rc = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+  cJSON *stages = env ? cJSON_GetObjectItem(env, "stages") : NULL;
+  if (stages && stage) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "stage", stage);
+    cJSON *a = cJSON_AddArrayToObject(o, "argv");
+    for (int i = 0; argv[i]; i++) cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
+    if (out_path) cJSON_AddStringToObject(o, "stdout", out_path);
+    cJSON_AddNumberToObject(o, "status", rc);
+    cJSON_AddNumberToObject(o, "seconds", (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+    cJSON_AddItemToArray(stages, o);
+  }
+  return rc;
+}
+
 /* qsort hands pointers to the elements (char *), not the strings */
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static int list_traces(const char *dir) {
+/* Says the traces in dir; with paths, also hands their full paths over
+ * (the caller frees them and the array). Returns how many. */
+static int list_files(const char *dir, const char *suffix, char ***paths) {
   DIR *d = opendir(dir);
   int n = 0;
   if (!d) return 0;
@@ -633,7 +725,8 @@ static int list_traces(const char *dir) {
   char **names = NULL;
   while ((e = readdir(d))) {
     size_t l = strlen(e->d_name);
-    if (l > sizeof NCRT_TRACE_SUFFIX - 1 && !strcmp(e->d_name + l - (sizeof NCRT_TRACE_SUFFIX - 1), NCRT_TRACE_SUFFIX)) {
+    size_t sl = strlen(suffix);
+    if (l > sl && !strcmp(e->d_name + l - sl, suffix)) {
       char **nn = realloc(names, (size_t)(n + 1) * sizeof *nn);
       if (!nn) break;
       names = nn;
@@ -645,10 +738,49 @@ static int list_traces(const char *dir) {
   for (int i = 0; i < n; i++) {
     if (n <= 8 || i < 4 || i >= n - 2) say("trace: %s/%s", dir, names[i]);
     else if (i == 4) say("... %d more", n - 6);
-    free(names[i]);
+    if (paths) {
+      char *full = malloc(strlen(dir) + strlen(names[i]) + 2);
+      if (full) sprintf(full, "%s/%s", dir, names[i]);
+      free(names[i]);
+      names[i] = full;
+    } else {
+      free(names[i]);
+    }
   }
-  free(names);
+  if (paths) *paths = names;
+  else free(names);
   return n;
+}
+
+static int list_traces(const char *dir, char ***paths) { return list_files(dir, NCRT_TRACE_SUFFIX, paths); }
+/* torch.profiler's tensorboard_trace_handler names (what TensorBoard lists) */
+static int list_torch_traces(const char *dir) {
+  return list_files(dir, ".pt.trace.json.gz", NULL) + list_files(dir, ".pt.trace.json", NULL);
+}
+
+/* nctrace, for the deep-dive stages: beside ncrun (installed bin/), in the
+ * build tree's bin/ (ncrun lives in <build>/ncrt), else on PATH. */
+static void find_nctrace(char *out, size_t n) {
+  char exe[PATH_MAX];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  exe[k > 0 ? k : 0] = 0;
+  char *dir = dirname(exe);
+  const char *const rel[] = {"nctrace", "../bin/nctrace", NULL};
+  for (int i = 0; rel[i]; i++) {
+    snprintf(out, n, "%s/%s", dir, rel[i]);
+    if (access(out, X_OK) == 0) return;
+  }
+  const char *path = getenv("PATH");
+  char *copy = strdup(path ? path : ""), *save = NULL;
+  for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
+    snprintf(out, n, "%s/nctrace", d);
+    if (access(out, X_OK) == 0) {
+      free(copy);
+      return;
+    }
+  }
+  free(copy);
+  *out = 0;
 }
 
 /* ---- option values, checked before the program starts (a typo must not
@@ -737,6 +869,8 @@ static const char *check_level(const char *v) {
 
 int main(int argc, char **argv) {
   const char *output = getenv(NCRT_ENV_OUTPUT_ROOT), *run_dir = NULL, *name = NULL, *rules = NULL, *shadow = NULL;
+  const char *backend = "ncrt", *reuse = NULL;
+  Deep deep = {.top = 5, .launch_count = 20};
   cJSON *opts = cJSON_CreateObject();
   int i;
   for (i = 1; i < argc; i++) {
@@ -837,6 +971,45 @@ int main(int argc, char **argv) {
     } else if (OPT("--", "--torch")) {
       cJSON_AddTrueToObject(opts, "torch");
       setenv(NCRT_ENV_TORCH, "1", 1);
+    } else if (OPT("--", "--backend")) {
+      NEEDV();
+      if (strcmp(v, "ncrt") && strcmp(v, "torch") && strcmp(v, "ncu") && strcmp(v, "nsys")) {
+        fprintf(stderr, "ncrun: --backend %s: not one of ncrt, torch, ncu, nsys\n", v);
+        cJSON_Delete(opts);
+        return 2;
+      }
+      backend = v;
+    } else if (OPT("--", "--ncu") || OPT("--", "--nsys")) {
+      NEEDV();
+      backend = a + 2;
+      deep.pattern = v;
+    } else if (OPT("--", "--top") || OPT("--", "--launch-count")) {
+      NEEDV();
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (*end || n < 0 || n > 100000 || (n == 0 && a[2] == 'l')) {
+        fprintf(stderr, "ncrun: %s %s: wants a number%s\n", a, v, a[2] == 'l' ? " >= 1" : " >= 0");
+        cJSON_Delete(opts);
+        return 2;
+      }
+      *(a[2] == 't' ? &deep.top : &deep.launch_count) = (int)n;
+    } else if (OPT("--", "--set")) {
+      NEEDV();
+      deep.set = v;
+    } else if (OPT("--", "--trace")) {
+      NEEDV();
+      if (access(v, R_OK) != 0) {
+        fprintf(stderr, "ncrun: --trace %s: %s\n", v, strerror(errno));
+        cJSON_Delete(opts);
+        return 2;
+      }
+      reuse = v;
+    } else if (OPT("--", "--with-stack")) {
+      cJSON_AddTrueToObject(opts, "with-stack");
+      setenv("NCRT_WITH_STACK", "1", 1);
+    } else if (OPT("--", "--record-shapes")) {
+      cJSON_AddTrueToObject(opts, "record-shapes");
+      setenv("NCRT_RECORD_SHAPES", "1", 1);
     } else if (OPT("--", "--no-preload")) {
       cJSON_AddTrueToObject(opts, "no-preload");
       preload = 0;
@@ -849,7 +1022,7 @@ int main(int argc, char **argv) {
       find_runtime(lib, pydir, sizeof lib);
       cJSON_Delete(opts);
       if (finalize(lib, v) < 0) return 2;
-      if (!list_traces(v)) say("no trace in %s", v);
+      if (!list_traces(v, NULL)) say("no trace in %s", v);
       return 0;
     } else if (a[0] == '-') {
       fprintf(stderr, "ncrun: unknown option %s\n%s", a, usage);
@@ -865,6 +1038,44 @@ int main(int argc, char **argv) {
     return 2;
   }
   char **cmd = argv + i;
+  int is_deep = !strcmp(backend, "ncu") || !strcmp(backend, "nsys");
+  if (is_deep && !deep.pattern) {
+    fprintf(stderr, "ncrun: --backend %s needs the range to profile: use --%s GLOB\n", backend, backend);
+    cJSON_Delete(opts);
+    return 2;
+  }
+  deep.backend = backend;
+  /* One tool per CUPTI/NVTX slot: a profiler above us holds it already */
+  if (strcmp(backend, "ncrt")) {
+    static const char *const held[] = {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"};
+    for (int k = 0; k < 2; k++) {
+      const char *cur = getenv(held[k]);
+      if (cur && *cur) {
+        fprintf(stderr, "ncrun: --backend %s: another profiler holds the %s slot (%s=%s); run it outside that "
+                        "profiler\n", backend, k ? "CUDA (CUPTI)" : "NVTX", held[k], cur);
+        cJSON_Delete(opts);
+        return 2;
+      }
+    }
+  }
+  char nctrace[PATH_MAX] = "";
+  if (is_deep) {
+    deep.tool = deep_find_tool(backend);
+    if (!deep.tool) {
+      fprintf(stderr, "ncrun: --%s: %s is not installed here (looked on PATH and in /usr/local/cuda/bin; set "
+                      "NCRT_%s to its path): nothing run\n", backend, backend, strcmp(backend, "ncu") ? "NSYS" : "NCU");
+      cJSON_Delete(opts);
+      return 2;
+    }
+    find_nctrace(nctrace, sizeof nctrace);
+    if (!*nctrace) {
+      fprintf(stderr, "ncrun: --%s: nctrace not found beside ncrun or on PATH (it chooses the kernels)\n", backend);
+      cJSON_Delete(opts);
+      return 2;
+    }
+    deep.nctrace = nctrace;
+    cJSON_AddStringToObject(opts, backend, deep.pattern);
+  }
 
   char lib[PATH_MAX], pydir[PATH_MAX];
   find_runtime(lib, pydir, sizeof lib);
@@ -900,7 +1111,8 @@ int main(int argc, char **argv) {
   /* Under nsys/ncu their own injection is already set: keep it (one tool per
    * slot), say so, and record what is left to us. */
   static const char *const slots[] = {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"};
-  for (int k = 0; k < 2 && exists(lib); k++) {
+  int torch = !strcmp(backend, "torch");
+  for (int k = 0; k < 2 && exists(lib) && !torch; k++) { /* torch: Kineto holds CUPTI */
     const char *cur = getenv(slots[k]);
     if (cur && *cur && strcmp(cur, lib) != 0) {
       say("%s is already set (%s), probably by another profiler: kept, so ncrt records no %s", slots[k], cur,
@@ -911,12 +1123,33 @@ int main(int argc, char **argv) {
   }
   if (cupti && !getenv(NCRT_ENV_CUPTI_LIB)) setenv(NCRT_ENV_CUPTI_LIB, cupti, 1);
   prepend("PYTHONPATH", pydir);
+  if (torch) {
+    /* the startup hook (sitecustomize) that starts torch.profiler; ncrt.range
+     * opens record_function, so our ranges are user_annotation events */
+    char hook[PATH_MAX + 16];
+    snprintf(hook, sizeof hook, "%s/torch_backend", pydir);
+    prepend("PYTHONPATH", hook);
+    setenv("NCRT_BACKEND", "torch", 1);
+    setenv(NCRT_ENV_TORCH, "1", 1);
+    preload = 0;
+  }
   if (shadow) {
     char s[PATH_MAX];
     prepend("PYTHONPATH", realpath(shadow, s) ? s : shadow);
   }
-  write_env_json(dir, cmd, opts, lib, cupti, shadow); /* takes opts */
+  cJSON *env = env_json(cmd, opts, lib, cupti, shadow, backend); /* takes opts */
   opts = NULL;
+  add_rules_info(env, rules);
+  if (is_deep) {
+    char *ver = deep_tool_version(deep.tool);
+    cJSON_AddStringToObject(cJSON_GetObjectItem(env, "tools"), backend, ver ? ver : "unknown");
+    free(ver);
+    if (reuse) {
+      char rp[PATH_MAX];
+      cJSON_AddStringToObject(env, "stage1_trace", realpath(reuse, rp) ? rp : reuse);
+    }
+  }
+  ncrun_save_env(dir, env);
   if (rules) copy_file(rules, dir);
 
   /* LD_PRELOAD splits on blanks and ':': such a path cannot be preloaded */
@@ -938,14 +1171,18 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
   sigaction(SIGQUIT, &sa, NULL);
+  int st = 0;
+  if (reuse) goto stage2;
   pid_t self_pid = getpid();
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   fflush(NULL);
   int exec_pipe[2] = {-1, -1}; /* the child's exec errno, if exec fails (closed by a good exec) */
   if (pipe2(exec_pipe, O_CLOEXEC) != 0) exec_pipe[0] = exec_pipe[1] = -1;
   child = fork();
   if (child < 0) {
     fprintf(stderr, "ncrun: fork: %s\n", strerror(errno));
-    cJSON_Delete(opts);
+    cJSON_Delete(env);
     return 2;
   }
   if (child == 0) {
@@ -968,9 +1205,11 @@ int main(int argc, char **argv) {
     _exit(127);
   }
   if (exec_pipe[1] >= 0) close(exec_pipe[1]);
-  int st = 0, exec_err = 0;
+  int exec_err = 0;
   while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
   }
+  child = 0;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
   if (exec_pipe[0] >= 0) {
     if (read(exec_pipe[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err) exec_err = 0;
     close(exec_pipe[0]);
@@ -989,11 +1228,83 @@ int main(int argc, char **argv) {
       }
       rmdir(dir);
     }
+    cJSON_Delete(env);
     return 127;
   }
-  if (exists(lib)) finalize(lib, dir);
-  if (!list_traces(dir)) say("no trace was written in %s", dir);
-  else say("run directory: %s", dir);
-  if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
-  return WEXITSTATUS(st);
+  int rc = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+  {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "stage", is_deep ? "stage1" : backend);
+    cJSON *a = cJSON_AddArrayToObject(o, "argv");
+    for (int k = 0; cmd[k]; k++) cJSON_AddItemToArray(a, cJSON_CreateString(cmd[k]));
+    cJSON_AddNumberToObject(o, "status", rc);
+    cJSON_AddNumberToObject(o, "seconds", (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+    cJSON_AddItemToArray(cJSON_GetObjectItem(env, "stages"), o);
+    ncrun_save_env(dir, env);
+  }
+  if (exists(lib) && !torch) finalize(lib, dir);
+  if (torch) {
+    int n = list_torch_traces(dir);
+    if (!n) say("no torch.profiler trace (*.pt.trace.json.gz) was written in %s", dir);
+    else say("run directory: %s", dir);
+  } else if (!list_traces(dir, NULL)) {
+    say("no trace was written in %s", dir);
+  } else {
+    say("run directory: %s", dir);
+  }
+  if (!is_deep) {
+    cJSON_Delete(env);
+    return rc;
+  }
+  if (rc != 0) {
+    say("stage 1 ended with status %d: stage 2 (%s) not run", rc, backend);
+    cJSON_Delete(env);
+    return rc;
+  }
+stage2:;
+  /* stage 2 runs under the profiler alone: our injection is taken back */
+  static const char *const ours[] = {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"};
+  for (int k = 0; k < 2; k++) {
+    const char *cur = getenv(ours[k]);
+    if (cur && !strcmp(cur, lib)) unsetenv(ours[k]);
+  }
+  char **traces = NULL;
+  int ntraces;
+  if (reuse) {
+    traces = malloc(sizeof *traces);
+    ntraces = traces ? 1 : 0;
+    if (traces) traces[0] = strdup(reuse);
+  } else {
+    ntraces = list_traces(dir, &traces);
+  }
+  int drc = deep_run(&deep, dir, traces, ntraces, cmd, env);
+  if (ntraces) {
+    /* the run's summary, with the profiler's figures joined (nctrace finds
+     * <dir>/ncu or <dir>/nsys beside the traces of this run directory) */
+    char md[PATH_MAX + 16];
+    snprintf(md, sizeof md, "%s/summary.md", dir);
+    char **argv2 = calloc((size_t)ntraces + 6, sizeof *argv2);
+    if (argv2) {
+      int k = 0;
+      argv2[k++] = (char *)deep.nctrace;
+      argv2[k++] = "summary";
+      if (reuse) {
+        char csv[2 * PATH_MAX];
+        snprintf(csv, sizeof csv, "%s/%s/%s", dir, backend, !strcmp(backend, "ncu") ? "raw.csv" : "stats_cuda_gpu_kern_sum.csv");
+        if (exists(csv)) {
+          argv2[k++] = !strcmp(backend, "ncu") ? "--ncu" : "--nsys";
+          argv2[k++] = strdup(csv);
+        }
+      }
+      for (int t = 0; t < ntraces; t++) argv2[k++] = traces[t];
+      if (ncrun_stage(env, "summary", argv2, md) == 0) say("summary: %s", md);
+      if (reuse && k > 3) free(argv2[3]);
+      free(argv2);
+    }
+  }
+  for (int t = 0; t < ntraces; t++) free(traces[t]);
+  free(traces);
+  ncrun_save_env(dir, env);
+  cJSON_Delete(env);
+  return drc;
 }

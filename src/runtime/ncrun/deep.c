@@ -1,0 +1,486 @@
+/* deep: ncrun's deep-dive backends, run after the collector's stage 1.
+ *
+ *   --ncu GLOB   stage 2 under Nsight Compute: gated on the NVTX ranges of
+ *                domain "ncrt" whose name matches GLOB, filtered to the top
+ *                N kernels stage 1 saw inside those ranges, a bounded launch
+ *                count, the chosen sections; exported to raw CSV.
+ *   --nsys GLOB  stage 2 under Nsight Systems: --capture-range=nvtx on the
+ *                first matching range name, then `nsys stats` of the GPU
+ *                kernels as CSV.
+ *
+ * Everything lands in <run>/ncu or <run>/nsys: kernels.tsv (what stage 1
+ * chose, from `nctrace kernels`), the report, its CSV, the tool's log and,
+ * for ncu, `ncu --list-sections`. `nctrace summary` finds them there and
+ * joins them to its kernel table. Kernel selection and the join are
+ * nctrace's (one implementation); this file builds command lines, runs them
+ * and says why a stage captured nothing.
+ *
+ * Why the include expression looks as it does (checked with ncu 2025.3 on
+ * an H100): ncu needs the domain ("decode/" alone never matches a range of
+ * domain ncrt), takes no '*' wildcard ("ncrt@dec*" matches nothing) but a
+ * "regex:" prefix, matches push/pop ranges only with a trailing '/' and
+ * start/end ranges only without one; our registered strings match like
+ * plain ones. */
+#define _GNU_SOURCE
+#include "ncrun.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- small text helpers ---- */
+
+typedef struct {
+  char *s;
+  size_t n, cap;
+} Str;
+
+static void str_add(Str *b, const char *s, size_t n) {
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->n + n + 1) cap *= 2;
+    char *ns = realloc(b->s, cap);
+    if (!ns) return; /* a short string: the caller's command fails visibly */
+    b->s = ns;
+    b->cap = cap;
+  }
+  memcpy(b->s + b->n, s, n);
+  b->n += n;
+  b->s[b->n] = 0;
+}
+static void str_puts(Str *b, const char *s) { str_add(b, s, strlen(s)); }
+static void str_putc(Str *b, char c) { str_add(b, &c, 1); }
+static char *str_take(Str *b) { return b->s ? b->s : strdup(""); }
+
+static void regex_char(Str *b, char c) {
+  if (strchr("\\^$.|?*+()[]{}/", c)) str_putc(b, '\\');
+  str_putc(b, c);
+}
+
+char *deep_glob_regex(const char *g) {
+  Str b = {0};
+  for (; *g; g++) {
+    if (*g == '*') {
+      str_puts(&b, ".*");
+    } else if (*g == '?') {
+      str_putc(&b, '.');
+    } else if (*g == '[' && strchr(g + 1, ']')) {
+      const char *end = strchr(g + 2, ']'); /* "[]x]": the first ']' is a member */
+      if (!end) end = strchr(g + 1, ']');
+      str_putc(&b, '[');
+      g++;
+      if (*g == '!') {
+        str_putc(&b, '^');
+        g++;
+      }
+      for (; g < end; g++) {
+        if (*g == '\\' || *g == '[' || *g == ']') str_putc(&b, '\\');
+        str_putc(&b, *g);
+      }
+      str_putc(&b, ']');
+    } else if (*g == '\\' && g[1]) {
+      regex_char(&b, *++g);
+    } else {
+      regex_char(&b, *g);
+    }
+  }
+  return str_take(&b);
+}
+
+char *deep_kernel_regex(const char *name) {
+  static const char anon[] = "(anonymous namespace)";
+  Str b = {0};
+  for (const char *p = name; *p;) {
+    if (!strncmp(p, anon, sizeof anon - 1)) {
+      str_puts(&b, "(?:\\(anonymous namespace\\)|<unnamed>)");
+      p += sizeof anon - 1;
+    } else if (*p == ' ' || *p == '\t') {
+      p++; /* blanks: optional, wherever either side put them */
+    } else if (strchr(",*&<>()[]:", *p)) {
+      str_puts(&b, "\\s*");
+      regex_char(&b, *p++);
+      str_puts(&b, "\\s*");
+    } else {
+      regex_char(&b, *p++);
+    }
+  }
+  return str_take(&b);
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  Str b = {0};
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) str_add(&b, buf, n);
+  fclose(f);
+  return str_take(&b);
+}
+
+static int has_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
+
+/* ---- finding the tools ---- */
+
+const char *deep_find_tool(const char *name) {
+  static char found[2][PATH_MAX];
+  int slot = strcmp(name, "ncu") != 0;
+  char var[32];
+  snprintf(var, sizeof var, "NCRT_%s", slot ? "NSYS" : "NCU");
+  const char *e = getenv(var);
+  if (e && *e) {
+    if (strchr(e, '/')) return access(e, X_OK) == 0 ? e : NULL;
+    name = e;
+  }
+  const char *path = getenv("PATH");
+  Str dirs = {0};
+  str_puts(&dirs, path ? path : "/usr/bin:/bin");
+  str_puts(&dirs, ":/usr/local/cuda/bin");
+  char *save = NULL;
+  for (char *d = strtok_r(dirs.s, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+    snprintf(found[slot], sizeof found[slot], "%s/%s", *d ? d : ".", name);
+    if (access(found[slot], X_OK) == 0) {
+      free(dirs.s);
+      return found[slot];
+    }
+  }
+  free(dirs.s);
+  return NULL;
+}
+
+char *deep_tool_version(const char *tool) {
+  char tmp[] = "/tmp/ncrun-version-XXXXXX";
+  int fd = mkstemp(tmp);
+  if (fd < 0) return NULL;
+  close(fd);
+  char *const argv[] = {(char *)tool, "--version", NULL};
+  char *text = NULL, *line = NULL;
+  if (ncrun_stage(NULL, NULL, argv, tmp) == 0) text = slurp(tmp);
+  unlink(tmp);
+  if (text) {
+    /* ncu prints a banner and then "Version 2025.3.1.0 (build ...)" */
+    char *v = strstr(text, "Version");
+    char *start = v ? v : text;
+    start[strcspn(start, "\n")] = 0;
+    line = strdup(start);
+  }
+  free(text);
+  return line;
+}
+
+/* ---- stage 1's choice: `nctrace kernels` ---- */
+
+typedef struct {
+  long ranges, async;
+  char **names;   /* matching range names */
+  size_t nnames;
+  char **seen;    /* when nothing matched: the trace's ranges */
+  size_t nseen;
+  char **kernels; /* top N kernel names, as the trace spells them */
+  size_t nkernels;
+} Choice;
+
+static void push(char ***v, size_t *n, const char *s) {
+  char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+  if (!nv) return;
+  *v = nv;
+  /* the tsv escapes tab, newline and backslash */
+  Str b = {0};
+  for (; *s; s++) {
+    if (*s == '\\' && s[1]) {
+      s++;
+      str_putc(&b, *s == 't' ? '\t' : *s == 'n' ? '\n' : *s);
+    } else {
+      str_putc(&b, *s);
+    }
+  }
+  (*v)[(*n)++] = str_take(&b);
+}
+
+static void choice_free(Choice *c) {
+  for (size_t i = 0; i < c->nnames; i++) free(c->names[i]);
+  for (size_t i = 0; i < c->nseen; i++) free(c->seen[i]);
+  for (size_t i = 0; i < c->nkernels; i++) free(c->kernels[i]);
+  free(c->names);
+  free(c->seen);
+  free(c->kernels);
+}
+
+static void parse_choice(char *text, Choice *c) {
+  int table = 0;
+  char *save = NULL;
+  for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    if (!strncmp(l, "# ranges\t", 9)) {
+      sscanf(l + 9, "%ld\t%ld", &c->ranges, &c->async);
+    } else if (!strncmp(l, "# range\t", 8)) {
+      push(&c->names, &c->nnames, l + 8);
+    } else if (!strncmp(l, "# seen\t", 7)) {
+      push(&c->seen, &c->nseen, l + 7);
+    } else if (l[0] == '#') {
+      continue;
+    } else if (!table) {
+      table = !strncmp(l, "kernel\t", 7); /* the header */
+    } else {
+      char *tab = strchr(l, '\t');
+      if (tab) *tab = 0;
+      push(&c->kernels, &c->nkernels, l);
+    }
+  }
+}
+
+static int choose(const Deep *d, const char *sub, char *const *traces, int ntraces, cJSON *env, Choice *c) {
+  char tmp[PATH_MAX + 64], out[PATH_MAX + 64];
+  snprintf(tmp, sizeof tmp, "%s/.kernels.tsv", sub);
+  snprintf(out, sizeof out, "%s/kernels.tsv", sub);
+  char top[32];
+  snprintf(top, sizeof top, "%d", d->top);
+  char **argv = calloc((size_t)ntraces + 10, sizeof *argv);
+  if (!argv) return -1;
+  int k = 0;
+  argv[k++] = (char *)d->nctrace;
+  argv[k++] = "kernels";
+  argv[k++] = "--range";
+  argv[k++] = (char *)d->pattern;
+  argv[k++] = "--top";
+  argv[k++] = top;
+  argv[k++] = "--format";
+  argv[k++] = "tsv";
+  for (int i = 0; i < ntraces; i++) argv[k++] = traces[i];
+  int st = ncrun_stage(env, "kernels", argv, tmp);
+  free(argv);
+  char *text = st == 0 ? slurp(tmp) : NULL;
+  unlink(tmp);
+  if (!text) {
+    ncrun_say("nctrace kernels failed (status %d): cannot choose the kernels of '%s'", st, d->pattern);
+    return -1;
+  }
+  FILE *f = fopen(out, "w");
+  if (f) {
+    fprintf(f, "# pattern\t%s\n%s", d->pattern, text);
+    fclose(f);
+  }
+  parse_choice(text, c);
+  free(text);
+  return 0;
+}
+
+/* ---- diagnosis from the tool's log ---- */
+
+static int diagnose(const Deep *d, const char *log, const Choice *c, int status, const char *report) {
+  char *text = slurp(log);
+  int bad = 0;
+  if (text && strstr(text, "ERR_NVGPUCTRPERM")) {
+    ncrun_say("ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM). Run as root, or allow "
+              "all users: 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in /etc/modprobe.d/ and reload "
+              "the driver (in a container: --cap-add SYS_ADMIN); see %s",
+              log);
+    bad = 1;
+  } else if (text && (strstr(text, "No kernels were profiled") || strstr(text, "No reports were generated"))) {
+    ncrun_say("%s captured nothing: no kernel ran inside a range matching '%s' under it.", d->backend, d->pattern);
+    if (c->nkernels)
+      ncrun_say("stage 1 saw %zu kernel(s) there (%ld range instance(s)): the program may take another path "
+                "under the profiler (data, timing), or the kernel filter missed ncu's spelling; try --top 0 (no "
+                "kernel filter), see %s",
+                c->nkernels, c->ranges, log);
+    else
+      ncrun_say("stage 1 saw no kernel launched inside those ranges either: widen the pattern (e.g. "
+                "'%s*'), or profile a range that encloses the GPU work; see %s",
+                d->pattern, log);
+    bad = 1;
+  } else if (status != 0 || access(report, F_OK) != 0) {
+    ncrun_say("%s failed (status %d) and wrote no report; its log: %s", d->backend, status, log);
+    bad = 1;
+  }
+  free(text);
+  return bad;
+}
+
+/* ---- the stages ---- */
+
+static void add_arg(char ***v, size_t *n, const char *s) {
+  char **nv = realloc(*v, (*n + 2) * sizeof *nv);
+  if (!nv) return;
+  *v = nv;
+  nv[(*n)++] = strdup(s);
+  nv[*n] = NULL;
+}
+
+static void free_args(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++) free(v[i]);
+  free(v);
+}
+
+static const char *const ncu_sets[] = {"basic", "detailed", "full", "nvlink", "pmsampling", "roofline", NULL};
+
+static int run_ncu(const Deep *d, const char *sub, const Choice *c, char *const *cmd, cJSON *env) {
+  char **argv = NULL, buf[PATH_MAX + 128];
+  size_t n = 0;
+  add_arg(&argv, &n, d->tool);
+  add_arg(&argv, &n, "--nvtx");
+  /* push/pop ranges take a trailing '/', start/end ranges none: the form
+   * stage 1 saw (ranges written by ncrt.span/ncrt_span are start/end) */
+  char *re = deep_glob_regex(d->pattern);
+  int startend = c->ranges > 0 && c->async == c->ranges;
+  snprintf(buf, sizeof buf, "regex:ncrt@^%s$%s", re, startend ? "" : "/");
+  free(re);
+  add_arg(&argv, &n, "--nvtx-include");
+  add_arg(&argv, &n, buf);
+  if (c->nkernels && d->top > 0) {
+    Str k = {0};
+    str_puts(&k, "regex:^(?:");
+    for (size_t i = 0; i < c->nkernels; i++) {
+      char *kr = deep_kernel_regex(c->kernels[i]);
+      if (i) str_putc(&k, '|');
+      str_puts(&k, kr);
+      free(kr);
+    }
+    str_puts(&k, ")$");
+    add_arg(&argv, &n, "--kernel-name-base");
+    add_arg(&argv, &n, "demangled");
+    add_arg(&argv, &n, "-k");
+    add_arg(&argv, &n, k.s ? k.s : "");
+    free(k.s);
+  }
+  snprintf(buf, sizeof buf, "%d", d->launch_count);
+  add_arg(&argv, &n, "--launch-count");
+  add_arg(&argv, &n, buf);
+  const char *set = d->set ? d->set : "basic";
+  int is_set = 0;
+  for (int i = 0; ncu_sets[i]; i++) is_set |= !strcmp(set, ncu_sets[i]);
+  if (is_set) {
+    add_arg(&argv, &n, "--set");
+    add_arg(&argv, &n, set);
+  } else { /* Section,Section,...: the identifiers `ncu --list-sections` shows */
+    char *copy = strdup(set), *save = NULL;
+    for (char *s = copy ? strtok_r(copy, ",", &save) : NULL; s; s = strtok_r(NULL, ",", &save)) {
+      add_arg(&argv, &n, "--section");
+      add_arg(&argv, &n, s);
+    }
+    free(copy);
+  }
+  snprintf(buf, sizeof buf, "%s/report", sub);
+  add_arg(&argv, &n, "--export");
+  add_arg(&argv, &n, buf);
+  add_arg(&argv, &n, "--force-overwrite");
+  /* ncu's own messages (==PROF==) go to the log, not into the program's output */
+  snprintf(buf, sizeof buf, "%s/ncu.log", sub);
+  add_arg(&argv, &n, "--log-file");
+  add_arg(&argv, &n, buf);
+  for (int i = 0; cmd[i]; i++) add_arg(&argv, &n, cmd[i]);
+
+  ncrun_say("stage 2: ncu on the kernels of NVTX %s ranges of domain 'ncrt' matching '%s' (%s), %s, at most %d "
+            "launch(es), sections: %s",
+            startend ? "start/end" : "push/pop", d->pattern, argv[3],
+            c->nkernels && d->top > 0 ? "the top kernels of stage 1 only" : "every kernel", d->launch_count, set);
+  int st = ncrun_stage(env, "ncu", argv, NULL);
+  free_args(argv, n);
+
+  char log[PATH_MAX + 64], report[PATH_MAX + 64], out[PATH_MAX + 64];
+  snprintf(log, sizeof log, "%s/ncu.log", sub);
+  snprintf(report, sizeof report, "%s/report.ncu-rep", sub);
+  if (diagnose(d, log, c, st, report)) return 3;
+
+  char *const raw[] = {(char *)d->tool, "--import", report, "--csv", "--page", "raw", NULL};
+  snprintf(out, sizeof out, "%s/raw.csv", sub);
+  int est = ncrun_stage(env, "ncu-export", raw, out);
+  char *const sections[] = {(char *)d->tool, "--list-sections", NULL};
+  snprintf(out, sizeof out, "%s/sections.txt", sub);
+  ncrun_stage(env, "ncu-sections", sections, out);
+  if (est != 0) {
+    ncrun_say("ncu --import failed (status %d): %s/raw.csv is incomplete", est, sub);
+    return 3;
+  }
+  snprintf(out, sizeof out, "%s/raw.csv", sub);
+  char *csv = slurp(out);
+  long rows = 0;
+  for (char *p = csv; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+    if (*p == '"') rows++;
+  free(csv);
+  ncrun_say("ncu profiled %ld kernel launch(es): %s/raw.csv", rows > 2 ? rows - 2 : 0, sub);
+  return 0;
+}
+
+static int run_nsys(const Deep *d, const char *sub, const Choice *c, char *const *cmd, cJSON *env) {
+  /* nsys matches one exact range name: the glob's first match in stage 1 */
+  const char *name = d->pattern;
+  if (has_glob(name)) {
+    name = c->nnames ? c->names[0] : name;
+    ncrun_say("nsys captures one exact range name: '%s' (the first of %zu matching '%s')", name, c->nnames,
+              d->pattern);
+  }
+  char **argv = NULL, buf[PATH_MAX + 128];
+  size_t n = 0;
+  add_arg(&argv, &n, d->tool);
+  add_arg(&argv, &n, "profile");
+  add_arg(&argv, &n, "--trace=cuda,nvtx");
+  add_arg(&argv, &n, "--capture-range=nvtx");
+  snprintf(buf, sizeof buf, "--nvtx-capture=%s@ncrt", name);
+  add_arg(&argv, &n, buf);
+  add_arg(&argv, &n, "--capture-range-end=stop");
+  /* our names are registered strings; unregistered ones (other code's) match too */
+  add_arg(&argv, &n, "--env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0");
+  add_arg(&argv, &n, "--force-overwrite=true");
+  snprintf(buf, sizeof buf, "--output=%s/report", sub);
+  add_arg(&argv, &n, buf);
+  for (int i = 0; cmd[i]; i++) add_arg(&argv, &n, cmd[i]);
+  ncrun_say("stage 2: nsys, capture gated on the NVTX range '%s' of domain 'ncrt'", name);
+  char log[PATH_MAX + 64], report[PATH_MAX + 64];
+  snprintf(log, sizeof log, "%s/nsys.log", sub);
+  snprintf(report, sizeof report, "%s/report.nsys-rep", sub);
+  int st = ncrun_stage(env, "nsys", argv, log);
+  free_args(argv, n);
+  if (diagnose(d, log, c, st, report)) return 3;
+  snprintf(buf, sizeof buf, "%s/stats", sub);
+  char *const stats[] = {(char *)d->tool, "stats", "--report", "cuda_gpu_kern_sum", "--format", "csv",
+                         "--force-export=true", "--output", buf, report, NULL};
+  char slog[PATH_MAX + 64];
+  snprintf(slog, sizeof slog, "%s/stats.log", sub);
+  if (ncrun_stage(env, "nsys-stats", stats, slog) != 0) {
+    ncrun_say("nsys stats failed: see %s", slog);
+    return 3;
+  }
+  ncrun_say("nsys kernels: %s/stats_cuda_gpu_kern_sum.csv", sub);
+  return 0;
+}
+
+int deep_run(const Deep *d, const char *dir, char *const *traces, int ntraces, char *const *cmd, cJSON *env) {
+  char sub[PATH_MAX];
+  snprintf(sub, sizeof sub, "%s/%s", dir, d->backend);
+  if (ncrun_mkdirs(sub)) {
+    ncrun_say("cannot create %s: %s", sub, strerror(errno));
+    return 2;
+  }
+  if (ntraces == 0) {
+    ncrun_say("stage 1 wrote no trace: cannot choose the kernels of '%s'", d->pattern);
+    return 3;
+  }
+  Choice c = {0};
+  if (choose(d, sub, traces, ntraces, env, &c)) return 3;
+  int rc;
+  if (c.ranges == 0) {
+    Str seen = {0};
+    for (size_t i = 0; i < c.nseen && i < 12; i++) {
+      if (i) str_puts(&seen, ", ");
+      str_puts(&seen, c.seen[i]);
+    }
+    ncrun_say("no range matching '%s' opened in stage 1, so %s would capture nothing; ranges seen: %s", d->pattern,
+              d->backend, seen.s ? seen.s : "none (was the program instrumented?)");
+    free(seen.s);
+    rc = 3;
+  } else {
+    if (!c.nkernels)
+      ncrun_say("ranges matching '%s' opened %ld time(s) in stage 1 but no GPU kernel was recorded inside "
+                "(no GPU activity in the trace): %s runs without a kernel filter",
+                d->pattern, c.ranges, d->backend);
+    else
+      ncrun_say("stage 1: %zu kernel(s) inside %ld range instance(s) matching '%s' (%s/kernels.tsv)", c.nkernels,
+                c.ranges, d->pattern, sub);
+    rc = !strcmp(d->backend, "ncu") ? run_ncu(d, sub, &c, cmd, env) : run_nsys(d, sub, &c, cmd, env);
+  }
+  choice_free(&c);
+  return rc;
+}

@@ -1,0 +1,58 @@
+/* ncrun.h: what ncrun's files share (ncrun.c: options, the run directory,
+ * the collector stage; deep.c: the Nsight Compute and Nsight Systems
+ * stages). Internal to the ncrun program; nothing here is installed.
+ *
+ * Ownership: a Stage's argv and the strings of a Deep belong to the caller;
+ * the env.json document (cJSON) belongs to ncrun.c's main, which writes it
+ * again after every stage (ncrun_save_env). */
+#ifndef NCRUN_H
+#define NCRUN_H
+
+#include <cjson/cJSON.h>
+
+void ncrun_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int ncrun_exists(const char *p);
+int ncrun_mkdirs(const char *path);
+
+/* Run argv as a child of ncrun (signals passed on, dies with ncrun), its
+ * stdout/stderr the program's own unless out_path names a file for stdout.
+ * Returns the exit status as a shell gives it (128+N for signal N), 127 when
+ * it could not start. The stage is appended to env["stages"] with its argv,
+ * status and wall seconds. */
+int ncrun_stage(cJSON *env, const char *stage, char *const *argv, const char *out_path);
+
+/* env.json written again, atomically (a temporary file renamed). */
+void ncrun_save_env(const char *dir, cJSON *env);
+
+/* The deep-dive stages after the collector's stage 1. */
+typedef struct {
+  const char *backend;  /* "ncu" or "nsys" */
+  const char *pattern;  /* range glob (fnmatch), as the user gave it */
+  const char *tool;     /* path of ncu or nsys */
+  const char *nctrace;  /* path of nctrace (kernel selection, summary) */
+  const char *set;      /* ncu: a set name (basic, roofline, full, ...) or Section,Section */
+  int top;              /* kernels to profile */
+  int launch_count;     /* ncu: at most this many launches profiled */
+} Deep;
+
+/* Find a profiler: $NCRT_NCU / $NCRT_NSYS, then PATH, then
+ * /usr/local/cuda/bin. NULL when absent. */
+const char *deep_find_tool(const char *name);
+/* The tool's version line (first line of `tool --version`), or NULL. */
+char *deep_tool_version(const char *tool);
+
+/* Stage 2 and the exports, into <dir>/ncu or <dir>/nsys, from the stage-1
+ * traces (traces[0..ntraces)). Returns ncrun's exit status: 0, or non-zero
+ * with the reason said. */
+int deep_run(const Deep *d, const char *dir, char *const *traces, int ntraces, char *const *cmd, cJSON *env);
+
+/* fnmatch glob -> ECMAScript regex body (no anchors), for ncu's regex:
+ * include expressions. Returns a malloc'ed string. */
+char *deep_glob_regex(const char *glob);
+/* A kernel name as our trace spells it (the C++ runtime's __cxa_demangle)
+ * -> a regex that also matches ncu's spelling of it (blanks around
+ * punctuation, "<unnamed>" for "(anonymous namespace)"). The same rule as
+ * nctrace's kernel-name join (src/trace/core/deep.c). malloc'ed. */
+char *deep_kernel_regex(const char *name);
+
+#endif
