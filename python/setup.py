@@ -1,0 +1,194 @@
+"""Build the ncrewrite Python package and its C extension, ncrewrite._engine.
+
+    python3 -m pip install --no-build-isolation ./python        (from the clone)
+
+How the extension gets the compiler core, and why this way:
+
+The extension compiles the very same C files the CMake build compiles into
+ncbase, ncrw_base, ncrw_rules and ncrw_core, and the tree-sitter core and
+grammars (ts_grammars), reading the lists from the CMake files themselves
+(src/rewrite/CMakeLists.txt, src/grammar/CMakeLists.txt), so a file added
+there is built here too and there is one list of sources, not two. It does
+not link the CMake build's static libraries: those are not
+position-independent (a shared object cannot take them), they belong to
+whichever build directory made them (RelWithDebInfo, ASan, TSan, fuzzing:
+a sanitizer build linked into python would not even load), and
+`pip install ./python` should not depend on a build directory existing or
+being up to date. Compiling ~25 files takes a few seconds.
+
+Offline: the tree-sitter sources are the npm tarballs CMake's configure step
+fetches into the clone's .deps/ (or $NCREWRITE_DEPS_DIR), checked here
+against the same SHA-512 pins; nothing is downloaded. Run
+`cmake -S . -B build` once first if .deps/ is empty. libyaml and cJSON are
+Debian's (libyaml-dev, libcjson-dev), as for the CMake build. Build with
+--no-build-isolation: pip's isolated build would fetch setuptools from PyPI.
+
+The source tree is found as this file's parent folder ($NCREWRITE_SOURCE_DIR
+overrides it: the tests build from a copy of python/).
+"""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from concurrent.futures import ThreadPoolExecutor
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+os.chdir(HERE)  # setuptools wants package paths relative to setup.py's folder
+ROOT = os.environ.get("NCREWRITE_SOURCE_DIR") or os.path.dirname(HERE)
+LIMITED_API = "0x03090000"  # CPython >= 3.9, one abi3 build for all
+
+
+def read(*parts):
+    with open(os.path.join(ROOT, *parts), encoding="utf-8") as f:
+        return f.read()
+
+
+def fail(msg):
+    sys.exit("ncrewrite setup: " + msg)
+
+
+if not os.path.isfile(os.path.join(ROOT, "src", "rewrite", "CMakeLists.txt")):
+    fail("no ncrewrite source tree at %s: build from a clone (pip install ./python), "
+         "or set NCREWRITE_SOURCE_DIR" % ROOT)
+
+VERSION = re.search(r"project\(ncrewrite\s+VERSION\s+([0-9.]+)", read("CMakeLists.txt")).group(1)
+
+
+def rewrite_parts():
+    """{part: [source files]} from src/rewrite/CMakeLists.txt's nc_rw_part calls."""
+    text = re.sub(r"#[^\n]*", "", read("src", "rewrite", "CMakeLists.txt"))
+    parts = {}
+    for m in re.finditer(r"nc_rw_part\((\w+)\s+SOURCES\s+(.*?)\s+LINKS", text, re.S):
+        parts[m.group(1)] = [os.path.join(ROOT, "src", "rewrite", s) for s in m.group(2).split()]
+    for need in ("ncrw_base", "ncrw_rules", "ncrw_core"):
+        if need not in parts:
+            fail("src/rewrite/CMakeLists.txt: no nc_rw_part(%s ...)" % need)
+    return parts
+
+
+def grammar_pins():
+    """[(name, version, sha512, VAR)] and {target: (VAR, [files])} from src/grammar/CMakeLists.txt."""
+    text = re.sub(r"#[^\n]*", "", read("src", "grammar", "CMakeLists.txt"))
+    pins = re.findall(r"nc_npm_package\(([\w-]+)\s+([0-9.]+)\s+([0-9a-f]{128})\s+(\w+)\)", text)
+    grammars = {}
+    for m in re.finditer(r"nc_grammar\((\w+)\s+\"\$\{(\w+)\}\"\s+(.*?)\)", text, re.S):
+        files = [f.strip('"').replace("${%s}" % m.group(2), "") for f in m.group(3).split()]
+        grammars[m.group(1)] = (m.group(2), [f.lstrip("/") for f in files])
+    if not pins or "ts_python" not in grammars:
+        fail("src/grammar/CMakeLists.txt: cannot read the pinned packages")
+    return pins, grammars
+
+
+def unpack_deps(dest):
+    """The pinned npm tarballs, checked and unpacked under dest: {VAR: dir}."""
+    deps = os.environ.get("NCREWRITE_DEPS_DIR") or os.path.join(ROOT, ".deps")
+    pins, grammars = grammar_pins()
+    dirs = {}
+    for name, version, sha, var in pins:
+        tgz = os.path.join(deps, "%s-%s.tgz" % (name, version))
+        if not os.path.isfile(tgz):
+            fail("%s missing: run `cmake -S %s -B build` once (it fetches the pinned tree-sitter "
+                 "sources with npm into .deps/), or set NCREWRITE_DEPS_DIR" % (tgz, ROOT))
+        with open(tgz, "rb") as f:
+            have = hashlib.sha512(f.read()).hexdigest()
+        if have != sha:
+            fail("%s: SHA-512 mismatch (want %s..., got %s...)" % (tgz, sha[:16], have[:16]))
+        out = os.path.join(dest, "%s-%s" % (name, version))
+        stamp = os.path.join(out, ".sha512")
+        if not (os.path.isfile(stamp) and open(stamp).read() == sha):
+            shutil.rmtree(out, ignore_errors=True)
+            with tarfile.open(tgz) as t:
+                members = [m for m in t.getmembers() if m.isfile() or m.isdir()]
+                for m in members:
+                    if m.name.startswith("/") or ".." in m.name.split("/"):
+                        fail("%s: unsafe path %s" % (tgz, m.name))
+                t.extractall(out, members=members)
+            with open(stamp, "w") as f:
+                f.write(sha)
+        dirs[var] = os.path.join(out, "package")
+    return dirs, grammars
+
+
+def pkg_config(*args):
+    try:
+        return subprocess.run(["pkg-config"] + list(args), check=True, capture_output=True,
+                              text=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return []
+
+
+class BuildExt(build_ext):
+    """Compiles the third-party tree-sitter code on its own (warnings off,
+    -O2, as src/grammar does), in parallel, then the extension with the
+    project's sources."""
+
+    def build_extension(self, ext):
+        if ext.name == "ncrewrite._engine":
+            dirs, grammars = unpack_deps(os.path.join(self.build_temp, "deps"))
+            core = os.path.join(dirs["TS_CORE_DIR"], "vendor", "tree-sitter", "lib")
+            jobs = [([os.path.join(core, "src", "lib.c")], [os.path.join(core, "include"), os.path.join(core, "src")],
+                     [("_POSIX_C_SOURCE", "200112L"), ("_DEFAULT_SOURCE", None)])]
+            for target, (var, files) in sorted(grammars.items()):
+                d = dirs[var]
+                jobs += [([os.path.join(d, f)], [os.path.join(d, "src")], []) for f in files]
+            out = os.path.join(self.build_temp, "ts")
+
+            def compile_one(job):
+                srcs, incs, macros = job
+                return self.compiler.compile(srcs, output_dir=out, macros=macros, include_dirs=incs,
+                                             extra_postargs=["-w", "-O2", "-fvisibility=hidden",
+                                                             "-fno-semantic-interposition"])
+
+            with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+                objs = [o for r in pool.map(compile_one, jobs) for o in r]
+            ext.extra_objects = objs + list(ext.extra_objects or [])
+            ext.include_dirs = list(ext.include_dirs) + [os.path.join(core, "include")]
+        super().build_extension(ext)
+
+
+class BuildPy(build_py):
+    """Also puts ncrewrite-bootstrap.pth at the top of the install (site-packages):
+    it re-enables the import hook in child processes (docs/python.md)."""
+
+    def run(self):
+        super().run()
+        self.copy_file(os.path.join(HERE, "ncrewrite-bootstrap.pth"),
+                       os.path.join(self.build_lib, "ncrewrite-bootstrap.pth"), preserve_mode=0)
+
+
+parts = rewrite_parts()
+sources = ([os.path.join(HERE, "src", "engine.c"), os.path.join(ROOT, "src", "common", "ncbase.c")]
+           + parts["ncrw_base"] + parts["ncrw_rules"] + parts["ncrw_core"])
+rw = os.path.join(ROOT, "src", "rewrite")
+includes = [os.path.join(ROOT, "src", "common")] + [os.path.join(rw, d) for d in
+                                                    ("base", "rules", "core", "core/python", "core/c")]
+includes += [f[2:] for f in pkg_config("--cflags-only-I", "libcjson", "yaml-0.1")]
+
+engine = Extension(
+    "ncrewrite._engine",
+    sources=sources,
+    include_dirs=includes,
+    define_macros=[("Py_LIMITED_API", LIMITED_API), ("_GNU_SOURCE", None), ("NC_VERSION", '"%s"' % VERSION)],
+    libraries=["yaml", "cjson"],
+    extra_compile_args=["-std=gnu11", "-fvisibility=hidden"],
+    py_limited_api=True,
+)
+
+setup(
+    name="ncrewrite",
+    version=VERSION,
+    description="ncrewrite's import hook: NVTX ranges added to Python modules as they are imported",
+    packages=["ncrewrite"],
+    ext_modules=[engine],
+    cmdclass={"build_ext": BuildExt, "build_py": BuildPy},
+    python_requires=">=3.9",
+    options={"bdist_wheel": {"py_limited_api": "cp39"}},
+    zip_safe=False,
+)

@@ -1,0 +1,429 @@
+/* ncrewrite._engine: the compiler core inside a Python process.
+ *
+ * The glue between CPython and the same C code the ncrewrite command runs
+ * (ncbase, src/rewrite/base, rules and core, tree-sitter): rule files are
+ * loaded by rules_load/rules_parse, the targets that name a module are found
+ * by targets.c's resolver, and a module is rewritten by rewrite_file and
+ * edits_apply, exactly as `ncrewrite --file` does it (driver/onefile.c).
+ * Nothing here matches or rewrites anything itself.
+ *
+ * Stable ABI (Py_LIMITED_API 0x03090000): one build imports on every
+ * CPython >= 3.9 (file name _engine.abi3.so).
+ *
+ * The engine ends its process on out-of-memory and on broken invariants
+ * unless a fatal handler is set (ncbase.h): this module sets one that
+ * longjmps back to the entry point that called the engine, which raises
+ * ncrewrite._engine.EngineError (tree-sitter's allocations go through
+ * ncbase as well: see PyInit__engine). What that call had allocated is leaked (it
+ * cannot be found any more); the interpreter lives on. The jump target is
+ * per thread: rewrite() runs without the GIL, so threads may rewrite at
+ * once (the rules are read-only once loaded, as in the driver's workers).
+ *
+ * Python API (the pure-Python package wraps it; see docs/python.md):
+ *   version                      the engine's version (NC_VERSION)
+ *   load(path) -> Rules          a rule file, YAML or JSON
+ *   parse(text, name) -> Rules   rule text; `name` is the path diagnostics
+ *                                show (".json" at its end: JSON)
+ *   RulesError(ValueError)       args[0]: the engine's diagnostics, each at
+ *                                file:line:col with the line and a caret
+ *   EngineError(RuntimeError)    out of memory or an internal error
+ *   Rules.warnings               diagnostics of a load that succeeded
+ *   Rules.full_trace, .digest    full_trace_mode; FNV-1a digest of the text
+ *   Rules.targets()              [(key, filePath|None, full_trace, path_glob)]
+ *   Rules.lookup(module, is_package, root=None) -> 0, 1 or 2
+ *        1: a target names the module (targets.c, as a tree run with SRC =
+ *        root, the sys.path entry it was found under); 2: no target does,
+ *        but full trace applies to every file (full_trace_mode with no
+ *        targets); 0: the rules leave it alone
+ *   Rules.rewrite(module, is_package, path, source, root=None)
+ *        -> (text|None, warnings, ranges, line_map)
+ *        text: the instrumented source (bytes), None when nothing changed;
+ *        warnings: the diagnostics (rule misses at their rule, file notes
+ *        at path:line:col); ranges: [(name, kind, line0, line1)];
+ *        line_map: [(original line, delta)]: from that line on, output
+ *        line = original + delta (edits.h's LineMap) */
+#define Py_LIMITED_API 0x03090000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <limits.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tree_sitter/api.h>
+
+#include "ncbase.h"
+#include "rewrite.h"
+#include "rules.h"
+#include "targets.h"
+
+static PyObject *RulesError, *EngineError;
+
+/* ---- the fatal handler: a jump back to the entry point ---- */
+
+static __thread jmp_buf *fatal_jump;
+static __thread char fatal_msg[512];
+
+static void on_fatal(const char *msg, void *ctx) {
+  (void)ctx;
+  if (!fatal_jump) return; /* not inside an engine call: ncbase ends the process */
+  snprintf(fatal_msg, sizeof fatal_msg, "%s", msg);
+  longjmp(*fatal_jump, 1);
+}
+
+/* ENGINE_GUARD(jb, on_fail) opens a guarded region (ENGINE_UNGUARD closes
+ * it): a fatal error inside jumps
+ * back here, runs on_fail (with the GIL) and raises EngineError. */
+#define ENGINE_GUARD(jb, on_fail) \
+  jmp_buf jb; \
+  jmp_buf *volatile prev_##jb = fatal_jump; \
+  if (setjmp(jb)) { \
+    fatal_jump = prev_##jb; \
+    on_fail; \
+    PyErr_Format(EngineError, "ncrewrite engine: %s", fatal_msg); \
+    return NULL; \
+  } \
+  fatal_jump = &jb
+#define ENGINE_UNGUARD(jb) (fatal_jump = prev_##jb)
+
+/* ---- Rules ---- */
+
+typedef struct {
+  PyObject_HEAD
+  Rules rules;
+  char *warnings;
+} RulesObject;
+
+static PyTypeObject *RulesType;
+
+static void rules_dealloc(PyObject *self) {
+  RulesObject *o = (RulesObject *)self;
+  rules_free(&o->rules);
+  free(o->warnings);
+  PyTypeObject *tp = Py_TYPE(self);
+  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  f(self);
+  Py_DECREF(tp);
+}
+
+/* A loaded rule set, or RulesError with the diagnostics. */
+static PyObject *rules_result(RulesObject *o, int rc, Diags *d) {
+  if (rc < 0 || d->errors) {
+    PyObject *msg = PyUnicode_DecodeUTF8(d->text.s ? d->text.s : "", (Py_ssize_t)d->text.len, "replace");
+    diags_free(d);
+    Py_DECREF(o);
+    if (msg) {
+      PyErr_SetObject(RulesError, msg);
+      Py_DECREF(msg);
+    }
+    return NULL;
+  }
+  o->warnings = xstrdup(d->text.s ? d->text.s : "");
+  diags_free(d);
+  return (PyObject *)o;
+}
+
+static RulesObject *rules_new(void) {
+  allocfunc alloc = (allocfunc)PyType_GetSlot(RulesType, Py_tp_alloc);
+  RulesObject *o = (RulesObject *)alloc(RulesType, 0);
+  if (o) memset(&o->rules, 0, sizeof o->rules), o->warnings = NULL;
+  return o;
+}
+
+static PyObject *eng_load(PyObject *mod, PyObject *arg) {
+  PyObject *bpath;
+  if (!PyUnicode_FSConverter(arg, &bpath)) return NULL;
+  RulesObject *o = rules_new();
+  if (!o) {
+    Py_DECREF(bpath);
+    return NULL;
+  }
+  Diags d = {0};
+  ENGINE_GUARD(jb, Py_DECREF(bpath));
+  int rc = rules_load(&o->rules, PyBytes_AsString(bpath), &d);
+  ENGINE_UNGUARD(jb);
+  Py_DECREF(bpath);
+  return rules_result(o, rc, &d);
+}
+
+static PyObject *eng_parse(PyObject *mod, PyObject *args) {
+  const char *text, *name;
+  Py_ssize_t len;
+  if (!PyArg_ParseTuple(args, "s#s:parse", &text, &len, &name)) return NULL;
+  RulesObject *o = rules_new();
+  if (!o) return NULL;
+  Diags d = {0};
+  ENGINE_GUARD(jb, (void)0);
+  int rc = rules_parse(&o->rules, name, text, (size_t)len, &d);
+  ENGINE_UNGUARD(jb);
+  return rules_result(o, rc, &d);
+}
+
+static PyObject *str_or_none(const char *s) {
+  if (!s) Py_RETURN_NONE;
+  return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
+static PyObject *rules_targets(PyObject *self, PyObject *unused) {
+  RulesObject *o = (RulesObject *)self;
+  PyObject *list = PyList_New(0);
+  for (size_t i = 0; list && i < o->rules.targets.n; i++) {
+    const Target *t = &o->rules.targets.v[i];
+    PyObject *key = str_or_none(t->key), *fp = key ? str_or_none(t->file_path) : NULL;
+    PyObject *tup = fp ? Py_BuildValue("(OOOO)", key, fp, t->full_trace ? Py_True : Py_False,
+                                       t->path_glob ? Py_True : Py_False)
+                       : NULL;
+    Py_XDECREF(key), Py_XDECREF(fp);
+    if (!tup || PyList_Append(list, tup) < 0) Py_CLEAR(list);
+    Py_XDECREF(tup);
+  }
+  return list;
+}
+
+static PyObject *rules_get_warnings(PyObject *self, void *c) {
+  return str_or_none(((RulesObject *)self)->warnings);
+}
+static PyObject *rules_get_full_trace(PyObject *self, void *c) {
+  return PyBool_FromLong(((RulesObject *)self)->rules.full_trace);
+}
+static PyObject *rules_get_digest(PyObject *self, void *c) {
+  return PyLong_FromUnsignedLongLong(((RulesObject *)self)->rules.digest);
+}
+
+/* ---- which targets name a module ---- */
+
+/* The path a tree run with SRC = the module's sys.path entry would see:
+ * pkg/mod.py, or pkg/__init__.py for a package. NULL for a name that is
+ * not a dotted identifier path. */
+static char *rel_of_module(const char *module, int is_package) {
+  if (!*module || module[0] == '.' || strstr(module, "..") || strchr(module, '/') || module[strlen(module) - 1] == '.')
+    return NULL;
+  char *rel = xasprintf("%s%s", module, is_package ? "/__init__.py" : ".py");
+  for (char *p = rel; *p && strcmp(p, "/__init__.py") && strcmp(p, ".py"); p++)
+    if (*p == '.') *p = '/';
+  return rel;
+}
+
+static bool is_rel(void *rel, const char *x) { return !strcmp(rel, x); }
+
+/* The targets naming rel, as driver/onefile.c finds them (targets.c's
+ * resolver; root's real path for absolute filePaths). */
+typedef VEC(const Target *) TargetList;
+static void targets_naming(const Rules *r, const char *rel, const char *root_real, TargetList *out) {
+  for (size_t t = 0; t < r->targets.n; t++) {
+    const Target *tg = &r->targets.v[t];
+    TargetHit h;
+    target_resolve(tg->key, tg->file_path, root_real, is_rel, (void *)rel, &h);
+    bool hit = h.rel || (tg->path_glob && target_glob_names(tg->key, rel));
+    target_hit_free(&h);
+    if (hit) vec_push(out, tg);
+  }
+}
+
+static char *real_root(const char *root) {
+  return root ? realpath(root, NULL) : NULL;
+}
+
+static PyObject *rules_lookup(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"module", "is_package", "root", NULL};
+  const char *module, *root = NULL;
+  int is_package;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "sp|z:lookup", kwlist, &module, &is_package, &root)) return NULL;
+  RulesObject *o = (RulesObject *)self;
+  TargetList tgs = {0};
+  char *rel = NULL, *rr = NULL;
+  ENGINE_GUARD(jb, (void)0);
+  rel = rel_of_module(module, is_package);
+  int what = 0;
+  if (rel) {
+    rr = real_root(root);
+    targets_naming(&o->rules, rel, rr, &tgs);
+    what = tgs.n ? 1 : rules_full_trace(&o->rules, false, NULL, 0) ? 2 : 0;
+  }
+  ENGINE_UNGUARD(jb);
+  vec_free(&tgs);
+  free(rel), free(rr);
+  return PyLong_FromLong(what);
+}
+
+/* ---- rewrite one module ---- */
+
+typedef struct {
+  Buf out;
+  LineMap map;
+  Diags diags;
+  FileJob job;
+  TargetList tgs;
+  void *parser;
+  char *rel, *rr;
+  int changed;
+  int bad_rel;
+} Work;
+
+static void work_free(Work *w) {
+  buf_free(&w->out);
+  linemap_free(&w->map);
+  diags_free(&w->diags);
+  filejob_free(&w->job);
+  job_parser_free(w->parser);
+  vec_free(&w->tgs);
+  free(w->rel), free(w->rr);
+}
+
+/* onefile_run without the files: targets, rewrite_file, edits_apply, the
+ * misses of the rules of the targets naming the module. */
+static void rewrite_one(Work *w, const Rules *rules, const char *module, int is_package, const char *path,
+                        const char *src, size_t len, const char *root) {
+  w->rel = rel_of_module(module, is_package);
+  if (!w->rel) {
+    w->bad_rel = 1;
+    return;
+  }
+  w->rr = real_root(root);
+  targets_naming(rules, w->rel, w->rr, &w->tgs);
+  filejob_init(&w->job, rules, w->rel, path, src, len, (const Target *const *)w->tgs.v, w->tgs.n);
+  /* the module's name comes from rel; diagnostics and messages name the file */
+  w->job.rel = path;
+  w->job.full_trace = rules_full_trace(rules, false, (const Target *const *)w->tgs.v, w->tgs.n);
+  w->job.parser = &w->parser;
+  int wrc = 0;
+  if (w->tgs.n || w->job.full_trace) wrc = rewrite_file(&w->job);
+  if (wrc == 0 && w->job.edits.v.n) {
+    if (edits_apply(&w->job.edits, src, len, &w->out, &w->map) < 0)
+      diag_at(&w->job.diags, DIAG_ERROR, path, NULL, 0, 0, 0, "internal error: overlapping edits (please report)");
+    else
+      w->changed = 1;
+  }
+  for (size_t t = 0; t < w->tgs.n; t++)
+    for (size_t k = 0; k < w->tgs.v[t]->rules.n; k++) {
+      const RuleOutcome *oc = job_rule_outcome(&w->job, &w->tgs.v[t]->rules.v[k]);
+      if (oc && !oc->hits && oc->miss) rule_warn_miss(rules, &w->diags, oc->rule, oc->miss);
+    }
+  diags_append(&w->diags, &w->job.diags);
+  if (w->diags.errors) w->changed = 0;
+}
+
+static PyObject *rules_rewrite(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"module", "is_package", "path", "source", "root", NULL};
+  const char *module, *path, *root = NULL;
+  int is_package;
+  PyObject *source;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "spsS|z:rewrite", kwlist, &module, &is_package, &path, &source, &root))
+    return NULL;
+  char *src;
+  Py_ssize_t len;
+  if (PyBytes_AsStringAndSize(source, &src, &len) < 0) return NULL;
+  RulesObject *o = (RulesObject *)self;
+  Work w;
+  memset(&w, 0, sizeof w);
+  Py_INCREF(source); /* bytes are immutable; kept alive while the GIL is released */
+  PyThreadState *ts = PyEval_SaveThread();
+  ENGINE_GUARD(jb, (PyEval_RestoreThread(ts), Py_DECREF(source)));
+  rewrite_one(&w, &o->rules, module, is_package, path, src, (size_t)len, root);
+  ENGINE_UNGUARD(jb);
+  PyEval_RestoreThread(ts);
+
+  PyObject *res = NULL, *text = NULL, *warn = NULL, *ranges = NULL, *map = NULL;
+  if (w.bad_rel) {
+    PyErr_Format(PyExc_ValueError, "not a module name: '%s'", module);
+    goto done;
+  }
+  if (w.changed) text = PyBytes_FromStringAndSize(w.out.s, (Py_ssize_t)w.out.len);
+  else text = Py_None, Py_INCREF(Py_None);
+  warn = PyUnicode_DecodeUTF8(w.diags.text.s ? w.diags.text.s : "", (Py_ssize_t)w.diags.text.len, "replace");
+  ranges = PyList_New(0);
+  map = PyList_New(0);
+  if (!text || !warn || !ranges || !map) goto done;
+  for (size_t i = 0; w.changed && i < w.job.ranges.n; i++) {
+    const RangeRec *r = &w.job.ranges.v[i];
+    PyObject *t = Py_BuildValue("(ssii)", r->name, r->kind, r->line0, r->line1);
+    if (!t || PyList_Append(ranges, t) < 0) {
+      Py_XDECREF(t);
+      goto done;
+    }
+    Py_DECREF(t);
+  }
+  for (size_t i = 0; w.changed && i < w.map.v.n; i++) {
+    PyObject *t = Py_BuildValue("(ii)", w.map.v.v[i].orig, w.map.v.v[i].delta);
+    if (!t || PyList_Append(map, t) < 0) {
+      Py_XDECREF(t);
+      goto done;
+    }
+    Py_DECREF(t);
+  }
+  res = PyTuple_Pack(4, text, warn, ranges, map);
+done:
+  Py_XDECREF(text), Py_XDECREF(warn), Py_XDECREF(ranges), Py_XDECREF(map);
+  Py_DECREF(source);
+  work_free(&w);
+  return res;
+}
+
+static PyMethodDef rules_methods[] = {
+  {"targets", rules_targets, METH_NOARGS, "[(key, filePath, full_trace, path_glob)] of the rule file"},
+  {"lookup", (PyCFunction)(void (*)(void))rules_lookup, METH_VARARGS | METH_KEYWORDS,
+   "lookup(module, is_package, root=None) -> 1 (a target names it), 2 (full trace everywhere), 0"},
+  {"rewrite", (PyCFunction)(void (*)(void))rules_rewrite, METH_VARARGS | METH_KEYWORDS,
+   "rewrite(module, is_package, path, source, root=None) -> (bytes|None, warnings, ranges, line_map)"},
+  {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef rules_getset[] = {
+  {"warnings", rules_get_warnings, NULL, "diagnostics of the load (warnings only)", NULL},
+  {"full_trace", rules_get_full_trace, NULL, "full_trace_mode at the top level", NULL},
+  {"digest", rules_get_digest, NULL, "FNV-1a 64 of the rule text", NULL},
+  {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot rules_slots[] = {
+  {Py_tp_dealloc, rules_dealloc},
+  {Py_tp_methods, rules_methods},
+  {Py_tp_getset, rules_getset},
+  {Py_tp_doc, "A loaded rule file (read-only; load() or parse() make one)."},
+  {0, NULL},
+};
+
+static PyType_Spec rules_spec = {
+  "ncrewrite._engine.Rules", sizeof(RulesObject), 0, Py_TPFLAGS_DEFAULT, rules_slots,
+};
+
+static PyMethodDef eng_methods[] = {
+  {"load", eng_load, METH_O, "load(path) -> Rules: a YAML or JSON rule file (RulesError with the diagnostics)"},
+  {"parse", eng_parse, METH_VARARGS, "parse(text, name) -> Rules: rule text, diagnostics naming `name`"},
+  {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef eng_module = {
+  PyModuleDef_HEAD_INIT, "ncrewrite._engine", "The ncrewrite compiler core (C), for the import hook.", -1,
+  eng_methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__engine(void);
+PyMODINIT_FUNC PyInit__engine(void) {
+  PyObject *m = PyModule_Create(&eng_module);
+  if (!m) return NULL;
+  RulesError = PyErr_NewExceptionWithDoc("ncrewrite._engine.RulesError",
+                                         "A rule file with errors; args[0] holds the engine's diagnostics.",
+                                         PyExc_ValueError, NULL);
+  EngineError = PyErr_NewExceptionWithDoc("ncrewrite._engine.EngineError",
+                                          "The engine ran out of memory or broke an invariant.",
+                                          PyExc_RuntimeError, NULL);
+  RulesType = (PyTypeObject *)PyType_FromSpec(&rules_spec);
+  if (!RulesError || !EngineError || !RulesType || PyModule_AddObject(m, "RulesError", RulesError) < 0) goto fail;
+  Py_INCREF(RulesError);
+  if (PyModule_AddObject(m, "EngineError", EngineError) < 0) goto fail;
+  Py_INCREF(EngineError);
+  if (PyModule_AddObject(m, "Rules", (PyObject *)RulesType) < 0) goto fail;
+  Py_INCREF(RulesType);
+  if (PyModule_AddStringConstant(m, "version", NC_VERSION) < 0) goto fail;
+  /* from here on the engine raises instead of ending the interpreter; and
+   * tree-sitter (which aborts when its own malloc fails) allocates through
+   * ncbase too, so its failures take the same way out */
+  nc_set_fatal_handler(on_fatal, NULL);
+  ts_set_allocator(xmalloc, xcalloc, xrealloc, free);
+  return m;
+fail:
+  Py_DECREF(m);
+  return NULL;
+}
