@@ -45,7 +45,7 @@ if tool == "ncu":
         assert os.path.exists(a[1]), a[1]
         sys.stdout.write(open(os.environ["FAKE_CSV"]).read()); sys.exit(0)
     # profile: options with a value, then the program
-    takes = {"--nvtx-include", "--kernel-name-base", "-k", "--launch-count", "--set", "--section",
+    takes = {"--nvtx-include", "--kernel-name-base", "-k", "--launch-count", "--filter-mode", "--set", "--section",
              "--export", "--log-file"}
     i = 0
     opts = {}
@@ -99,7 +99,9 @@ def synthetic_trace(path):
     for step in range(3):
         ev.append({"ph": "X", "cat": "user_annotation", "name": "decode_step", "pid": 1, "tid": 1,
                    "ts": t, "dur": 100.0, "args": {}})
-        for k, (name, dur) in enumerate([("scale(float*, int, float)", 18.0), ("copy_kernel(int)", 2.0)]):
+        for k, (name, dur) in enumerate([("scale(float*, int, float)", 18.0), ("copy_kernel(int)", 2.0),
+                                         ("add(float const*, int)", 1.0),
+                                         ("void at::(anonymous namespace)::fill<float>(float*)", 0.5)]):
             ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
                        "ts": t + 10 + k * 10, "dur": 5.0, "args": {"correlation": corr}})
             ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": t + 20 + k * 30,
@@ -187,7 +189,8 @@ def case_ncu_join(e):
         e.check(rx.match("scale(float*, int, float)") is not None, "filter matches our spelling", k)
         e.check(rx.match("copy_kernel(int)") is None, "--top 1 leaves the second kernel out", k)
         e.check(rx.match("other_kernel(int)") is None, "a kernel outside the range is left out", k)
-        e.check(a[a.index("--launch-count") + 1] == "20", "bounded launch count (default 20)")
+        e.check(a[a.index("--launch-count") + 1] == "5" and a[a.index("--filter-mode") + 1] == "per-launch-config",
+                "bounded launch count per launch configuration (default 5)", str(a))
         e.check(a[a.index("--set") + 1] == "basic", "default set basic")
         e.check(a[a.index("--export") + 1] == os.path.join(os.path.realpath(run), "ncu", "report"),
                 "report in the run directory", str(a))
@@ -202,7 +205,9 @@ def case_ncu_join(e):
     e.check("scale(float*, int, float)\t3\t" in tsv, "kernels.tsv: scale, 3 launches", tsv)
     md = open(os.path.join(run, "summary.md")).read() if os.path.exists(os.path.join(run, "summary.md")) else ""
     e.check("Nsight Compute" in md, "summary.md has the Nsight Compute section", md[-600:])
-    e.check("23.6" in md, "summary.md shows ncu's SM throughput (23.63 %) joined", md[-1500:])
+    # the recorded CSV: 3 launches of scale, SM throughput 23.63, 23.72, 23.30 %: mean 23.55, shown 23.5
+    e.check("| scale(float*, int, float) | 3 |" in md and "| 23.5 |" in md,
+            "summary.md joins ncu's mean SM throughput to our kernel row", md[-1500:])
     envj = json.load(open(os.path.join(run, "env.json")))
     e.check(envj.get("backend") == "ncu", "env.json backend", str(envj.get("backend")))
     e.check("2025.3.1.0" in envj.get("tools", {}).get("ncu", ""), "env.json ncu version", str(envj.get("tools")))
@@ -268,6 +273,11 @@ def case_ncu_sets(e):
         secs = [a[i + 1] for i, x in enumerate(a) if x == "--section"]
         e.check(secs == ["SpeedOfLight", "Occupancy"] and "--set" not in a, "sections given one by one", str(a))
         e.check(a[a.index("--launch-count") + 1] == "3", "--launch-count passed on")
+        rx = re.compile(a[a.index("-k") + 1][len("regex:"):])
+        for ncu_name in ("add(const float *, int)", "add(float const*, int)",
+                         "void at::<unnamed>::fill<float>(float *)", "copy_kernel(int)"):
+            e.check(rx.match(ncu_name) is not None, "the filter matches ncu's " + ncu_name, rx.pattern)
+        e.check(rx.match("add(const double *, int)") is None, "but not another type", rx.pattern)
     r = e.run(["--ncu", "decode*", "--top", "x", "--", "/bin/true"])
     e.check(r.returncode == 2 and "--top x" in r.stderr, "a bad --top is refused before running", r.stderr)
 
@@ -303,6 +313,10 @@ def case_nsys(e):
     e.check(os.path.exists(csv), "stats CSV in the run directory")
     md = open(os.path.join(run, "summary.md")).read() if os.path.exists(os.path.join(run, "summary.md")) else ""
     e.check("Nsight Systems" in md, "summary.md joins nsys's kernels", md[-800:])
+    r = e.run(["--nsys", "decode_step", "--trace", e.trace, "--run-dir", run + "2", "--", "/bin/true"],
+              FAKE_MODE="nothing")
+    e.check(r.returncode == 3 and "nsys wrote no report" in r.stderr, "a capture that never opened is explained",
+            "%d %s" % (r.returncode, r.stderr))
 
 
 def case_nsys_absent(e):

@@ -99,15 +99,21 @@ static RtGpuRec *add(void) {
 }
 
 /* Kernel names as Kineto shows them: demangled when the C++ runtime is in
- * the process (looked up, never linked). */
+ * the process (looked up, never linked, never loaded by us). A Python
+ * program gets libstdc++ through extension modules dlopen'ed RTLD_LOCAL
+ * (torch), out of RTLD_DEFAULT's sight: the loaded library is then asked
+ * by name (RTLD_NOLOAD). Not found yet, the lookup is tried again every
+ * 1024 names (the C++ runtime may come later); kernel_name runs on the
+ * CUPTI buffer thread only. */
 static uint32_t kernel_name(const char *mangled) {
   if (!mangled) return rt_intern("(kernel)", 8);
   typedef char *(*Demangle)(const char *, char *, size_t *, int *);
   static Demangle dm;
-  static int looked;
-  if (!looked) {
+  static unsigned tries;
+  if (!dm && tries++ % 1024 == 0) {
     dm = (Demangle)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    looked = 1;
+    void *h = dm ? NULL : dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD);
+    if (h) dm = (Demangle)dlsym(h, "__cxa_demangle"); /* the reference kept: dm stays valid */
   }
   if (dm && mangled[0] == '_' && mangled[1] == 'Z') {
     int st = 0;

@@ -91,15 +91,43 @@ char *deep_glob_regex(const char *g) {
   return str_take(&b);
 }
 
+static int ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
 char *deep_kernel_regex(const char *name) {
   static const char anon[] = "(anonymous namespace)";
   Str b = {0};
   for (const char *p = name; *p;) {
+    size_t id = 0;
+    while (ident_char(p[id])) id++;
+    /* "float const*" (__cxa_demangle) is "const float *" to ncu: a plain
+     * type word followed by " const" and then *, &, ',', ')' or '>' */
+    if (id && (p == name || !ident_char(p[-1]) ) && strncmp(p, "const", 5) != 0 && !strncmp(p + id, " const", 6) &&
+        p[id + 6] && strchr("*&,)> ", p[id + 6])) {
+      str_puts(&b, "(?:const\\s+");
+      str_add(&b, p, id);
+      str_puts(&b, "|");
+      str_add(&b, p, id);
+      str_puts(&b, "\\s*const)");
+      p += id + 6;
+      continue;
+    }
+    if (id) { /* a whole word at once: the test above looks at word starts only */
+      str_add(&b, p, id);
+      p += id;
+      continue;
+    }
     if (!strncmp(p, anon, sizeof anon - 1)) {
       str_puts(&b, "(?:\\(anonymous namespace\\)|<unnamed>)");
       p += sizeof anon - 1;
     } else if (*p == ' ' || *p == '\t') {
-      p++; /* blanks: optional, wherever either side put them */
+      /* blanks: required between two words ("void at::"), optional
+       * elsewhere, wherever either side put them */
+      const char *q = p;
+      while (*q == ' ' || *q == '\t') q++;
+      if (p > name && ident_char(p[-1]) && ident_char(*q)) str_puts(&b, "\\s+");
+      p = q;
     } else if (strchr(",*&<>()[]:", *p)) {
       str_puts(&b, "\\s*");
       regex_char(&b, *p++);
@@ -345,7 +373,11 @@ static int run_ncu(const Deep *d, const char *sub, const Choice *c, char *const 
     add_arg(&argv, &n, k.s ? k.s : "");
     free(k.s);
   }
+  /* the count per launch configuration (grid, block, shared memory), not in
+   * all: the most frequent kernel would otherwise use the whole count */
   snprintf(buf, sizeof buf, "%d", d->launch_count);
+  add_arg(&argv, &n, "--filter-mode");
+  add_arg(&argv, &n, "per-launch-config");
   add_arg(&argv, &n, "--launch-count");
   add_arg(&argv, &n, buf);
   const char *set = d->set ? d->set : "basic";
@@ -373,7 +405,7 @@ static int run_ncu(const Deep *d, const char *sub, const Choice *c, char *const 
   for (int i = 0; cmd[i]; i++) add_arg(&argv, &n, cmd[i]);
 
   ncrun_say("stage 2: ncu on the kernels of NVTX %s ranges of domain 'ncrt' matching '%s' (%s), %s, at most %d "
-            "launch(es), sections: %s",
+            "launch(es) per launch configuration, sections: %s",
             startend ? "start/end" : "push/pop", d->pattern, argv[3],
             c->nkernels && d->top > 0 ? "the top kernels of stage 1 only" : "every kernel", d->launch_count, set);
   int st = ncrun_stage(env, "ncu", argv, NULL);
@@ -431,9 +463,20 @@ static int run_nsys(const Deep *d, const char *sub, const Choice *c, char *const
   char log[PATH_MAX + 64], report[PATH_MAX + 64];
   snprintf(log, sizeof log, "%s/nsys.log", sub);
   snprintf(report, sizeof report, "%s/report.nsys-rep", sub);
-  int st = ncrun_stage(env, "nsys", argv, log);
+  /* nsys has no log file of its own: its lines share the terminal with the
+   * program's output, which is left untouched (not captured into a file) */
+  (void)log;
+  int st = ncrun_stage(env, "nsys", argv, NULL);
   free_args(argv, n);
-  if (diagnose(d, log, c, st, report)) return 3;
+  if (access(report, F_OK) != 0 && st == 0) {
+    Deep nothing = *d;
+    nothing.backend = "nsys";
+    ncrun_say("nsys wrote no report (\"No reports were generated\"): the capture range '%s' never opened under "
+              "it, or closed before any GPU work", name);
+    diagnose(&nothing, "/dev/null", c, 1, report);
+    return 3;
+  }
+  if (diagnose(d, "/dev/null", c, st, report)) return 3;
   snprintf(buf, sizeof buf, "%s/stats", sub);
   char *const stats[] = {(char *)d->tool, "stats", "--report", "cuda_gpu_kern_sum", "--format", "csv",
                          "--force-export=true", "--output", buf, report, NULL};

@@ -59,7 +59,7 @@ static const char usage[] =
     "      --nsys GLOB         Nsight Systems, capture gated on the range GLOB names\n"
     "      --top N             kernels to profile under ncu (default 5; 0: no kernel filter)\n"
     "      --set SET           ncu section set (basic, roofline, full, ...) or Section,Section (default basic)\n"
-    "      --launch-count N    ncu profiles at most N kernel launches (default 20)\n"
+    "      --launch-count N    ncu profiles at most N launches per launch configuration (default 5)\n"
     "      --trace FILE        reuse this stage-1 trace instead of running stage 1\n"
     "      --with-stack        torch backend: record Python stacks\n"
     "      --record-shapes     torch backend: record operator input shapes\n"
@@ -870,7 +870,7 @@ static const char *check_level(const char *v) {
 int main(int argc, char **argv) {
   const char *output = getenv(NCRT_ENV_OUTPUT_ROOT), *run_dir = NULL, *name = NULL, *rules = NULL, *shadow = NULL;
   const char *backend = "ncrt", *reuse = NULL;
-  Deep deep = {.top = 5, .launch_count = 20};
+  Deep deep = {.top = 5, .launch_count = 5};
   cJSON *opts = cJSON_CreateObject();
   int i;
   for (i = 1; i < argc; i++) {
@@ -1171,7 +1171,8 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
   sigaction(SIGQUIT, &sa, NULL);
-  int st = 0;
+  int st = 0, ntraces = 0;
+  char **traces = NULL;
   if (reuse) goto stage2;
   pid_t self_pid = getpid();
   struct timespec t0, t1;
@@ -1247,7 +1248,7 @@ int main(int argc, char **argv) {
     int n = list_torch_traces(dir);
     if (!n) say("no torch.profiler trace (*.pt.trace.json.gz) was written in %s", dir);
     else say("run directory: %s", dir);
-  } else if (!list_traces(dir, NULL)) {
+  } else if (!(ntraces = list_traces(dir, is_deep ? &traces : NULL))) {
     say("no trace was written in %s", dir);
   } else {
     say("run directory: %s", dir);
@@ -1268,14 +1269,10 @@ stage2:;
     const char *cur = getenv(ours[k]);
     if (cur && !strcmp(cur, lib)) unsetenv(ours[k]);
   }
-  char **traces = NULL;
-  int ntraces;
   if (reuse) {
     traces = malloc(sizeof *traces);
     ntraces = traces ? 1 : 0;
     if (traces) traces[0] = strdup(reuse);
-  } else {
-    ntraces = list_traces(dir, &traces);
   }
   int drc = deep_run(&deep, dir, traces, ntraces, cmd, env);
   if (ntraces) {

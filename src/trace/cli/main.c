@@ -15,12 +15,15 @@ static const struct {
   const char *valued; /* its options that take a value: "--name -h" names "-h" */
   int (*run)(int, char **);
 } CMDS[] = {
-  {"summary", "nctrace summary TRACE... [--format md|json] [-o OUT] [--top N] [--step GLOB] [--strict]\n",
-   " --format -o --top --step ", cmd_summary},
+  {"summary", "nctrace summary TRACE... [--format md|json] [-o OUT] [--top N] [--step GLOB] [--strict]\n"
+              "                       [--ncu CSV] [--nsys CSV]\n",
+   " --format -o --top --step --ncu --nsys ", cmd_summary},
   {"filter", "nctrace filter TRACE -o OUT [--min-dur-us X] [--include-cuda-kernels]\n"
              "                      [--include-direct-children] [--name GLOB]\n", " -o --min-dur-us --name ", cmd_filter},
   {"merge", "nctrace merge RANK_TRACE... -o OUT\n", " -o ", cmd_merge},
   {"report", "nctrace report TRACE... -o report.html [--top N] [--step GLOB]\n", " -o --top --step ", cmd_report},
+  {"kernels", "nctrace kernels TRACE... [--range GLOB] [--top N] [--format md|tsv|json] [-o OUT]\n",
+   " --range --top --format -o ", cmd_kernels},
 };
 
 static bool is_value_of(const char *valued, const char *opt) {

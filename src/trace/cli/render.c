@@ -7,6 +7,7 @@
  * as plain text, never as markup: a kernel named "k<float**>" is a cell
  * with those characters, which each writer escapes as its format needs. */
 #include "render.h"
+#include "deep_section.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -446,15 +447,18 @@ static void notes_section(Doc *d, const Model *m, const Summary *s) {
   free_notes(&notes);
 }
 
-void summary_doc(const Model *m, const Summary *s, Doc *d) {
+void summary_doc_deep(const Model *m, const Summary *s, const Deep *deep, Doc *d) {
   files_section(d, m, s);
   operations_section(d, m, s);
   gpu_sections(d, m, s);
+  deep_doc(d, m, s, deep);
   steps_section(d, m, s);
   ranks_section(d, s);
   bottlenecks_section(d, s);
   notes_section(d, m, s);
 }
+
+void summary_doc(const Model *m, const Summary *s, Doc *d) { summary_doc_deep(m, s, NULL, d); }
 
 /* ---- JSON ---- */
 
@@ -495,10 +499,10 @@ static void jstats(Buf *b, const char *k, const Stats *st) {
   buf_putc(b, ',');
 }
 
-void summary_json(const Model *m, const Summary *s, Buf *b) {
+void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   Buf md = {0}, tmp = {0};
   Doc doc = {0};
-  summary_doc(m, s, &doc);
+  summary_doc_deep(m, s, deep, &doc);
   doc_write_md(&doc, &md);
   doc_free(&doc);
   buf_putc(b, '{');
@@ -662,6 +666,7 @@ void summary_json(const Model *m, const Summary *s, Buf *b) {
   jend(b, ']');
   buf_putc(b, ',');
 
+  deep_json(b, m, s, deep); /* "ncu", "nsys" when there are */
   Notes notes = {0};
   collect_notes(m, s, &notes);
   jkey(b, "notes");

@@ -11,12 +11,17 @@
 #include "analyze.h"
 #include "doc.h"
 
+typedef struct Deep Deep; /* deep_section.h: Nsight Compute / Systems figures */
+
 /* The summary's sections: files, operations, GPU (kernels, temporal
  * breakdown, streams, launches, communication, copies, annotations),
  * steps, ranks, bottlenecks, recommendations, notes. */
 void summary_doc(const Model *m, const Summary *s, Doc *out);
+/* The same with the Nsight Compute / Systems sections (deep_section.h)
+ * after the GPU sections; deep may be NULL. */
+void summary_doc_deep(const Model *m, const Summary *s, const Deep *deep, Doc *out);
 /* {"markdown": ..., "structured": {"operations", "bottlenecks",
  *  "recommendations", ...}} */
-void summary_json(const Model *m, const Summary *s, Buf *out);
+void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *out);
 
 #endif

@@ -7,6 +7,7 @@
  * one. The page is built in one Buf the command owns and frees. */
 #include "render.h"
 #include "commands.h"
+#include "deep_section.h"
 #include "output.h"
 
 #include <stdio.h>
@@ -376,10 +377,17 @@ int cmd_report(int argc, char **argv) {
   buf_puts(&b, "<h2>Steps and ranks</h2>\n");
   bars(&m, &s, &b);
   buf_puts(&b, "<div id=\"summary\">\n");
+  /* the Nsight Compute / Systems sections of a run directory, as summary shows them */
+  Deep deep = {0};
+  if (deep_load(&m, NULL, 0, NULL, 0, &deep) < 0) { /* reported; the page goes on without them */
+    deep_free(&deep);
+    deep = (Deep){0};
+  }
   Doc doc = {0};
-  summary_doc(&m, &s, &doc);
+  summary_doc_deep(&m, &s, &deep, &doc);
   doc_write_html(&doc, &b);
   doc_free(&doc);
+  deep_free(&deep);
   buf_puts(&b, "</div>\n</body></html>\n");
   Output *o = out_open(out);
   if (o) {

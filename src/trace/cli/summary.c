@@ -1,7 +1,10 @@
 /* summary: `nctrace summary` -- load, analyse, print the summary document
- * as Markdown (doc_write_md) or the JSON (summary_json). */
+ * as Markdown (doc_write_md) or the JSON (summary_json); with Nsight
+ * Compute / Systems CSVs named or found in the run directory, their
+ * sections joined to the kernel table (deep_section.h). */
 #include "render.h"
 #include "commands.h"
+#include "deep_section.h"
 #include "output.h"
 
 #include <stdio.h>
@@ -13,6 +16,9 @@ int cmd_summary(int argc, char **argv) {
   SummaryOptions opt = {"ProfilerStep#*", 20, 20};
   const char *format = "md", *out = "-";
   VEC(const char *) files = {0};
+  VEC(const char *) ncu = {0};
+  VEC(const char *) nsys = {0};
+  Deep deep = {0};
   int rc = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -21,6 +27,8 @@ int cmd_summary(int argc, char **argv) {
     else if (!strcmp(a, "--top") && i + 1 < argc) opt.top_ranges = opt.top_kernels = (size_t)atol(argv[++i]);
     else if (!strcmp(a, "--step") && i + 1 < argc) opt.step_glob = argv[++i];
     else if (!strcmp(a, "--strict")) m.strict = true;
+    else if (!strcmp(a, "--ncu") && i + 1 < argc) vec_push(&ncu, argv[++i]);
+    else if (!strcmp(a, "--nsys") && i + 1 < argc) vec_push(&nsys, argv[++i]);
     else if (a[0] == '-' && a[1]) {
       nct_error("summary: unknown or incomplete option '%s'", a);
       rc = 2;
@@ -28,19 +36,21 @@ int cmd_summary(int argc, char **argv) {
     } else vec_push(&files, a);
   }
   if (!files.n || (strcmp(format, "md") && strcmp(format, "json"))) {
-    nct_error("usage: nctrace summary TRACE... [--format md|json] [-o OUT] [--top N] [--step GLOB] [--strict]");
+    nct_error("usage: nctrace summary TRACE... [--format md|json] [-o OUT] [--top N] [--step GLOB] [--strict] "
+              "[--ncu CSV] [--nsys CSV]");
     rc = 2;
     goto done;
   }
   for (size_t i = 0; i < files.n; i++)
     if (model_load(&m, files.v[i]) < 0) goto done;
+  if (deep_load(&m, ncu.v, ncu.n, nsys.v, nsys.n, &deep) < 0) goto done;
   Summary s;
   summary_compute(&m, &opt, &s);
   Buf b = {0};
-  if (!strcmp(format, "json")) summary_json(&m, &s, &b);
+  if (!strcmp(format, "json")) summary_json(&m, &s, &deep, &b);
   else {
     Doc doc = {0};
-    summary_doc(&m, &s, &doc);
+    summary_doc_deep(&m, &s, &deep, &doc);
     doc_write_md(&doc, &b);
     doc_free(&doc);
   }
@@ -52,7 +62,10 @@ int cmd_summary(int argc, char **argv) {
   buf_free(&b);
   summary_free(&s);
 done:
+  deep_free(&deep);
   vec_free(&files);
+  vec_free(&ncu);
+  vec_free(&nsys);
   model_free(&m);
   return rc;
 }
