@@ -12,7 +12,7 @@ with ncu's spelling is exercised) or run for real on a Python program with
 ncrt ranges (CPU: no kernels, so ncu runs without a kernel filter).
 
 Cases: ncu-join, ncu-nothing, ncu-perm, ncu-no-range, ncu-stage1, ncu-sets,
-no-tool, slot-held, nsys, nsys-absent. Exit 0 pass, 1 fail."""
+no-tool, slot-held, nsys, nsys-absent, summary-flag, recorded-h100. Exit 0 pass, 1 fail."""
 import gzip
 import json
 import os
@@ -277,7 +277,10 @@ def case_ncu_sets(e):
         for ncu_name in ("add(const float *, int)", "add(float const*, int)",
                          "void at::<unnamed>::fill<float>(float *)", "copy_kernel(int)"):
             e.check(rx.match(ncu_name) is not None, "the filter matches ncu's " + ncu_name, rx.pattern)
-        e.check(rx.match("add(const double *, int)") is None, "but not another type", rx.pattern)
+        e.check(rx.match("void at::native::fill<T1>(T1 *)") is not None,
+                "template parameters in ncu's spelling (as declared)", rx.pattern)
+        e.check(rx.match("void other_fill<float>(float *)") is None and rx.match("adder(int)") is None,
+                "but not another function", rx.pattern)
     r = e.run(["--ncu", "decode*", "--top", "x", "--", "/bin/true"])
     e.check(r.returncode == 2 and "--top x" in r.stderr, "a bad --top is refused before running", r.stderr)
 
@@ -330,7 +333,65 @@ def case_nsys_absent(e):
             r.stderr)
 
 
-CASES = {"ncu-join": case_ncu_join, "ncu-nothing": case_ncu_nothing, "ncu-perm": case_ncu_perm,
+def case_summary_flag(e):
+    """--summary: the plain collector's run gets summary.md too (deep runs have it by default)."""
+    prog = os.path.join(e.tmp, "prog.py")
+    with open(prog, "w") as f:
+        f.write("import ncrt\nwith ncrt.range('work'):\n    sum(range(1000))\n")
+    run = os.path.join(e.tmp, "run")
+    r = e.run(["--summary", "--run-dir", run, "--", sys.executable, prog])
+    md = os.path.join(run, "summary.md")
+    e.check(r.returncode == 0 and os.path.exists(md), "summary.md written", r.stderr)
+    e.check(os.path.exists(md) and "| work |" in open(md).read(), "it summarises the run's trace")
+    envj = json.load(open(os.path.join(run, "env.json")))
+    e.check([s["stage"] for s in envj["stages"]] == ["ncrt", "summary"], "stages: ncrt, summary",
+            str(envj["stages"]))
+    run2 = os.path.join(e.tmp, "run2")
+    e.run(["--run-dir", run2, "--", sys.executable, prog])
+    e.check(not os.path.exists(os.path.join(run2, "summary.md")), "none without --summary")
+
+
+def case_recorded_h100(e):
+    """examples/torch-model under `ncrun --ncu 'Net.forward'` on an H100 (torch 2.11, ncu 2025.3): the
+    stage-1 trace, kernels.tsv and ncu's raw CSV as recorded (tests/deep/data/h100-torch). The kernel
+    filter built from the trace's names must match ncu's spelling of every profiled kernel, and the
+    summary must join the kernels whose function name is unambiguous in the range."""
+    rec = os.path.join(DATA, "h100-torch")
+    csv_path = os.path.join(rec, "ncu", "raw.csv")
+    e.env["FAKE_CSV"] = csv_path
+    run = os.path.join(e.tmp, "run")
+    r = e.run(["--ncu", "Net.forward", "--trace", os.path.join(rec, "train-rank0.trace.json.gz"),
+               "--run-dir", run, "--", "/bin/true"])
+    e.check(r.returncode == 0, "exit status 0", r.stderr)
+    calls = ncu_profile_call(e)
+    if calls:
+        a = calls[0]["argv"]
+        rx = re.compile(a[a.index("-k") + 1][len("regex:"):])
+        import csv as csvmod
+        import io
+        rows = list(csvmod.reader(io.StringIO("".join(l for l in open(csv_path) if l.startswith('"')))))
+        names = sorted(set(row[rows[0].index("Kernel Name")] for row in rows[2:]))
+        e.check(len(names) == 6, "the recording has 6 kernels", str(names))
+        for n in names:
+            e.check(rx.match(n) is not None, "the filter matches ncu's " + n[:60], rx.pattern[:300])
+    r = subprocess.run([os.path.join(e.build, "bin", "nctrace"), "summary", "--ncu", csv_path,
+                        os.path.join(rec, "train-rank0.trace.json.gz")], capture_output=True, text=True)
+    md = r.stdout
+    e.check(r.returncode == 0, "summary exit 0", r.stderr)
+    section = md[md.find("## Nsight Compute"):]
+    section = section[:section.find("Occupancy and launch configuration")]
+    # our counts are the trace's (the whole run), not the range's
+    for stem, count in (("bn_fw_tr_1C11_singleread", 24), ("nchwToNhwcKernel", 64), ("elementwise_kernel<128", 32)):
+        row = [l for l in section.splitlines() if stem in l and l.startswith("| void")]
+        e.check(row and row[0].split(" | ")[1] == str(count), "joined: %s with our count %d" % (stem, count),
+                str(row)[:300])
+    vec = [l for l in section.splitlines() if "vectorized_elementwise_kernel<" in l and l.startswith("| void at::")]
+    e.check(len(vec) == 3 and all(l.split(" | ")[1] == "-" for l in vec),
+            "three instantiations of one function: ambiguous, not joined", str(vec)[:300])
+    e.check("the kernels of `Net.forward`" in md, "the pattern from kernels.tsv")
+
+
+CASES = {"summary-flag": case_summary_flag, "recorded-h100": case_recorded_h100, "ncu-join": case_ncu_join, "ncu-nothing": case_ncu_nothing, "ncu-perm": case_ncu_perm,
          "ncu-no-range": case_ncu_no_range, "ncu-stage1": case_ncu_stage1, "ncu-sets": case_ncu_sets,
          "no-tool": case_no_tool, "slot-held": case_slot_held, "nsys": case_nsys, "nsys-absent": case_nsys_absent}
 

@@ -52,6 +52,8 @@ static const char usage[] =
     "      --shadow DIR        rewritten Python tree, put first on PYTHONPATH\n"
     "      --torch             ncrt.range also opens torch.profiler.record_function\n"
     "      --no-preload        do not LD_PRELOAD libncrt (traces are then lost on _exit)\n"
+    "      --summary           write summary.md (nctrace summary of the traces) at the end\n"
+    "                          (default with --ncu/--nsys; --no-summary: never)\n"
     "backends (docs/deep-profiling.md):\n"
     "      --backend NAME      ncrt (default: our collector), torch (torch.profiler, Python programs),\n"
     "                          ncu or nsys (stage 1 under ncrt, stage 2 under the profiler)\n"
@@ -753,10 +755,6 @@ static int list_files(const char *dir, const char *suffix, char ***paths) {
 }
 
 static int list_traces(const char *dir, char ***paths) { return list_files(dir, NCRT_TRACE_SUFFIX, paths); }
-/* torch.profiler's tensorboard_trace_handler names (what TensorBoard lists) */
-static int list_torch_traces(const char *dir) {
-  return list_files(dir, ".pt.trace.json.gz", NULL) + list_files(dir, ".pt.trace.json", NULL);
-}
 
 /* nctrace, for the deep-dive stages: beside ncrun (installed bin/), in the
  * build tree's bin/ (ncrun lives in <build>/ncrt), else on PATH. */
@@ -781,6 +779,28 @@ static void find_nctrace(char *out, size_t n) {
   }
   free(copy);
   *out = 0;
+}
+
+/* <dir>/summary.md: `nctrace summary` of the run's traces (with the
+ * profiler's CSV named by flag/csv when given). */
+static void write_summary(const char *nctrace, const char *dir, cJSON *env, char **traces, int n, const char *flag,
+                          const char *csv) {
+  char md[PATH_MAX + 16];
+  snprintf(md, sizeof md, "%s/summary.md", dir);
+  char **argv = calloc((size_t)n + 6, sizeof *argv);
+  if (!argv) return;
+  int k = 0;
+  argv[k++] = (char *)nctrace;
+  argv[k++] = "summary";
+  argv[k++] = "-q";
+  if (flag) {
+    argv[k++] = (char *)flag;
+    argv[k++] = (char *)csv;
+  }
+  for (int t = 0; t < n; t++) argv[k++] = traces[t];
+  if (ncrun_stage(env, "summary", argv, md) == 0) say("summary: %s", md);
+  else say("nctrace summary failed: %s is incomplete", md);
+  free(argv);
 }
 
 /* ---- option values, checked before the program starts (a typo must not
@@ -870,6 +890,7 @@ static const char *check_level(const char *v) {
 int main(int argc, char **argv) {
   const char *output = getenv(NCRT_ENV_OUTPUT_ROOT), *run_dir = NULL, *name = NULL, *rules = NULL, *shadow = NULL;
   const char *backend = "ncrt", *reuse = NULL;
+  int summary = -1; /* default: for --ncu/--nsys runs only */
   Deep deep = {.top = 5, .launch_count = 5};
   cJSON *opts = cJSON_CreateObject();
   int i;
@@ -1010,6 +1031,8 @@ int main(int argc, char **argv) {
     } else if (OPT("--", "--record-shapes")) {
       cJSON_AddTrueToObject(opts, "record-shapes");
       setenv("NCRT_RECORD_SHAPES", "1", 1);
+    } else if (OPT("--", "--no-summary") || OPT("--", "--summary")) {
+      summary = a[2] == 's';
     } else if (OPT("--", "--no-preload")) {
       cJSON_AddTrueToObject(opts, "no-preload");
       preload = 0;
@@ -1039,6 +1062,7 @@ int main(int argc, char **argv) {
   }
   char **cmd = argv + i;
   int is_deep = !strcmp(backend, "ncu") || !strcmp(backend, "nsys");
+  if (summary < 0) summary = is_deep;
   if (is_deep && !deep.pattern) {
     fprintf(stderr, "ncrun: --backend %s needs the range to profile: use --%s GLOB\n", backend, backend);
     cJSON_Delete(opts);
@@ -1123,19 +1147,21 @@ int main(int argc, char **argv) {
   }
   if (cupti && !getenv(NCRT_ENV_CUPTI_LIB)) setenv(NCRT_ENV_CUPTI_LIB, cupti, 1);
   prepend("PYTHONPATH", pydir);
+  if (shadow) {
+    char s[PATH_MAX];
+    prepend("PYTHONPATH", realpath(shadow, s) ? s : shadow);
+  }
   if (torch) {
     /* the startup hook (sitecustomize) that starts torch.profiler; ncrt.range
-     * opens record_function, so our ranges are user_annotation events */
+     * opens record_function, so our ranges are user_annotation events. First on
+     * the path, ahead of the shadow tree: its own sitecustomize (which the
+     * hook runs after itself) must not hide ours */
     char hook[PATH_MAX + 16];
     snprintf(hook, sizeof hook, "%s/torch_backend", pydir);
     prepend("PYTHONPATH", hook);
     setenv("NCRT_BACKEND", "torch", 1);
     setenv(NCRT_ENV_TORCH, "1", 1);
     preload = 0;
-  }
-  if (shadow) {
-    char s[PATH_MAX];
-    prepend("PYTHONPATH", realpath(shadow, s) ? s : shadow);
   }
   cJSON *env = env_json(cmd, opts, lib, cupti, shadow, backend); /* takes opts */
   opts = NULL;
@@ -1245,15 +1271,23 @@ int main(int argc, char **argv) {
   }
   if (exists(lib) && !torch) finalize(lib, dir);
   if (torch) {
-    int n = list_torch_traces(dir);
-    if (!n) say("no torch.profiler trace (*.pt.trace.json.gz) was written in %s", dir);
+    /* torch.profiler's tensorboard_trace_handler names (what TensorBoard lists) */
+    ntraces = list_files(dir, ".pt.trace.json.gz", &traces);
+    if (!ntraces) say("no torch.profiler trace (*.pt.trace.json.gz) was written in %s", dir);
     else say("run directory: %s", dir);
-  } else if (!(ntraces = list_traces(dir, is_deep ? &traces : NULL))) {
+  } else if (!(ntraces = list_traces(dir, &traces))) {
     say("no trace was written in %s", dir);
   } else {
     say("run directory: %s", dir);
   }
   if (!is_deep) {
+    if (summary && ntraces) {
+      find_nctrace(nctrace, sizeof nctrace);
+      if (*nctrace) write_summary(nctrace, dir, env, traces, ntraces, NULL, NULL);
+    }
+    for (int t = 0; t < ntraces; t++) free(traces[t]);
+    free(traces);
+    ncrun_save_env(dir, env);
     cJSON_Delete(env);
     return rc;
   }
@@ -1275,29 +1309,13 @@ stage2:;
     if (traces) traces[0] = strdup(reuse);
   }
   int drc = deep_run(&deep, dir, traces, ntraces, cmd, env);
-  if (ntraces) {
-    /* the run's summary, with the profiler's figures joined (nctrace finds
-     * <dir>/ncu or <dir>/nsys beside the traces of this run directory) */
-    char md[PATH_MAX + 16];
-    snprintf(md, sizeof md, "%s/summary.md", dir);
-    char **argv2 = calloc((size_t)ntraces + 6, sizeof *argv2);
-    if (argv2) {
-      int k = 0;
-      argv2[k++] = (char *)deep.nctrace;
-      argv2[k++] = "summary";
-      if (reuse) {
-        char csv[2 * PATH_MAX];
-        snprintf(csv, sizeof csv, "%s/%s/%s", dir, backend, !strcmp(backend, "ncu") ? "raw.csv" : "stats_cuda_gpu_kern_sum.csv");
-        if (exists(csv)) {
-          argv2[k++] = !strcmp(backend, "ncu") ? "--ncu" : "--nsys";
-          argv2[k++] = strdup(csv);
-        }
-      }
-      for (int t = 0; t < ntraces; t++) argv2[k++] = traces[t];
-      if (ncrun_stage(env, "summary", argv2, md) == 0) say("summary: %s", md);
-      if (reuse && k > 3) free(argv2[3]);
-      free(argv2);
-    }
+  if (ntraces && summary) {
+    const char *kind = NULL;
+    char csv[2 * PATH_MAX];
+    snprintf(csv, sizeof csv, "%s/%s/%s", dir, backend, !strcmp(backend, "ncu") ? "raw.csv" : "stats_cuda_gpu_kern_sum.csv");
+    /* a reused trace lies elsewhere: name the CSV (nctrace looks beside the trace) */
+    if (reuse && exists(csv)) kind = !strcmp(backend, "ncu") ? "--ncu" : "--nsys";
+    write_summary(deep.nctrace, dir, env, traces, ntraces, kind, kind ? csv : NULL);
   }
   for (int t = 0; t < ntraces; t++) free(traces[t]);
   free(traces);

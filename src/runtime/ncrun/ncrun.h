@@ -50,9 +50,10 @@ int deep_run(const Deep *d, const char *dir, char *const *traces, int ntraces, c
  * include expressions. Returns a malloc'ed string. */
 char *deep_glob_regex(const char *glob);
 /* A kernel name as our trace spells it (the C++ runtime's __cxa_demangle)
- * -> a regex that also matches ncu's spelling of it (blanks around
- * punctuation, "<unnamed>" for "(anonymous namespace)"). The same rule as
- * nctrace's kernel-name join (src/trace/core/deep.c). malloc'ed. */
+ * -> a regex for ncu's -k on demangled names: the function's own name with
+ * anything before it (return type, namespaces) and its template arguments
+ * and parameters in any spelling (ncu writes them differently). A plain
+ * name matches exactly. malloc'ed. */
 char *deep_kernel_regex(const char *name);
 
 #endif

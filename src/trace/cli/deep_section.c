@@ -30,22 +30,46 @@ static bool is_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* kernels.tsv's "# pattern\t<glob>" beside a CSV (ncrun writes it); NULL. */
-static char *pattern_beside(const char *csv) {
+/* kernels.tsv beside a CSV (ncrun writes it): its "# pattern\t<glob>"
+ * (NULL if none) and its kernel rows (names unescaped). */
+static char *read_beside(const char *csv, Chosen *chosen) {
   char *dir = dir_of(csv), *tsv = join_path(dir, "kernels.tsv");
   free(dir);
   FILE *f = fopen(tsv, "r");
   free(tsv);
   if (!f) return NULL;
-  char line[4096];
+  char line[65536];
   char *pat = NULL;
-  while (!pat && fgets(line, sizeof line, f)) {
-    if (strncmp(line, "# pattern\t", 10)) continue;
-    size_t n = strcspn(line + 10, "\r\n");
-    pat = xstrndup(line + 10, n);
+  bool rows = false;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n")] = 0;
+    if (!strncmp(line, "# pattern\t", 10)) {
+      if (!pat) pat = xstrdup(line + 10);
+    } else if (line[0] == '#') {
+      continue;
+    } else if (!rows) {
+      rows = !strncmp(line, "kernel\t", 7);
+    } else {
+      Buf name = {0};
+      for (const char *q = line; *q && *q != '\t'; q++) {
+        if (*q == '\\' && q[1]) {
+          q++;
+          buf_putc(&name, *q == 't' ? '\t' : *q == 'n' ? '\n' : *q == 'r' ? '\r' : *q);
+        } else {
+          buf_putc(&name, *q);
+        }
+      }
+      buf_add(&name, "", 0);
+      vec_push(chosen, buf_steal(&name));
+    }
   }
   fclose(f);
   return pat;
+}
+
+static void chosen_free(Chosen *c) {
+  for (size_t i = 0; i < c->n; i++) free(c->v[i]);
+  vec_free(c);
 }
 
 static int add_ncu(Deep *out, const char *path) {
@@ -54,7 +78,7 @@ static int add_ncu(Deep *out, const char *path) {
     ncu_free(&x.data);
     return -1;
   }
-  x.pattern = pattern_beside(path);
+  x.pattern = read_beside(path, &x.chosen);
   vec_push(&out->ncu, x);
   return 0;
 }
@@ -65,7 +89,7 @@ static int add_nsys(Deep *out, const char *path) {
     nsys_free(&x.data);
     return -1;
   }
-  x.pattern = pattern_beside(path);
+  x.pattern = read_beside(path, &x.chosen);
   vec_push(&out->nsys, x);
   return 0;
 }
@@ -134,10 +158,12 @@ bool deep_any(const Deep *deep) { return deep && (deep->ncu.n || deep->nsys.n); 
 void deep_free(Deep *deep) {
   for (size_t i = 0; i < deep->ncu.n; i++) {
     free(deep->ncu.v[i].pattern);
+    chosen_free(&deep->ncu.v[i].chosen);
     ncu_free(&deep->ncu.v[i].data);
   }
   for (size_t i = 0; i < deep->nsys.n; i++) {
     free(deep->nsys.v[i].pattern);
+    chosen_free(&deep->nsys.v[i].chosen);
     nsys_free(&deep->nsys.v[i].data);
   }
   vec_free(&deep->ncu);
@@ -187,7 +213,16 @@ typedef VEC(Joined) Join;
 
 /* keys/bases of the CSV's kernels -> rows, ordered by the trace's total
  * (joined ones, as the kernel table orders them), then the CSV's order. */
-static void join(const Ours *o, char *const *keys, const char *const *names, size_t n, Join *out) {
+static bool is_chosen(const Model *m, const Ours *o, size_t i, const Chosen *c) {
+  if (!c || !c->n) return true;
+  const char *name = intern_str(&m->names, o->rows.v[i]->name);
+  for (size_t k = 0; k < c->n; k++)
+    if (!strcmp(c->v[k], name)) return true;
+  return false;
+}
+
+static void join(const Model *m, const Ours *o, const Chosen *chosen, char *const *keys, const char *const *names,
+                 size_t n, Join *out) {
   long *to = xmalloc((n ? n : 1) * sizeof *to);
   int *how = xcalloc(n ? n : 1, sizeof *how);
   bool *taken = xcalloc(o->rows.n ? o->rows.n : 1, sizeof *taken);
@@ -209,7 +244,7 @@ static void join(const Ours *o, char *const *keys, const char *const *names, siz
     long at = -1;
     for (size_t k = 0; k < n; k++) theirs += to[k] < 0 && !strcmp(base[k], base[j]);
     for (size_t i = 0; i < o->rows.n; i++)
-      if (!taken[i] && !strcmp(o->base.v[i], base[j])) mine++, at = (long)i;
+      if (!taken[i] && !strcmp(o->base.v[i], base[j]) && is_chosen(m, o, i, chosen)) mine++, at = (long)i;
     if (theirs == 1 && mine == 1) to[j] = at, taken[at] = true, how[j] = JOIN_FUNCTION;
   }
   for (size_t i = 0; i < o->rows.n; i++)
@@ -230,22 +265,24 @@ static void join(const Ours *o, char *const *keys, const char *const *names, siz
   free(taken);
 }
 
-static void ncu_join(const Ours *o, const NcuData *d, Join *out) {
+static void ncu_join(const Model *m, const Ours *o, const DeepNcu *x, Join *out) {
+  const NcuData *d = &x->data;
   size_t n = d->kernels.n;
   char **keys = xmalloc((n ? n : 1) * sizeof *keys);
   const char **names = xmalloc((n ? n : 1) * sizeof *names);
   for (size_t j = 0; j < n; j++) keys[j] = d->kernels.v[j].key, names[j] = d->kernels.v[j].name;
-  join(o, keys, names, n, out);
+  join(m, o, &x->chosen, keys, names, n, out);
   free(keys);
   free(names);
 }
 
-static void nsys_join(const Ours *o, const NsysData *d, Join *out) {
+static void nsys_join(const Model *m, const Ours *o, const DeepNsys *x, Join *out) {
+  const NsysData *d = &x->data;
   size_t n = d->kernels.n;
   char **keys = xmalloc((n ? n : 1) * sizeof *keys);
   const char **names = xmalloc((n ? n : 1) * sizeof *names);
   for (size_t j = 0; j < n; j++) keys[j] = d->kernels.v[j].key, names[j] = d->kernels.v[j].name;
-  join(o, keys, names, n, out);
+  join(m, o, &x->chosen, keys, names, n, out);
   free(keys);
   free(names);
 }
@@ -320,7 +357,7 @@ static void ncu_section(Doc *d, const Model *m, const Summary *s, const Ours *o,
   buf_puts(p, ". Count and GPU ms are this trace's; the rest are ncu's means over its profiled launches "
            "(-: not measured). The hint's rules are in docs/nctrace.md.");
   Join j = {0};
-  ncu_join(o, nd, &j);
+  ncu_join(m, o, x, &j);
   size_t n = shown(j.n, s->opt.top_kernels);
   doc_table(d, "lrrrrrrrl", "kernel", "count", "GPU ms", "profiled", "ncu mean us", "SM %", "memory %", "DRAM %",
             "hint");
@@ -418,7 +455,7 @@ static void nsys_section(Doc *d, const Model *m, const Summary *s, const Ours *o
   if (nd->kernels.n > s->opt.top_kernels) buf_printf(p, ", the top %zu shown", s->opt.top_kernels);
   buf_puts(p, ". Count and GPU ms are this trace's, the rest Nsight Systems'.");
   Join j = {0};
-  nsys_join(o, nd, &j);
+  nsys_join(m, o, x, &j);
   /* in Nsight Systems' order (its total time) */
   doc_table(d, "lrrrrrrrr", "kernel", "count", "GPU ms", "nsys instances", "nsys total ms", "nsys avg us",
             "nsys med us", "nsys min us", "nsys max us");
@@ -515,7 +552,7 @@ void deep_json(Buf *b, const Model *m, const Summary *s, const Deep *deep) {
     for (size_t f = 0; f < deep->ncu.n; f++) {
       const DeepNcu *x = &deep->ncu.v[f];
       Join j = {0};
-      ncu_join(&o, &x->data, &j);
+      ncu_join(m, &o, x, &j);
       for (size_t i = 0; i < shown(j.n, s->opt.top_kernels); i++) {
         const NcuKernel *k = &x->data.kernels.v[j.v[i].csv];
         buf_putc(b, '{');
@@ -564,7 +601,7 @@ void deep_json(Buf *b, const Model *m, const Summary *s, const Deep *deep) {
     for (size_t f = 0; f < deep->nsys.n; f++) {
       const DeepNsys *x = &deep->nsys.v[f];
       Join j = {0};
-      nsys_join(&o, &x->data, &j);
+      nsys_join(m, &o, x, &j);
       for (size_t c = 0; c < shown(x->data.kernels.n, s->opt.top_kernels); c++) {
         const Joined *jx = NULL;
         for (size_t i = 0; i < j.n && !jx; i++)

@@ -10,7 +10,9 @@
  *
  * A kernel of the trace and one of a CSV are the same when their
  * deep_kernel_key is; failing that, when their deep_kernel_base is and it
- * names exactly one unjoined kernel on each side.
+ * names exactly one unjoined kernel on each side (on the trace's side among
+ * the kernels kernels.tsv lists, when there is one: the trace has many
+ * instantiations of at::elementwise_kernel, the range few).
  *
  * Ownership: a Deep owns its data; deep_free releases it. */
 #ifndef NCT_DEEP_SECTION_H
@@ -20,13 +22,17 @@
 #include "deep.h"
 #include "doc.h"
 
+typedef VEC(char *) Chosen; /* kernels.tsv's kernel rows: stage 1's choice, as the trace spells them */
+
 typedef struct {
   char *pattern; /* kernels.tsv's "# pattern" beside the CSV; NULL if none */
+  Chosen chosen;
   NcuData data;
 } DeepNcu;
 
 typedef struct {
   char *pattern;
+  Chosen chosen;
   NsysData data;
 } DeepNsys;
 

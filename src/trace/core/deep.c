@@ -62,6 +62,7 @@ void deep_kernel_key(const char *name, Buf *out) {
 
 void deep_kernel_base(const char *name, Buf *out) {
   Buf key = {0};
+  size_t start = out->len;
   const char *p = name;
   while (isspace((unsigned char)*p)) p++;
   if (!strncmp(p, "void ", 5)) p += 5; /* a template's return type */
@@ -82,6 +83,16 @@ void deep_kernel_base(const char *name, Buf *out) {
     }
   }
   buf_add(out, "", 0); /* NUL-terminated, also when empty */
+  /* the unqualified name: ncu shortens namespaces in its names (on an H100,
+   * "cudnn::engines_precompiled::nchwToNhwcKernel" became
+   * "engines_precompiled::nchwToNhwcKernel", "at::native::" became "at::") */
+  const char *last = NULL;
+  for (const char *q = out->s + start; (q = strstr(q, "::")); q += 2) last = q + 2;
+  if (last) {
+    size_t keep = strlen(last);
+    memmove(out->s + start, last, keep + 1);
+    out->len = start + keep;
+  }
   buf_free(&key);
 }
 

@@ -33,11 +33,12 @@
  * __cxa_demangle spelling ("scale(float*, int, float)", "add(float const*)",
  * "(anonymous namespace)::k()") and NVIDIA's ("scale(float *, int, float)",
  * "add(const float *)", "<unnamed>::k()") give one key. Appended to out.
- * ncrun builds its `ncu -k regex:` from a kernel name with the same rule
- * (src/runtime/ncrun/deep.c, deep_kernel_regex): change both together. */
+ * ncrun's `ncu -k regex:` (src/runtime/ncrun/deep.c, deep_kernel_regex)
+ * is looser: the function's own name, any spelling around it, so every
+ * kernel the join below can pair is also one ncu profiles. */
 void deep_kernel_key(const char *name, Buf *out);
-/* The function alone: no return type ("void "), template arguments or
- * parameters, keyed as above ("at::vectorized_elementwise_kernel"); the
+/* The function alone: no return type ("void "), namespaces, template
+ * arguments or parameters, keyed as above ("vectorized_elementwise_kernel"); the
  * join's fallback when the full keys differ (ncu writes a template's
  * parameters as declared, "(int, T2, T3)", the C++ runtime as
  * instantiated). */
