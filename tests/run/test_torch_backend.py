@@ -185,6 +185,7 @@ def check(cond, msg):
 class Env:
     def __init__(self, ncrt_dir, tmp):
         self.ncrun = os.path.join(ncrt_dir, "ncrun")
+        self.torch_versions = {}  # interpreter -> its torch's version ('' without torch)
         self.pydir = os.path.realpath(os.path.join(ncrt_dir, "python"))
         self.hook = os.path.join(self.pydir, "torch_backend")
         self.tmp = tmp
@@ -244,6 +245,21 @@ class Env:
                 cmd += ["-a", activities]
             cmd += ["--", py, prog] + list(args)
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        if how == "ncrun" and os.path.exists(os.path.join(run_dir, "env.json")):
+            # provenance: the backend and the torch the program imports
+            with open(os.path.join(run_dir, "env.json")) as f:
+                envj = json.load(f)
+            if envj.get("backend") != "torch":
+                raise AssertionError("env.json backend: %r" % envj.get("backend"))
+            if py not in self.torch_versions:
+                self.torch_versions[py] = subprocess.run(
+                    [py, "-I", "-c", "import importlib.util as u\nif u.find_spec('torch'):\n"
+                     "  import torch; print(torch.__version__)"],
+                    capture_output=True, text=True, timeout=300).stdout.strip()
+            probe = self.torch_versions[py]
+            got = envj.get("tools", {}).get("torch", "")
+            if probe and not got.startswith(probe + " "):
+                raise AssertionError("env.json tools.torch %r, the program's torch is %r" % (got, probe))
         return p, run_dir
 
 

@@ -1101,6 +1101,32 @@ int main(int argc, char **argv) {
     cJSON_AddStringToObject(opts, backend, deep.pattern);
   }
 
+  /* torch's version for env.json (torch and deep backends of a Python
+   * command), asked before any of our environment is set: the torch hook
+   * must not start in this probe */
+  char *torch_version = NULL;
+  if (strcmp(backend, "ncrt") && python_name(cmd[0])) {
+    char tmp[] = "/tmp/ncrun-torch-XXXXXX";
+    int fd = mkstemp(tmp);
+    if (fd >= 0) {
+      close(fd);
+      char *const probe[] = {cmd[0], "-c",
+                             "import importlib.util as u\nif u.find_spec('torch'):\n"
+                             "  import torch; print('ncrun-torch', torch.__version__, torch.version.cuda or 'cpu')",
+                             NULL};
+      if (ncrun_stage(NULL, NULL, probe, tmp) == 0) {
+        /* the marked line: a sitecustomize may print too */
+        char *t = read_small(tmp), *m = t ? strstr(t, "ncrun-torch ") : NULL;
+        if (m) {
+          m += strlen("ncrun-torch ");
+          m[strcspn(m, "\n")] = 0;
+          torch_version = strdup(m);
+        }
+        free(t);
+      }
+      unlink(tmp);
+    }
+  }
   char lib[PATH_MAX], pydir[PATH_MAX];
   find_runtime(lib, pydir, sizeof lib);
   if (!exists(lib)) say("libncrt.so not found beside ncrun (%s): running without the collector", lib);
@@ -1166,6 +1192,10 @@ int main(int argc, char **argv) {
   cJSON *env = env_json(cmd, opts, lib, cupti, shadow, backend); /* takes opts */
   opts = NULL;
   add_rules_info(env, rules);
+  if (torch_version) { /* "2.11.0+cu130 13.0": torch and the CUDA it was built for */
+    cJSON_AddStringToObject(cJSON_GetObjectItem(env, "tools"), "torch", torch_version);
+    free(torch_version);
+  }
   if (is_deep) {
     char *ver = deep_tool_version(deep.tool);
     cJSON_AddStringToObject(cJSON_GetObjectItem(env, "tools"), backend, ver ? ver : "unknown");
