@@ -8,6 +8,7 @@
 #include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -265,26 +266,30 @@ static void join(const Model *m, const Ours *o, const Chosen *chosen, char *cons
   free(taken);
 }
 
-static void ncu_join(const Model *m, const Ours *o, const DeepNcu *x, Join *out) {
-  const NcuData *d = &x->data;
-  size_t n = d->kernels.n;
+/* A CSV's kernels (NcuKernel or NsysKernel rows, each with a key and a
+ * name at the given offsets) joined to ours. */
+static void join_rows(const Model *m, const Ours *o, const Chosen *chosen, const void *rows, size_t n, size_t size,
+                      size_t key_at, size_t name_at, Join *out) {
   char **keys = xmalloc((n ? n : 1) * sizeof *keys);
   const char **names = xmalloc((n ? n : 1) * sizeof *names);
-  for (size_t j = 0; j < n; j++) keys[j] = d->kernels.v[j].key, names[j] = d->kernels.v[j].name;
-  join(m, o, &x->chosen, keys, names, n, out);
+  for (size_t j = 0; j < n; j++) {
+    const char *row = (const char *)rows + j * size;
+    memcpy(&keys[j], row + key_at, sizeof *keys);
+    memcpy(&names[j], row + name_at, sizeof *names);
+  }
+  join(m, o, chosen, keys, names, n, out);
   free(keys);
   free(names);
 }
 
+static void ncu_join(const Model *m, const Ours *o, const DeepNcu *x, Join *out) {
+  join_rows(m, o, &x->chosen, x->data.kernels.v, x->data.kernels.n, sizeof(NcuKernel), offsetof(NcuKernel, key),
+            offsetof(NcuKernel, name), out);
+}
+
 static void nsys_join(const Model *m, const Ours *o, const DeepNsys *x, Join *out) {
-  const NsysData *d = &x->data;
-  size_t n = d->kernels.n;
-  char **keys = xmalloc((n ? n : 1) * sizeof *keys);
-  const char **names = xmalloc((n ? n : 1) * sizeof *names);
-  for (size_t j = 0; j < n; j++) keys[j] = d->kernels.v[j].key, names[j] = d->kernels.v[j].name;
-  join(m, o, &x->chosen, keys, names, n, out);
-  free(keys);
-  free(names);
+  join_rows(m, o, &x->chosen, x->data.kernels.v, x->data.kernels.n, sizeof(NsysKernel), offsetof(NsysKernel, key),
+            offsetof(NsysKernel, name), out);
 }
 
 static const char *shown_name(const Model *m, const Ours *o, const Joined *x, const char *theirs) {

@@ -34,24 +34,12 @@ unprofiled; nothing here raises into the program.
 import os
 import sys
 
-PREFIX = "ncrun (torch backend): "
+# one prefix and one formatter for both modules (_ncrt_torch_backend loads this one)
+from _ncrt_torch_backend import _say as say, _why  # noqa: E402
 _FACTORIES = ("range", "span", "torch_range", "torch_span")
 _RANK_KEYS = ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")  # libncrt's order
 
 _backend = None  # the one _Backend of this process
-
-
-def say(msg):
-    try:
-        sys.stderr.write(PREFIX + msg + "\n")
-        sys.stderr.flush()
-    except Exception:
-        pass
-
-
-def _why(e):
-    s = str(e).strip().splitlines()
-    return "%s: %s" % (type(e).__name__, s[0]) if s else type(e).__name__
 
 
 # ---- configuration (no torch) ----
