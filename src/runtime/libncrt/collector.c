@@ -530,7 +530,9 @@ static RtRec *rec_slow(RtThread *t) {
     if (c->cap < CHUNK_MAX) {
       RtChunk *nc = chunk_new(c->cap * 2);
       if (nc) {
-        nc->spilled = (c->spilled & ~(uint64_t)0xffffffffu) + ((uint64_t)1 << 32);
+        /* the generation only (claimers move the low half, atomically: so
+         * is this read) */
+        nc->spilled = (__atomic_load_n(&c->spilled, __ATOMIC_SEQ_CST) & ~(uint64_t)0xffffffffu) + ((uint64_t)1 << 32);
         __atomic_store_n(&t->cur, nc, __ATOMIC_SEQ_CST);
         wait_claimers(t);
         rt_chunk_free(c);
@@ -541,7 +543,9 @@ static RtRec *rec_slow(RtThread *t) {
      * the old generation sees n <= its index and claims nothing) */
     wait_claimers(t);
     __atomic_store_n(&c->n, 0, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&c->spilled, (c->spilled & ~(uint64_t)0xffffffffu) + ((uint64_t)1 << 32), __ATOMIC_SEQ_CST);
+    __atomic_store_n(&c->spilled,
+                     (__atomic_load_n(&c->spilled, __ATOMIC_SEQ_CST) & ~(uint64_t)0xffffffffu) + ((uint64_t)1 << 32),
+                     __ATOMIC_SEQ_CST);
     return &c->rec[0];
   }
   c = chunk_new(CHUNK_FIRST); /* the thread ended and records again (a TLS destructor) */
