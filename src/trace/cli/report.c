@@ -358,6 +358,7 @@ int cmd_report(int argc, char **argv) {
   }
   for (size_t i = 0; i < files.n; i++)
     if (model_load(&m, files.v[i]) < 0) goto done;
+  model_check_ranks(&m);
   Summary s;
   summary_compute(&m, &opt, &s);
   Buf b = {0};

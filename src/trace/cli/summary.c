@@ -43,6 +43,7 @@ int cmd_summary(int argc, char **argv) {
   }
   for (size_t i = 0; i < files.n; i++)
     if (model_load(&m, files.v[i]) < 0) goto done;
+  model_check_ranks(&m);
   if (deep_load(&m, ncu.v, ncu.n, nsys.v, nsys.n, &deep) < 0) goto done;
   Summary s;
   summary_compute(&m, &opt, &s);

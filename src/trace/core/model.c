@@ -480,6 +480,21 @@ static int load_file(Model *m, const char *path) {
   return 0;
 }
 
+void model_check_ranks(const Model *m) {
+  for (size_t i = 0; i < m->traces.n; i++) {
+    const Trace *a = m->traces.v[i];
+    if (a->rank < 0) continue;
+    for (size_t j = 0; j < i; j++) {
+      const Trace *b = m->traces.v[j];
+      if (b->rank != a->rank) continue;
+      nct_warning("rank %lld is in both %s and %s: they are summarised as two ranks of one run (per-rank and "
+                  "slow-rank figures mix the files); to compare two runs, summarise each on its own",
+                  (long long)a->rank, b->path, a->path);
+      break; /* one warning per file */
+    }
+  }
+}
+
 void model_free(Model *m) {
   for (size_t i = 0; i < m->traces.n; i++) {
     trace_free_fields(m->traces.v[i]);

@@ -99,6 +99,11 @@ typedef struct {
 /* Load one file and append it to m->traces. 0, or -1 (reported). */
 int model_load(Model *m, const char *path);
 void model_free(Model *m);
+/* Several files with the same distributedInfo.rank (two runs given as one,
+ * e.g. run1/x-rank0 and run2/x-rank0): a warning per file, through
+ * nct_warning. Summarising them as one run is what was asked; the warning
+ * says what the per-rank figures then mean. */
+void model_check_ranks(const Model *m);
 
 /* pid or tid text for display (quotes stripped). */
 const char *model_id_text(const Model *m, uint32_t id, Buf *tmp);
