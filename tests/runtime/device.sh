@@ -28,7 +28,7 @@ gcc -O2 -g -fPIC -shared -fvisibility=hidden -mtls-dialect=gnu2 -std=gnu11 -DNCR
   -I"$ROOT/src/runtime/include" "$ROOT"/src/runtime/libncrt/*.c -o "$B/libncrt.so" -lz -ldl -lpthread \
   -Wl,-z,nodelete && echo "libncrt.so built"
 gcc -O2 -std=gnu11 -D_GNU_SOURCE -c "$ROOT/src/common/ncbase.c" -o "$B/ncbase.o" # what CMake's ncbase target does
-if ! gcc -O2 -std=gnu11 -I"$ROOT/src/common" -I"$ROOT/src/runtime/include" "$ROOT/src/runtime/ncrun/ncrun.c" "$B/ncbase.o" -o "$B/ncrun" -lcjson; then
+if ! gcc -O2 -std=gnu11 -I"$ROOT/src/common" -I"$ROOT/src/runtime/include" "$ROOT"/src/runtime/ncrun/*.c "$B/ncbase.o" -o "$B/ncrun" -lcjson; then
   [ -n "$PRE" ] && cp "$PRE/ncrun" "$B/ncrun" && echo "ncrun: prebuilt copy" &&
     [ -f "$PRE/../devlib/libcjson.so.1" ] && export LD_LIBRARY_PATH="$PRE/../devlib:${LD_LIBRARY_PATH:-}"
 fi

@@ -114,22 +114,13 @@ static void rest_block(Buf *b, const char *const *path, int k, int col, const Li
   for (size_t i = 0; i < n; i++) item_block(b, &lr[i], col + 2, col + 4);
 }
 
+static void value_flow(Buf *b, const char *const *path, int k, const LineRule *lr, size_t n);
+
 /* ... and as one flow member "key": value. */
 static void rest_flow(Buf *b, const char *const *path, int k, const LineRule *lr, size_t n) {
   buf_json_string(b, path[k]);
   buf_puts(b, ": ");
-  if (k < 2) {
-    buf_putc(b, '{');
-    rest_flow(b, path, k + 1, lr, n);
-    buf_putc(b, '}');
-    return;
-  }
-  buf_putc(b, '[');
-  for (size_t i = 0; i < n; i++) {
-    if (i) buf_puts(b, ", ");
-    item_flow(b, &lr[i]);
-  }
-  buf_putc(b, ']');
+  value_flow(b, path, k, lr, n);
 }
 
 static void push_edit(TextEdits *out, size_t at, size_t del, Buf *ins) {

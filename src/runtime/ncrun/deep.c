@@ -22,6 +22,7 @@
  * start/end ranges only without one; our registered strings match like
  * plain ones. */
 #define _GNU_SOURCE
+#include "ncbase.h"
 #include "ncrun.h"
 
 #include <errno.h>
@@ -32,63 +33,41 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- small text helpers ---- */
+/* ---- regular expressions ---- */
 
-typedef struct {
-  char *s;
-  size_t n, cap;
-} Str;
-
-static void str_add(Str *b, const char *s, size_t n) {
-  if (b->n + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->n + n + 1) cap *= 2;
-    char *ns = realloc(b->s, cap);
-    if (!ns) return; /* a short string: the caller's command fails visibly */
-    b->s = ns;
-    b->cap = cap;
-  }
-  memcpy(b->s + b->n, s, n);
-  b->n += n;
-  b->s[b->n] = 0;
-}
-static void str_puts(Str *b, const char *s) { str_add(b, s, strlen(s)); }
-static void str_putc(Str *b, char c) { str_add(b, &c, 1); }
-static char *str_take(Str *b) { return b->s ? b->s : strdup(""); }
-
-static void regex_char(Str *b, char c) {
-  if (strchr("\\^$.|?*+()[]{}/", c)) str_putc(b, '\\');
-  str_putc(b, c);
+static void regex_char(Buf *b, char c) {
+  if (strchr("\\^$.|?*+()[]{}/", c)) buf_putc(b, '\\');
+  buf_putc(b, c);
 }
 
 char *deep_glob_regex(const char *g) {
-  Str b = {0};
+  Buf b = {0};
   for (; *g; g++) {
     if (*g == '*') {
-      str_puts(&b, ".*");
+      buf_puts(&b, ".*");
     } else if (*g == '?') {
-      str_putc(&b, '.');
+      buf_putc(&b, '.');
     } else if (*g == '[' && strchr(g + 1, ']')) {
       const char *end = strchr(g + 2, ']'); /* "[]x]": the first ']' is a member */
       if (!end) end = strchr(g + 1, ']');
-      str_putc(&b, '[');
+      buf_putc(&b, '[');
       g++;
       if (*g == '!') {
-        str_putc(&b, '^');
+        buf_putc(&b, '^');
         g++;
       }
       for (; g < end; g++) {
-        if (*g == '\\' || *g == '[' || *g == ']') str_putc(&b, '\\');
-        str_putc(&b, *g);
+        if (*g == '\\' || *g == '[' || *g == ']') buf_putc(&b, '\\');
+        buf_putc(&b, *g);
       }
-      str_putc(&b, ']');
+      buf_putc(&b, ']');
     } else if (*g == '\\' && g[1]) {
       regex_char(&b, *++g);
     } else {
       regex_char(&b, *g);
     }
   }
-  return str_take(&b);
+  return buf_steal(&b);
 }
 
 static int ident_char(char c) {
@@ -107,10 +86,10 @@ char *deep_kernel_regex(const char *name) {
     else if (*p == '<' || *p == '(' || *p == '[' || *p == '{') depth++;
     else if ((*p == '>' || *p == ')' || *p == ']' || *p == '}') && depth > 0) depth--;
   }
-  Str b = {0};
+  Buf b = {0};
   if (!end) { /* a plain name (C, or an extern "C" kernel such as cuBLAS's sm80_xmma_*) */
     for (const char *p = name; *p; p++) regex_char(&b, *p);
-    return str_take(&b);
+    return buf_steal(&b);
   }
   while (end > name && end[-1] == ' ') end--;
   const char *start = end;
@@ -120,21 +99,10 @@ char *deep_kernel_regex(const char *name) {
    * so every instantiation and overload of this function inside the range
    * is profiled (checked on an H100: the exact spelling missed cudnn's and
    * at::native's templated kernels) */
-  str_puts(&b, "(?:.*[^A-Za-z0-9_])?");
-  str_add(&b, start, (size_t)(end - start));
-  str_puts(&b, "\\s*[<(].*");
-  return str_take(&b);
-}
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  Str b = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) str_add(&b, buf, n);
-  fclose(f);
-  return str_take(&b);
+  buf_puts(&b, "(?:.*[^A-Za-z0-9_])?");
+  buf_add(&b, start, (size_t)(end - start));
+  buf_puts(&b, "\\s*[<(].*");
+  return buf_steal(&b);
 }
 
 static int has_glob(const char *s) { return strpbrk(s, "*?[") != NULL; }
@@ -151,20 +119,9 @@ const char *deep_find_tool(const char *name) {
     if (strchr(e, '/')) return access(e, X_OK) == 0 ? e : NULL;
     name = e;
   }
-  const char *path = getenv("PATH");
-  Str dirs = {0};
-  str_puts(&dirs, path ? path : "/usr/bin:/bin");
-  str_puts(&dirs, ":/usr/local/cuda/bin");
-  char *save = NULL;
-  for (char *d = strtok_r(dirs.s, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-    snprintf(found[slot], sizeof found[slot], "%s/%s", *d ? d : ".", name);
-    if (access(found[slot], X_OK) == 0) {
-      free(dirs.s);
-      return found[slot];
-    }
-  }
-  free(dirs.s);
-  return NULL;
+  if (ncrun_resolve_cmd(name, found[slot], sizeof found[slot])) return found[slot];
+  snprintf(found[slot], sizeof found[slot], "/usr/local/cuda/bin/%s", name); /* CUDA's, not on PATH */
+  return access(found[slot], X_OK) == 0 ? found[slot] : NULL;
 }
 
 char *deep_tool_version(const char *tool) {
@@ -174,7 +131,7 @@ char *deep_tool_version(const char *tool) {
   close(fd);
   char *const argv[] = {(char *)tool, "--version", NULL};
   char *text = NULL, *line = NULL;
-  if (ncrun_stage(NULL, NULL, argv, tmp) == 0) text = slurp(tmp);
+  if (ncrun_stage(NULL, NULL, argv, tmp) == 0) text = ncrun_read_file(tmp, NULL);
   unlink(tmp);
   if (text) {
     /* ncu prints a banner and then "Version 2025.3.1.0 (build ...)" */
@@ -189,40 +146,41 @@ char *deep_tool_version(const char *tool) {
 
 /* ---- stage 1's choice: `nctrace kernels` ---- */
 
+typedef VEC(char *) Strings;
+
 typedef struct {
   long ranges, async;
-  char **names;   /* matching range names */
-  size_t nnames;
-  char **seen;    /* when nothing matched: the trace's ranges */
-  size_t nseen;
-  char **kernels; /* top N kernel names, as the trace spells them */
-  size_t nkernels;
+  Strings names;   /* matching range names */
+  Strings seen;    /* when nothing matched: the trace's ranges */
+  Strings kernels; /* top N kernel names, as the trace spells them */
 } Choice;
 
-static void push(char ***v, size_t *n, const char *s) {
-  char **nv = realloc(*v, (*n + 1) * sizeof *nv);
-  if (!nv) return;
-  *v = nv;
-  /* the tsv escapes tab, newline and backslash */
-  Str b = {0};
+/* One tsv field, its escapes (\\t \\n \\r \\\\) undone. */
+static void push(Strings *v, const char *s) {
+  Buf b = {0};
   for (; *s; s++) {
     if (*s == '\\' && s[1]) {
       s++;
-      str_putc(&b, *s == 't' ? '\t' : *s == 'n' ? '\n' : *s);
+      buf_putc(&b, *s == 't' ? '\t' : *s == 'n' ? '\n' : *s == 'r' ? '\r' : *s);
     } else {
-      str_putc(&b, *s);
+      buf_putc(&b, *s);
     }
   }
-  (*v)[(*n)++] = str_take(&b);
+  vec_push(v, buf_steal(&b));
+}
+
+/* argv built up one argument at a time; arg(a, NULL) ends it */
+static void arg(Strings *a, const char *s) { vec_push(a, s ? xstrdup(s) : NULL); }
+
+static void strings_free(Strings *v) {
+  for (size_t i = 0; i < v->n; i++) free(v->v[i]);
+  vec_free(v);
 }
 
 static void choice_free(Choice *c) {
-  for (size_t i = 0; i < c->nnames; i++) free(c->names[i]);
-  for (size_t i = 0; i < c->nseen; i++) free(c->seen[i]);
-  for (size_t i = 0; i < c->nkernels; i++) free(c->kernels[i]);
-  free(c->names);
-  free(c->seen);
-  free(c->kernels);
+  strings_free(&c->names);
+  strings_free(&c->seen);
+  strings_free(&c->kernels);
 }
 
 static void parse_choice(char *text, Choice *c) {
@@ -232,9 +190,9 @@ static void parse_choice(char *text, Choice *c) {
     if (!strncmp(l, "# ranges\t", 9)) {
       sscanf(l + 9, "%ld\t%ld", &c->ranges, &c->async);
     } else if (!strncmp(l, "# range\t", 8)) {
-      push(&c->names, &c->nnames, l + 8);
+      push(&c->names, l + 8);
     } else if (!strncmp(l, "# seen\t", 7)) {
-      push(&c->seen, &c->nseen, l + 7);
+      push(&c->seen, l + 7);
     } else if (l[0] == '#') {
       continue;
     } else if (!table) {
@@ -242,7 +200,7 @@ static void parse_choice(char *text, Choice *c) {
     } else {
       char *tab = strchr(l, '\t');
       if (tab) *tab = 0;
-      push(&c->kernels, &c->nkernels, l);
+      push(&c->kernels, l);
     }
   }
 }
@@ -253,21 +211,14 @@ static int choose(const Deep *d, const char *sub, char *const *traces, int ntrac
   snprintf(out, sizeof out, "%s/kernels.tsv", sub);
   char top[32];
   snprintf(top, sizeof top, "%d", d->top);
-  char **argv = calloc((size_t)ntraces + 10, sizeof *argv);
-  if (!argv) return -1;
-  int k = 0;
-  argv[k++] = (char *)d->nctrace;
-  argv[k++] = "kernels";
-  argv[k++] = "--range";
-  argv[k++] = (char *)d->pattern;
-  argv[k++] = "--top";
-  argv[k++] = top;
-  argv[k++] = "--format";
-  argv[k++] = "tsv";
-  for (int i = 0; i < ntraces; i++) argv[k++] = traces[i];
-  int st = ncrun_stage(env, "kernels", argv, tmp);
-  free(argv);
-  char *text = st == 0 ? slurp(tmp) : NULL;
+  Strings argv = {0};
+  const char *const fixed[] = {d->nctrace, "kernels", "--range", d->pattern, "--top", top, "--format", "tsv"};
+  for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) arg(&argv, fixed[i]);
+  for (int i = 0; i < ntraces; i++) arg(&argv, traces[i]);
+  arg(&argv, NULL);
+  int st = ncrun_stage(env, "kernels", argv.v, tmp);
+  strings_free(&argv);
+  char *text = st == 0 ? ncrun_read_file(tmp, NULL) : NULL;
   unlink(tmp);
   if (!text) {
     ncrun_say("nctrace kernels failed (status %d): cannot choose the kernels of '%s'", st, d->pattern);
@@ -286,7 +237,7 @@ static int choose(const Deep *d, const char *sub, char *const *traces, int ntrac
 /* ---- diagnosis from the tool's log ---- */
 
 static int diagnose(const Deep *d, const char *log, const Choice *c, int status, const char *report) {
-  char *text = slurp(log);
+  char *text = ncrun_read_file(log, NULL);
   int bad = 0;
   if (text && strstr(text, "ERR_NVGPUCTRPERM")) {
     ncrun_say("ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM). Run as root, or allow "
@@ -296,11 +247,11 @@ static int diagnose(const Deep *d, const char *log, const Choice *c, int status,
     bad = 1;
   } else if (text && (strstr(text, "No kernels were profiled") || strstr(text, "No reports were generated"))) {
     ncrun_say("%s captured nothing: no kernel ran inside a range matching '%s' under it.", d->backend, d->pattern);
-    if (c->nkernels)
+    if (c->kernels.n)
       ncrun_say("stage 1 saw %zu kernel(s) there (%ld range instance(s)): the program may take another path "
                 "under the profiler (data, timing), or the kernel filter missed ncu's spelling; try --top 0 (no "
                 "kernel filter), see %s",
-                c->nkernels, c->ranges, log);
+                c->kernels.n, c->ranges, log);
     else
       ncrun_say("stage 1 saw no kernel launched inside those ranges either: widen the pattern (e.g. "
                 "'%s*'), or profile a range that encloses the GPU work; see %s",
@@ -316,87 +267,75 @@ static int diagnose(const Deep *d, const char *log, const Choice *c, int status,
 
 /* ---- the stages ---- */
 
-static void add_arg(char ***v, size_t *n, const char *s) {
-  char **nv = realloc(*v, (*n + 2) * sizeof *nv);
-  if (!nv) return;
-  *v = nv;
-  nv[(*n)++] = strdup(s);
-  nv[*n] = NULL;
-}
-
-static void free_args(char **v, size_t n) {
-  for (size_t i = 0; i < n; i++) free(v[i]);
-  free(v);
-}
-
 static const char *const ncu_sets[] = {"basic", "detailed", "full", "nvlink", "pmsampling", "roofline", NULL};
 
 static int run_ncu(const Deep *d, const char *sub, const Choice *c, char *const *cmd, cJSON *env) {
-  char **argv = NULL, buf[PATH_MAX + 128];
-  size_t n = 0;
-  add_arg(&argv, &n, d->tool);
-  add_arg(&argv, &n, "--nvtx");
+  Strings argv = {0};
+  char buf[PATH_MAX + 128];
+  arg(&argv, d->tool);
+  arg(&argv, "--nvtx");
   /* push/pop ranges take a trailing '/', start/end ranges none: the form
    * stage 1 saw (ranges written by ncrt.span/ncrt_span are start/end) */
   char *re = deep_glob_regex(d->pattern);
   int startend = c->ranges > 0 && c->async == c->ranges;
   snprintf(buf, sizeof buf, "regex:ncrt@^%s$%s", re, startend ? "" : "/");
   free(re);
-  add_arg(&argv, &n, "--nvtx-include");
-  add_arg(&argv, &n, buf);
-  if (c->nkernels && d->top > 0) {
-    Str k = {0};
-    str_puts(&k, "regex:^(?:");
-    for (size_t i = 0; i < c->nkernels; i++) {
-      char *kr = deep_kernel_regex(c->kernels[i]);
-      if (i) str_putc(&k, '|');
-      str_puts(&k, kr);
+  arg(&argv, "--nvtx-include");
+  arg(&argv, buf);
+  if (c->kernels.n && d->top > 0) {
+    Buf k = {0};
+    buf_puts(&k, "regex:^(?:");
+    for (size_t i = 0; i < c->kernels.n; i++) {
+      char *kr = deep_kernel_regex(c->kernels.v[i]);
+      if (i) buf_putc(&k, '|');
+      buf_puts(&k, kr);
       free(kr);
     }
-    str_puts(&k, ")$");
-    add_arg(&argv, &n, "--kernel-name-base");
-    add_arg(&argv, &n, "demangled");
-    add_arg(&argv, &n, "-k");
-    add_arg(&argv, &n, k.s ? k.s : "");
+    buf_puts(&k, ")$");
+    arg(&argv, "--kernel-name-base");
+    arg(&argv, "demangled");
+    arg(&argv, "-k");
+    arg(&argv, k.s ? k.s : "");
     free(k.s);
   }
   /* the count per launch configuration (grid, block, shared memory), not in
    * all: the most frequent kernel would otherwise use the whole count */
   snprintf(buf, sizeof buf, "%d", d->launch_count);
-  add_arg(&argv, &n, "--filter-mode");
-  add_arg(&argv, &n, "per-launch-config");
-  add_arg(&argv, &n, "--launch-count");
-  add_arg(&argv, &n, buf);
+  arg(&argv, "--filter-mode");
+  arg(&argv, "per-launch-config");
+  arg(&argv, "--launch-count");
+  arg(&argv, buf);
   const char *set = d->set ? d->set : "basic";
   int is_set = 0;
   for (int i = 0; ncu_sets[i]; i++) is_set |= !strcmp(set, ncu_sets[i]);
   if (is_set) {
-    add_arg(&argv, &n, "--set");
-    add_arg(&argv, &n, set);
+    arg(&argv, "--set");
+    arg(&argv, set);
   } else { /* Section,Section,...: the identifiers `ncu --list-sections` shows */
     char *copy = strdup(set), *save = NULL;
     for (char *s = copy ? strtok_r(copy, ",", &save) : NULL; s; s = strtok_r(NULL, ",", &save)) {
-      add_arg(&argv, &n, "--section");
-      add_arg(&argv, &n, s);
+      arg(&argv, "--section");
+      arg(&argv, s);
     }
     free(copy);
   }
   snprintf(buf, sizeof buf, "%s/report", sub);
-  add_arg(&argv, &n, "--export");
-  add_arg(&argv, &n, buf);
-  add_arg(&argv, &n, "--force-overwrite");
+  arg(&argv, "--export");
+  arg(&argv, buf);
+  arg(&argv, "--force-overwrite");
   /* ncu's own messages (==PROF==) go to the log, not into the program's output */
   snprintf(buf, sizeof buf, "%s/ncu.log", sub);
-  add_arg(&argv, &n, "--log-file");
-  add_arg(&argv, &n, buf);
-  for (int i = 0; cmd[i]; i++) add_arg(&argv, &n, cmd[i]);
+  arg(&argv, "--log-file");
+  arg(&argv, buf);
+  for (int i = 0; cmd[i]; i++) arg(&argv, cmd[i]);
+  arg(&argv, NULL);
 
   ncrun_say("stage 2: ncu on the kernels of NVTX %s ranges of domain 'ncrt' matching '%s' (%s), %s, at most %d "
             "launch(es) per launch configuration, sections: %s",
-            startend ? "start/end" : "push/pop", d->pattern, argv[3],
-            c->nkernels && d->top > 0 ? "the top kernels of stage 1 only" : "every kernel", d->launch_count, set);
-  int st = ncrun_stage(env, "ncu", argv, NULL);
-  free_args(argv, n);
+            startend ? "start/end" : "push/pop", d->pattern, argv.v[3],
+            c->kernels.n && d->top > 0 ? "the top kernels of stage 1 only" : "every kernel", d->launch_count, set);
+  int st = ncrun_stage(env, "ncu", argv.v, NULL);
+  strings_free(&argv);
 
   char log[PATH_MAX + 64], report[PATH_MAX + 64], out[PATH_MAX + 64];
   snprintf(log, sizeof log, "%s/ncu.log", sub);
@@ -414,7 +353,7 @@ static int run_ncu(const Deep *d, const char *sub, const Choice *c, char *const 
     return 3;
   }
   snprintf(out, sizeof out, "%s/raw.csv", sub);
-  char *csv = slurp(out);
+  char *csv = ncrun_read_file(out, NULL);
   long rows = 0;
   for (char *p = csv; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
     if (*p == '"') rows++;
@@ -427,25 +366,26 @@ static int run_nsys(const Deep *d, const char *sub, const Choice *c, char *const
   /* nsys matches one exact range name: the glob's first match in stage 1 */
   const char *name = d->pattern;
   if (has_glob(name)) {
-    name = c->nnames ? c->names[0] : name;
-    ncrun_say("nsys captures one exact range name: '%s' (the first of %zu matching '%s')", name, c->nnames,
+    name = c->names.n ? c->names.v[0] : name;
+    ncrun_say("nsys captures one exact range name: '%s' (the first of %zu matching '%s')", name, c->names.n,
               d->pattern);
   }
-  char **argv = NULL, buf[PATH_MAX + 128];
-  size_t n = 0;
-  add_arg(&argv, &n, d->tool);
-  add_arg(&argv, &n, "profile");
-  add_arg(&argv, &n, "--trace=cuda,nvtx");
-  add_arg(&argv, &n, "--capture-range=nvtx");
+  Strings argv = {0};
+  char buf[PATH_MAX + 128];
+  arg(&argv, d->tool);
+  arg(&argv, "profile");
+  arg(&argv, "--trace=cuda,nvtx");
+  arg(&argv, "--capture-range=nvtx");
   snprintf(buf, sizeof buf, "--nvtx-capture=%s@ncrt", name);
-  add_arg(&argv, &n, buf);
-  add_arg(&argv, &n, "--capture-range-end=stop");
+  arg(&argv, buf);
+  arg(&argv, "--capture-range-end=stop");
   /* our names are registered strings; unregistered ones (other code's) match too */
-  add_arg(&argv, &n, "--env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0");
-  add_arg(&argv, &n, "--force-overwrite=true");
+  arg(&argv, "--env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0");
+  arg(&argv, "--force-overwrite=true");
   snprintf(buf, sizeof buf, "--output=%s/report", sub);
-  add_arg(&argv, &n, buf);
-  for (int i = 0; cmd[i]; i++) add_arg(&argv, &n, cmd[i]);
+  arg(&argv, buf);
+  for (int i = 0; cmd[i]; i++) arg(&argv, cmd[i]);
+  arg(&argv, NULL);
   ncrun_say("stage 2: nsys, capture gated on the NVTX range '%s' of domain 'ncrt'", name);
   char log[PATH_MAX + 64], report[PATH_MAX + 64];
   snprintf(log, sizeof log, "%s/nsys.log", sub);
@@ -453,8 +393,8 @@ static int run_nsys(const Deep *d, const char *sub, const Choice *c, char *const
   /* nsys has no log file of its own: its lines share the terminal with the
    * program's output, which is left untouched (not captured into a file) */
   (void)log;
-  int st = ncrun_stage(env, "nsys", argv, NULL);
-  free_args(argv, n);
+  int st = ncrun_stage(env, "nsys", argv.v, NULL);
+  strings_free(&argv);
   if (access(report, F_OK) != 0 && st == 0) {
     Deep nothing = *d;
     nothing.backend = "nsys";
@@ -492,22 +432,22 @@ int deep_run(const Deep *d, const char *dir, char *const *traces, int ntraces, c
   if (choose(d, sub, traces, ntraces, env, &c)) return 3;
   int rc;
   if (c.ranges == 0) {
-    Str seen = {0};
-    for (size_t i = 0; i < c.nseen && i < 12; i++) {
-      if (i) str_puts(&seen, ", ");
-      str_puts(&seen, c.seen[i]);
+    Buf seen = {0};
+    for (size_t i = 0; i < c.seen.n && i < 12; i++) {
+      if (i) buf_puts(&seen, ", ");
+      buf_puts(&seen, c.seen.v[i]);
     }
     ncrun_say("no range matching '%s' opened in stage 1, so %s would capture nothing; ranges seen: %s", d->pattern,
               d->backend, seen.s ? seen.s : "none (was the program instrumented?)");
     free(seen.s);
     rc = 3;
   } else {
-    if (!c.nkernels)
+    if (!c.kernels.n)
       ncrun_say("ranges matching '%s' opened %ld time(s) in stage 1 but no GPU kernel was recorded inside "
                 "(no GPU activity in the trace): %s runs without a kernel filter",
                 d->pattern, c.ranges, d->backend);
     else
-      ncrun_say("stage 1: %zu kernel(s) inside %ld range instance(s) matching '%s' (%s/kernels.tsv)", c.nkernels,
+      ncrun_say("stage 1: %zu kernel(s) inside %ld range instance(s) matching '%s' (%s/kernels.tsv)", c.kernels.n,
                 c.ranges, d->pattern, sub);
     rc = !strcmp(d->backend, "ncu") ? run_ncu(d, sub, &c, cmd, env) : run_nsys(d, sub, &c, cmd, env);
   }

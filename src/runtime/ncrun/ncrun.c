@@ -88,15 +88,21 @@ void ncrun_say(const char *fmt, ...) {
 
 int ncrun_exists(const char *p) { return access(p, F_OK) == 0; }
 
-static char *read_small(const char *path) {
-  FILE *f = fopen(path, "r");
+char *ncrun_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
   if (!f) return NULL;
-  char *buf = malloc(65536);
-  size_t n = buf ? fread(buf, 1, 65535, f) : 0;
+  Buf b = {0};
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_add(&b, chunk, n);
   fclose(f);
-  if (!buf) return NULL;
-  buf[n] = 0;
-  return buf;
+  if (len) *len = b.len;
+  return buf_steal(&b);
+}
+
+/* FNV-1a 64 of a file's bytes as 16 hex digits (env.json's hashes) */
+static void file_hash(const char *text, size_t len, char hex[17]) {
+  snprintf(hex, 17, "%016llx", (unsigned long long)fnv1a64(text ? text : "", len));
 }
 
 /* libncrt.so and the Python module are found from this executable's own
@@ -164,13 +170,10 @@ int ncrun_mkdirs(const char *path) {
   return mkdir(tmp, 0777) && errno != EEXIST ? -1 : 0;
 }
 
-/* The script or program name: `python -m pkg` -> pkg, `python x/train.py` ->
- * train, `torchrun ... train.py` -> train, `./a.out` -> a.out. */
-static int resolve_cmd(const char *cmd, char *out, size_t n);
-
 /* The trace's name: the script (x.py, -m module) or the program; behind a
  * launcher (mpirun -np 4 ./solver, srun -n 2 ./a.out) the program it
- * launches, not the launcher. */
+ * launches, not the launcher. `python -m pkg` -> pkg, `python x/train.py`
+ * -> train, `torchrun ... train.py` -> train, `./a.out` -> a.out. */
 static void default_name(char **argv, char *out, size_t n) {
   static const char *const launchers[] = {"mpirun", "mpiexec", "orterun", "prterun", "srun", "jsrun", "aprun",
                                           "torchrun", "horovodrun", "deepspeed", "numactl", "taskset",
@@ -185,7 +188,7 @@ static void default_name(char **argv, char *out, size_t n) {
     /* an option's value that is a program name (mpirun --hostfile h) is
      * skipped only when it does not run: good enough for the usual forms */
     char path[PATH_MAX];
-    if (a[0] == '-' || strchr(a, '=') || !resolve_cmd(a, path, sizeof path)) continue;
+    if (a[0] == '-' || strchr(a, '=') || !ncrun_resolve_cmd(a, path, sizeof path)) continue;
     pick = a;
     break;
   }
@@ -208,7 +211,7 @@ static void default_name(char **argv, char *out, size_t n) {
 }
 
 static void add_file_string(cJSON *o, const char *key, const char *path) {
-  char *s = read_small(path);
+  char *s = ncrun_read_file(path, NULL);
   if (!s) return;
   s[strcspn(s, "\n")] = 0;
   cJSON_AddStringToObject(o, key, s);
@@ -222,26 +225,15 @@ static void add_shadow_info(cJSON *root, const char *shadow) {
   char path[PATH_MAX + 32], real[PATH_MAX];
   if (!shadow || !realpath(shadow, real)) return;
   snprintf(path, sizeof path, "%s/.ncrewrite/manifest.json", real);
-  FILE *f = fopen(path, "rb");
+  size_t len;
+  char *all = ncrun_read_file(path, &len);
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "dir", real);
-  if (f) {
-    char buf[65536], *all = NULL;
-    size_t n, len = 0;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-      char *na = realloc(all, len + n + 1);
-      if (na) {
-        all = na;
-        memcpy(all + len, buf, n);
-        len += n;
-        all[len] = 0;
-      }
-    }
-    fclose(f);
+  if (all) {
     char hex[17];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)fnv1a64(all ? all : "", len));
+    file_hash(all, len, hex);
     cJSON_AddStringToObject(o, "manifest", hex);
-    cJSON *m = all ? cJSON_Parse(all) : NULL;
+    cJSON *m = cJSON_Parse(all);
     cJSON *rd = m ? cJSON_GetObjectItem(m, "rules_digest") : NULL;
     if (cJSON_IsString(rd)) cJSON_AddStringToObject(o, "rules_digest", rd->valuestring);
     cJSON_Delete(m);
@@ -288,7 +280,7 @@ static cJSON *env_json(char **argv, cJSON *opts, const char *lib, const char *cu
       if (e->d_name[0] != '.') {
         char p[PATH_MAX];
         snprintf(p, sizeof p, "/proc/driver/nvidia/gpus/%s/information", e->d_name);
-        char *info = read_small(p);
+        char *info = ncrun_read_file(p, NULL);
         if (info) {
           cJSON_AddItemToArray(devs, cJSON_CreateString(info));
           free(info);
@@ -296,7 +288,7 @@ static cJSON *env_json(char **argv, cJSON *opts, const char *lib, const char *cu
       }
     closedir(d);
   }
-  char *cv = read_small("/usr/local/cuda/version.json");
+  char *cv = ncrun_read_file("/usr/local/cuda/version.json", NULL);
   if (cv) {
     cJSON *j = cJSON_Parse(cv);
     cJSON *c = j ? cJSON_GetObjectItem(j, "cuda") : NULL;
@@ -348,20 +340,11 @@ void ncrun_save_env(const char *dir, cJSON *env) {
 
 /* The rules file's FNV-1a 64 (the hash the manifest uses), for env.json. */
 static void add_rules_info(cJSON *env, const char *rules) {
-  FILE *f = rules ? fopen(rules, "rb") : NULL;
-  if (!f) return;
-  char *all = NULL, buf[65536];
-  size_t n, len = 0;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-    char *na = realloc(all, len + n + 1);
-    if (!na) break;
-    all = na;
-    memcpy(all + len, buf, n);
-    len += n;
-  }
-  fclose(f);
+  size_t len;
+  char *all = rules ? ncrun_read_file(rules, &len) : NULL;
+  if (!all) return;
   char real[PATH_MAX], hex[17];
-  snprintf(hex, sizeof hex, "%016llx", (unsigned long long)fnv1a64(all ? all : "", len));
+  file_hash(all, len, hex);
   cJSON *o = cJSON_AddObjectToObject(env, "rules");
   cJSON_AddStringToObject(o, "file", realpath(rules, real) ? real : rules);
   cJSON_AddStringToObject(o, "fnv1a64", hex);
@@ -434,7 +417,7 @@ static int python_name(const char *path) {
 }
 
 /* execvp's search: the file cmd would run */
-static int resolve_cmd(const char *cmd, char *out, size_t n) {
+int ncrun_resolve_cmd(const char *cmd, char *out, size_t n) {
   if (strchr(cmd, '/')) {
     snprintf(out, n, "%s", cmd);
     return access(out, X_OK) == 0;
@@ -538,7 +521,7 @@ static void check_python(char **cmd, const char *pydir) {
     py_flags(cmd + 1, flags, sizeof flags);
   } else {
     /* a script with a #! line naming python (directly or through env) */
-    if (!resolve_cmd(cmd[0], script, sizeof script)) return;
+    if (!ncrun_resolve_cmd(cmd[0], script, sizeof script)) return;
     FILE *f = fopen(script, "rb");
     char line[512] = "";
     if (!f) return;
@@ -671,6 +654,21 @@ static void forward(int sig, siginfo_t *si, void *uc) {
   errno = saved;
 }
 
+/* env["stages"] += {stage, argv, stdout, status, seconds} (none without env or stage) */
+static void record_stage(cJSON *env, const char *stage, char *const *argv, const char *out_path, int rc,
+                         const struct timespec *t0, const struct timespec *t1) {
+  cJSON *stages = env ? cJSON_GetObjectItem(env, "stages") : NULL;
+  if (!stages || !stage) return;
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "stage", stage);
+  cJSON *a = cJSON_AddArrayToObject(o, "argv");
+  for (int i = 0; argv[i]; i++) cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
+  if (out_path) cJSON_AddStringToObject(o, "stdout", out_path);
+  cJSON_AddNumberToObject(o, "status", rc);
+  cJSON_AddNumberToObject(o, "seconds", (double)(t1->tv_sec - t0->tv_sec) + (t1->tv_nsec - t0->tv_nsec) / 1e9);
+  cJSON_AddItemToArray(stages, o);
+}
+
 /* One stage: argv run as ncrun's child (see ncrun.h). */
 int ncrun_stage(cJSON *env, const char *stage, char *const *argv, const char *out_path) {
   struct timespec t0, t1;
@@ -700,17 +698,7 @@ int ncrun_stage(cJSON *env, const char *stage, char *const *argv, const char *ou
   child = 0;
   clock_gettime(CLOCK_MONOTONIC, &t1);
   int rc = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
-  cJSON *stages = env ? cJSON_GetObjectItem(env, "stages") : NULL;
-  if (stages && stage) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "stage", stage);
-    cJSON *a = cJSON_AddArrayToObject(o, "argv");
-    for (int i = 0; argv[i]; i++) cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
-    if (out_path) cJSON_AddStringToObject(o, "stdout", out_path);
-    cJSON_AddNumberToObject(o, "status", rc);
-    cJSON_AddNumberToObject(o, "seconds", (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-    cJSON_AddItemToArray(stages, o);
-  }
+  record_stage(env, stage, argv, out_path, rc, &t0, &t1);
   return rc;
 }
 
@@ -768,17 +756,7 @@ static void find_nctrace(char *out, size_t n) {
     snprintf(out, n, "%s/%s", dir, rel[i]);
     if (access(out, X_OK) == 0) return;
   }
-  const char *path = getenv("PATH");
-  char *copy = strdup(path ? path : ""), *save = NULL;
-  for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
-    snprintf(out, n, "%s/nctrace", d);
-    if (access(out, X_OK) == 0) {
-      free(copy);
-      return;
-    }
-  }
-  free(copy);
-  *out = 0;
+  if (!ncrun_resolve_cmd("nctrace", out, n)) *out = 0;
 }
 
 /* <dir>/summary.md: `nctrace summary` of the run's traces (with the
@@ -1116,7 +1094,7 @@ int main(int argc, char **argv) {
                              NULL};
       if (ncrun_stage(NULL, NULL, probe, tmp) == 0) {
         /* the marked line: a sitecustomize may print too */
-        char *t = read_small(tmp), *m = t ? strstr(t, "ncrun-torch ") : NULL;
+        char *t = ncrun_read_file(tmp, NULL), *m = t ? strstr(t, "ncrun-torch ") : NULL;
         if (m) {
           m += strlen("ncrun-torch ");
           m[strcspn(m, "\n")] = 0;
@@ -1289,16 +1267,8 @@ int main(int argc, char **argv) {
     return 127;
   }
   int rc = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
-  {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "stage", is_deep ? "stage1" : backend);
-    cJSON *a = cJSON_AddArrayToObject(o, "argv");
-    for (int k = 0; cmd[k]; k++) cJSON_AddItemToArray(a, cJSON_CreateString(cmd[k]));
-    cJSON_AddNumberToObject(o, "status", rc);
-    cJSON_AddNumberToObject(o, "seconds", (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-    cJSON_AddItemToArray(cJSON_GetObjectItem(env, "stages"), o);
-    ncrun_save_env(dir, env);
-  }
+  record_stage(env, is_deep ? "stage1" : backend, cmd, NULL, rc, &t0, &t1);
+  ncrun_save_env(dir, env);
   if (exists(lib) && !torch) finalize(lib, dir);
   if (torch) {
     /* torch.profiler's tensorboard_trace_handler names (what TensorBoard lists) */

@@ -9,10 +9,16 @@
 #define NCRUN_H
 
 #include <cjson/cJSON.h>
+#include <stddef.h>
 
 void ncrun_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ncrun_exists(const char *p);
 int ncrun_mkdirs(const char *path);
+/* A whole file, NUL-terminated (its length in *len when len is given);
+ * NULL when it cannot be opened. */
+char *ncrun_read_file(const char *path, size_t *len);
+/* execvp's search: the file cmd would run, into out; 0 if none. */
+int ncrun_resolve_cmd(const char *cmd, char *out, size_t n);
 
 /* Run argv as a child of ncrun (signals passed on, dies with ncrun), its
  * stdout/stderr the program's own unless out_path names a file for stdout.

@@ -214,19 +214,22 @@ typedef VEC(Joined) Join;
 
 /* keys/bases of the CSV's kernels -> rows, ordered by the trace's total
  * (joined ones, as the kernel table orders them), then the CSV's order. */
-static bool is_chosen(const Model *m, const Ours *o, size_t i, const Chosen *c) {
-  if (!c || !c->n) return true;
-  const char *name = intern_str(&m->names, o->rows.v[i]->name);
-  for (size_t k = 0; k < c->n; k++)
-    if (!strcmp(c->v[k], name)) return true;
-  return false;
+/* Which of our rows kernels.tsv chose (all when it lists none). */
+static bool *chosen_rows(const Model *m, const Ours *o, const Chosen *c) {
+  bool *in = xcalloc(o->rows.n ? o->rows.n : 1, sizeof *in);
+  for (size_t i = 0; i < o->rows.n; i++) {
+    const char *name = intern_str(&m->names, o->rows.v[i]->name);
+    in[i] = !c->n;
+    for (size_t k = 0; k < c->n && !in[i]; k++) in[i] = !strcmp(c->v[k], name);
+  }
+  return in;
 }
 
 static void join(const Model *m, const Ours *o, const Chosen *chosen, char *const *keys, const char *const *names,
                  size_t n, Join *out) {
   long *to = xmalloc((n ? n : 1) * sizeof *to);
   int *how = xcalloc(n ? n : 1, sizeof *how);
-  bool *taken = xcalloc(o->rows.n ? o->rows.n : 1, sizeof *taken);
+  bool *taken = xcalloc(o->rows.n ? o->rows.n : 1, sizeof *taken), *in = chosen_rows(m, o, chosen);
   for (size_t j = 0; j < n; j++) {
     to[j] = -1;
     for (size_t i = 0; i < o->rows.n && to[j] < 0; i++)
@@ -245,7 +248,7 @@ static void join(const Model *m, const Ours *o, const Chosen *chosen, char *cons
     long at = -1;
     for (size_t k = 0; k < n; k++) theirs += to[k] < 0 && !strcmp(base[k], base[j]);
     for (size_t i = 0; i < o->rows.n; i++)
-      if (!taken[i] && !strcmp(o->base.v[i], base[j]) && is_chosen(m, o, i, chosen)) mine++, at = (long)i;
+      if (!taken[i] && in[i] && !strcmp(o->base.v[i], base[j])) mine++, at = (long)i;
     if (theirs == 1 && mine == 1) to[j] = at, taken[at] = true, how[j] = JOIN_FUNCTION;
   }
   for (size_t i = 0; i < o->rows.n; i++)
@@ -264,6 +267,7 @@ static void join(const Model *m, const Ours *o, const Chosen *chosen, char *cons
   free(to);
   free(how);
   free(taken);
+  free(in);
 }
 
 /* A CSV's kernels (NcuKernel or NsysKernel rows, each with a key and a

@@ -201,11 +201,7 @@ int cmd_kernels(int argc, char **argv) {
   if (!strcmp(format, "tsv")) write_tsv(&m, &k, top, &b);
   else if (!strcmp(format, "json")) write_json(&m, &k, glob, top, &b);
   else write_md(&m, &k, glob, top, &b);
-  Output *o = out_open(out);
-  if (o) {
-    out_write(o, b.s, b.len);
-    rc = out_close(o) < 0 ? 1 : 0;
-  }
+  rc = out_write_file(out, &b) < 0 ? 1 : 0;
   buf_free(&b);
   range_kernels_free(&k);
 done:

@@ -93,3 +93,10 @@ int out_close(Output *o) {
   free(o);
   return rc;
 }
+
+int out_write_file(const char *path, const Buf *b) {
+  Output *o = out_open(path);
+  if (!o) return -1;
+  out_write(o, b->s, b->len);
+  return out_close(o);
+}

@@ -14,5 +14,8 @@ void out_write(Output *o, const void *p, size_t n);
 void out_puts(Output *o, const char *s);
 /* Flushes and closes; 0 or -1 (reported), also for earlier write errors. */
 int out_close(Output *o);
+/* A whole text at once (summary, report, kernels): open, write, close;
+ * 0 or -1 (reported). */
+int out_write_file(const char *path, const Buf *b);
 
 #endif

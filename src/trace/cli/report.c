@@ -390,11 +390,7 @@ int cmd_report(int argc, char **argv) {
   doc_free(&doc);
   deep_free(&deep);
   buf_puts(&b, "</div>\n</body></html>\n");
-  Output *o = out_open(out);
-  if (o) {
-    out_write(o, b.s, b.len);
-    rc = out_close(o) < 0 ? 1 : 0;
-  }
+  rc = out_write_file(out, &b) < 0 ? 1 : 0;
   buf_free(&b);
   summary_free(&s);
 done:

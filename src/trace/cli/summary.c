@@ -55,11 +55,7 @@ int cmd_summary(int argc, char **argv) {
     doc_write_md(&doc, &b);
     doc_free(&doc);
   }
-  Output *o = out_open(out);
-  if (o) {
-    out_write(o, b.s, b.len);
-    rc = out_close(o) < 0 ? 1 : 0;
-  }
+  rc = out_write_file(out, &b) < 0 ? 1 : 0;
   buf_free(&b);
   summary_free(&s);
 done:
