@@ -523,6 +523,7 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
     jus(b, "inclusive_us", r->incl);
     jus(b, "exclusive_us", r->excl);
     jus(b, "gpu_us", r->gpu);
+    jus(b, "mean_us", r->count ? r->sum / (int64_t)r->count : 0); /* as the Markdown's mean */
     jus(b, "max_us", r->max);
     jend(b, '}');
     buf_putc(b, ',');
