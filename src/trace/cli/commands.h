@@ -8,5 +8,6 @@ int cmd_filter(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

@@ -1,6 +1,6 @@
 /* nctrace: where did the time go? Reads Chrome-trace files (ncrt's,
  * torch.profiler/Kineto's, torch's legacy exporter's) and summarises,
- * filters, merges or renders them. docs/nctrace.md is the user guide. */
+ * filters, merges, compares or renders them. docs/nctrace.md is the user guide. */
 #include "commands.h"
 #include "progress.h"
 #include "reader.h"
@@ -24,6 +24,8 @@ static const struct {
   {"report", "nctrace report TRACE... -o report.html [--top N] [--step GLOB]\n", " -o --top --step ", cmd_report},
   {"kernels", "nctrace kernels TRACE... [--range GLOB] [--top N] [--format md|tsv|json] [-o OUT]\n",
    " --range --top --format -o ", cmd_kernels},
+  {"diff", "nctrace diff A B [--format md|json] [-o OUT] [--top N] [--step GLOB]\n", " --format -o --top --step ",
+   cmd_diff},
 };
 
 static bool is_value_of(const char *valued, const char *opt) {

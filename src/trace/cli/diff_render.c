@@ -1,0 +1,232 @@
+/* diff_render: the comparison of two runs as a document and as JSON
+ * (diff_render.h). Every delta is B - A; a percentage is of A, and a name
+ * A lacks has no percentage ("new"). */
+#include "diff_render.h"
+
+#include <stdio.h>
+
+static size_t shown(size_t n, size_t top) { return top && top < n ? top : n; }
+
+/* A signed time: "+1.234", "-0.500", "0.000". */
+static void signed_ms(Buf *b, int64_t ns) {
+  if (ns > 0) buf_putc(b, '+');
+  buf_ms(b, ns);
+}
+
+/* "+1.234 (+12.5%)", "+1.234 (new)", "0.000" when nothing changed from 0. */
+static void delta_cell(Buf *b, int64_t a, int64_t v) {
+  double pct;
+  signed_ms(b, v - a);
+  if (diff_pct(a, v, &pct)) buf_printf(b, " (%+.1f%%)", pct);
+  else if (v) buf_puts(b, " (new)");
+}
+
+static void count_text(Buf *b, const DiffResult *d, double c) {
+  if (d->per_step) buf_printf(b, "%.2f", c);
+  else buf_printf(b, "%.0f", c);
+}
+
+static const char *in_text(uint8_t in) { return in == DIFF_IN_A ? "A" : in == DIFF_IN_B ? "B" : "both"; }
+
+static void run_line(Doc *d, const char *which, const char *label, const DiffRunInfo *r) {
+  doc_item(d);
+  buf_puts(doc_span(d, SPAN_BOLD), which);
+  buf_puts(doc_span(d, SPAN_PLAIN), ": ");
+  buf_puts(doc_span(d, SPAN_CODE), label);
+  buf_printf(doc_span(d, SPAN_PLAIN), ", %zu trace file(s), %zu rank(s), %llu step(s)", r->files, r->ranks,
+             (unsigned long long)r->steps);
+}
+
+/* What the rows are: totals, or per step and why. */
+static void unit_para(Doc *doc, const DiffResult *d) {
+  Buf *p = doc_para(doc);
+  if (d->per_step) {
+    buf_printf(p, "The step counts differ (A %llu, B %llu, ranges named ", (unsigned long long)d->a.steps,
+               (unsigned long long)d->b.steps);
+    buf_puts(doc_span(doc, SPAN_CODE), d->step_glob);
+    buf_puts(doc_span(doc, SPAN_PLAIN), "): every count and time below is per step, each run's total divided by "
+             "its step count.");
+  } else if (d->a.steps && d->b.steps) {
+    buf_printf(p, "Both runs have %llu step(s): counts and times below are totals.", (unsigned long long)d->a.steps);
+  } else {
+    buf_printf(p, "%s steps (ranges named ", d->a.steps || d->b.steps ? "Only one run has" : "Neither run has");
+    buf_puts(doc_span(doc, SPAN_CODE), d->step_glob);
+    buf_puts(doc_span(doc, SPAN_PLAIN), "; see --step): counts and times below are totals, not per step.");
+  }
+  if (d->a.ranks != d->b.ranks)
+    buf_printf(doc_span(doc, SPAN_PLAIN), " The runs have different rank counts (%zu and %zu): the totals sum "
+               "over each run's ranks.", d->a.ranks, d->b.ranks);
+}
+
+static void overview_row(Doc *d, const char *figure, int64_t a, int64_t b) {
+  doc_row(d);
+  buf_puts(doc_cell(d), figure);
+  buf_ms(doc_cell(d), a);
+  buf_ms(doc_cell(d), b);
+  delta_cell(doc_cell(d), a, b);
+}
+
+/* A run without steps has no mean step: "-", not a step of 0 ms. */
+static void mean_step_one_sided(Doc *doc, const DiffResult *d) {
+  doc_row(doc);
+  buf_puts(doc_cell(doc), "mean step");
+  if (d->a.steps) buf_ms(doc_cell(doc), d->a.step_mean);
+  else buf_puts(doc_cell(doc), "-");
+  if (d->b.steps) buf_ms(doc_cell(doc), d->b.step_mean);
+  else buf_puts(doc_cell(doc), "-");
+  buf_puts(doc_cell(doc), "-");
+}
+
+static void overview(Doc *doc, const DiffResult *d, const char *la, const char *lb) {
+  doc_heading(doc, 1, "Run comparison");
+  doc_list(doc, false);
+  run_line(doc, "A", la, &d->a);
+  run_line(doc, "B", lb, &d->b);
+  unit_para(doc, d);
+  doc_table(doc, "lrrr", "figure", "A ms", "B ms", "change ms (B - A)");
+  if (d->a.steps && d->b.steps) overview_row(doc, "mean step", d->a.step_mean, d->b.step_mean);
+  else if (d->a.steps || d->b.steps) mean_step_one_sided(doc, d);
+  overview_row(doc, "self time of all ranges", d->a.range_self, d->b.range_self);
+  overview_row(doc, "GPU op time", d->a.gpu_total, d->b.gpu_total);
+}
+
+static void rows_para(Doc *doc, const DiffRows *rows, size_t only_a, size_t only_b, size_t top, const char *what,
+                      const char *by) {
+  buf_printf(doc_para(doc), "Top %zu of %zu %s names by the size of the change (the largest |B - A| of %s). "
+             "%zu only in A, %zu only in B (column \"in\"). Change: B - A in ms, in %% of A (\"new\": A has none).",
+             shown(rows->n, top), rows->n, what, by, only_a, only_b);
+}
+
+static void ranges_section(Doc *doc, const DiffResult *d, size_t top) {
+  doc_heading(doc, 2, d->per_step ? "Ranges, per step" : "Ranges");
+  rows_para(doc, &d->ranges, d->only_a[0], d->only_b[0], top, "range", "inclusive, exclusive and GPU time");
+  doc_table(doc, "llrrrrrrrrrrr", "range", "in", "count A", "count B", "incl A ms", "incl B ms", "incl change",
+            "excl A ms", "excl B ms", "excl change", "GPU A ms", "GPU B ms", "GPU change");
+  for (size_t i = 0; i < shown(d->ranges.n, top); i++) {
+    const DiffRow *r = &d->ranges.v[i];
+    doc_row(doc);
+    buf_puts(doc_cell(doc), r->name);
+    buf_puts(doc_cell(doc), in_text(r->in));
+    count_text(doc_cell(doc), d, r->a.count);
+    count_text(doc_cell(doc), d, r->b.count);
+    buf_ms(doc_cell(doc), r->a.incl);
+    buf_ms(doc_cell(doc), r->b.incl);
+    delta_cell(doc_cell(doc), r->a.incl, r->b.incl);
+    buf_ms(doc_cell(doc), r->a.excl);
+    buf_ms(doc_cell(doc), r->b.excl);
+    delta_cell(doc_cell(doc), r->a.excl, r->b.excl);
+    buf_ms(doc_cell(doc), r->a.gpu);
+    buf_ms(doc_cell(doc), r->b.gpu);
+    delta_cell(doc_cell(doc), r->a.gpu, r->b.gpu);
+  }
+}
+
+static void kernels_section(Doc *doc, const DiffResult *d, size_t top) {
+  doc_heading(doc, 2, d->per_step ? "Kernels, per step" : "Kernels");
+  if (!d->kernels.n) {
+    buf_puts(doc_para(doc), "No GPU ops (kernels, copies, memsets) in either run.");
+    return;
+  }
+  rows_para(doc, &d->kernels, d->only_a[1], d->only_b[1], top, "GPU op", "GPU time");
+  doc_table(doc, "llrrrrr", "kernel", "in", "count A", "count B", "GPU A ms", "GPU B ms", "GPU change");
+  for (size_t i = 0; i < shown(d->kernels.n, top); i++) {
+    const DiffRow *r = &d->kernels.v[i];
+    doc_row(doc);
+    buf_puts(doc_cell(doc), r->name);
+    buf_puts(doc_cell(doc), in_text(r->in));
+    count_text(doc_cell(doc), d, r->a.count);
+    count_text(doc_cell(doc), d, r->b.count);
+    buf_ms(doc_cell(doc), r->a.gpu);
+    buf_ms(doc_cell(doc), r->b.gpu);
+    delta_cell(doc_cell(doc), r->a.gpu, r->b.gpu);
+  }
+}
+
+void diff_doc(const DiffResult *d, const char *la, const char *lb, size_t top, Doc *doc) {
+  overview(doc, d, la, lb);
+  ranges_section(doc, d, top);
+  kernels_section(doc, d, top);
+}
+
+/* ---- JSON ---- */
+
+static void jkey(Buf *b, const char *k) {
+  buf_json_string(b, k);
+  buf_putc(b, ':');
+}
+
+static void jus(Buf *b, const char *k, int64_t ns) {
+  jkey(b, k);
+  buf_us(b, ns);
+  buf_putc(b, ',');
+}
+
+static void jend(Buf *b, char close) {
+  if (b->len && b->s[b->len - 1] == ',') b->len--;
+  buf_putc(b, close);
+}
+
+/* "<k>_a_us", "<k>_b_us", "<k>_delta_us", "<k>_delta_pct" (null: A is 0). */
+static void jtime(Buf *b, const char *k, int64_t a, int64_t v) {
+  double pct;
+  buf_printf(b, "\"%s_a_us\":", k);
+  buf_us(b, a);
+  buf_printf(b, ",\"%s_b_us\":", k);
+  buf_us(b, v);
+  buf_printf(b, ",\"%s_delta_us\":", k);
+  buf_us(b, v - a);
+  buf_printf(b, ",\"%s_delta_pct\":", k);
+  if (diff_pct(a, v, &pct)) buf_printf(b, "%.3f,", pct);
+  else buf_puts(b, "null,");
+}
+
+static void jrun(Buf *b, const char *k, const char *label, const DiffRunInfo *r) {
+  jkey(b, k);
+  buf_putc(b, '{');
+  jkey(b, "path");
+  buf_json_string(b, label);
+  buf_printf(b, ",\"files\":%zu,\"ranks\":%zu,\"steps\":%llu,", r->files, r->ranks, (unsigned long long)r->steps);
+  jus(b, "step_mean_us", r->step_mean);
+  jus(b, "range_self_us", r->range_self);
+  jus(b, "gpu_total_us", r->gpu_total);
+  jend(b, '}');
+  buf_putc(b, ',');
+}
+
+static void jrows(Buf *b, const char *k, const DiffRows *rows, size_t only_a, size_t only_b, size_t top,
+                  bool ranges) {
+  jkey(b, k);
+  buf_printf(b, "{\"names\":%zu,\"only_a\":%zu,\"only_b\":%zu,\"rows\":[", rows->n, only_a, only_b);
+  for (size_t i = 0; i < shown(rows->n, top); i++) {
+    const DiffRow *r = &rows->v[i];
+    buf_putc(b, '{');
+    jkey(b, "name");
+    buf_json_string(b, r->name);
+    buf_printf(b, ",\"in\":\"%s\",\"instances_a\":%llu,\"instances_b\":%llu,\"count_a\":%.3f,\"count_b\":%.3f,",
+               r->in == DIFF_IN_A ? "a" : r->in == DIFF_IN_B ? "b" : "both",
+               (unsigned long long)r->count_a, (unsigned long long)r->count_b, r->a.count, r->b.count);
+    if (ranges) {
+      jtime(b, "inclusive", r->a.incl, r->b.incl);
+      jtime(b, "exclusive", r->a.excl, r->b.excl);
+    }
+    jtime(b, "gpu", r->a.gpu, r->b.gpu);
+    jend(b, '}');
+    buf_putc(b, ',');
+  }
+  jend(b, ']');
+  buf_puts(b, "},");
+}
+
+void diff_json(const DiffResult *d, const char *la, const char *lb, size_t top, Buf *b) {
+  buf_putc(b, '{');
+  jrun(b, "a", la, &d->a);
+  jrun(b, "b", lb, &d->b);
+  buf_printf(b, "\"per_step\":%s,", d->per_step ? "true" : "false");
+  jkey(b, "step_glob");
+  buf_json_string(b, d->step_glob);
+  buf_putc(b, ',');
+  jrows(b, "ranges", &d->ranges, d->only_a[0], d->only_b[0], top, true);
+  jrows(b, "kernels", &d->kernels, d->only_a[1], d->only_b[1], top, false);
+  jend(b, '}');
+  buf_putc(b, '\n');
+}
