@@ -273,6 +273,16 @@ def iters(t):
     return sorted(int(e["name"].split()[1]) for e in xs(t) if e["name"].startswith("iter "))
 
 
+def profiler_steps(t):
+    """The steps as torch.profiler writes them (HTA and TensorBoard look for
+    these): {N: event} of the ProfilerStep#N user annotations."""
+    return {int(e["name"][len("ProfilerStep#"):]): e for e in xs(t) if e["name"].startswith("ProfilerStep#")}
+
+
+def inside(inner, outer):
+    return outer["ts"] <= inner["ts"] and inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"]
+
+
 def case_schedule_range(c):
     exe = c.cc("steps.c")
     p, d = c.run([exe, "10"], opts=["--step", "train_step", "--schedule", "wait=1,warmup=1,active=2,repeat=2"])
@@ -280,6 +290,12 @@ def case_schedule_range(c):
     t2 = one_trace(d, "steps_c-cycle2-rank0.trace.json.gz")
     check(iters(t1) == [2, 3] and iters(t2) == [6, 7], "cycles hold %s and %s" % (iters(t1), iters(t2)))
     check(counts(t1).get("train_step") == 2, "step ranges %s" % counts(t1))
+    # each --step range is a ProfilerStep#N holding it, on its thread
+    for t, want in ((t1, [2, 3]), (t2, [6, 7])):
+        st = profiler_steps(t)
+        ts = sorted((e for e in xs(t) if e["name"] == "train_step"), key=lambda e: e["ts"])
+        check(sorted(st) == want and all(inside(r, st[n]) and r["tid"] == st[n]["tid"] for r, n in zip(ts, want)),
+              "ProfilerStep events %s around %s" % (st, ts))
     check(len(traces(d)) == 2, "traces %s" % traces(d))
     check("ncrt:" not in p.stderr, "unexpected message %r" % p.stderr)
     # the trace says what was asked and what the program did so far
@@ -293,10 +309,30 @@ def case_schedule_explicit(c):
     p, d = c.run([exe, "10", "explicit"], opts=["--schedule", "2,1,3"])
     t = one_trace(d, "steps_c-rank0.trace.json.gz")
     check(iters(t) == [3, 4, 5], "recorded %s" % iters(t))
+    # ncrt_step() before iteration i > 0: ProfilerStep#k runs from one call to
+    # the next and holds iteration k; the step running at exit is not written
+    st = profiler_steps(t)
+    it = {int(e["name"].split()[1]): e for e in xs(t) if e["name"].startswith("iter ")}
+    check(sorted(st) == [3, 4, 5] and all(inside(it[k], st[k]) for k in st), "ProfilerStep events %s" % st)
+    # without a schedule: ProfilerStep#0 from the start to the first call;
+    # nctrace summary finds them with its default step glob
+    p, d = c.run([exe, "4", "explicit"])
+    t = one_trace(d, "steps_c-rank0.trace.json.gz")
+    st = profiler_steps(t)
+    check(sorted(st) == [0, 1, 2] and all(e["args"].get("ncrt step") for e in st.values()), "unscheduled %s" % st)
+    nctrace = os.path.join(os.path.dirname(os.path.dirname(c.ncrun)), "bin", "nctrace")  # the build's bin/
+    if os.path.exists(nctrace):
+        s = json.loads(subprocess.run([nctrace, "summary", "--format", "json", d], capture_output=True, check=True,
+                                      text=True).stdout)["structured"]
+        check([x["name"] for x in s["steps"]] == ["ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"],
+              "nctrace summary steps %s" % s["steps"])
     # Python: ncrt.step()
     p, d = c.run([PY, os.path.join(PROGS, "pysteps.py")], opts=["--schedule", "wait=1,warmup=1,active=2"])
     t = one_trace(d, "pysteps-rank0.trace.json.gz")
     check(iters(t) == [2, 3], "python steps recorded %s" % iters(t))
+    st = profiler_steps(t)
+    it = {int(e["name"].split()[1]): e for e in xs(t) if e["name"].startswith("iter ")}
+    check(sorted(st) == [2, 3] and all(inside(it[k], st[k]) for k in st), "python ProfilerStep events %s" % st)
 
 
 def case_schedule_too_short(c):

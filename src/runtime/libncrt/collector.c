@@ -672,8 +672,60 @@ static void write_cycle_locked(void) {
   rt_write_trace(name);
 }
 
+/* Steps as the trace shows them (ProfilerStep#N, rt_steps_take): each
+ * begins at a step boundary on the thread that made it and ends at the next
+ * boundary (ncrt_step(), the "step" verb) or when its --step range ends.
+ * Numbered from 0 at the run's start (at a "schedule" verb's start for the
+ * Python package's profilers). Own lock: the writer takes them while
+ * ctl_lock may be held by the cycle write that called it. */
+static pthread_mutex_t steps_lock = PTHREAD_MUTEX_INITIALIZER;
+static RtStep *tsteps;
+static size_t ntsteps, captsteps;
+static long tstep_next;
+
+static void tsteps_end_now(uint64_t now) {
+  if (ntsteps && !tsteps[ntsteps - 1].end) tsteps[ntsteps - 1].end = now;
+}
+
+/* The open step (if any) ends now and the next begins. */
+static void tsteps_begin(void) {
+  uint64_t now = now_ticks();
+  pthread_mutex_lock(&steps_lock);
+  tsteps_end_now(now);
+  if (ntsteps == captsteps) {
+    size_t n = captsteps ? captsteps * 2 : 64;
+    RtStep *v = realloc(tsteps, n * sizeof *v);
+    if (v) tsteps = v, captsteps = n;
+  }
+  if (ntsteps < captsteps)
+    tsteps[ntsteps++] = (RtStep){tstep_next, now, 0, (uint32_t)syscall(SYS_gettid)};
+  tstep_next++; /* numbered by boundary even if this one could not be kept */
+  pthread_mutex_unlock(&steps_lock);
+}
+
+static void tsteps_end(void) {
+  uint64_t now = now_ticks();
+  pthread_mutex_lock(&steps_lock);
+  tsteps_end_now(now);
+  pthread_mutex_unlock(&steps_lock);
+}
+
+size_t rt_steps_take(RtStep **out) {
+  pthread_mutex_lock(&steps_lock);
+  size_t n = ntsteps && !tsteps[ntsteps - 1].end ? ntsteps - 1 : ntsteps;
+  *out = n ? malloc(n * sizeof **out) : NULL;
+  if (*out) {
+    memcpy(*out, tsteps, n * sizeof **out);
+    memmove(tsteps, tsteps + n, (ntsteps - n) * sizeof *tsteps);
+    ntsteps -= n;
+  } else n = 0;
+  pthread_mutex_unlock(&steps_lock);
+  return n;
+}
+
 /* A step begins: move the schedule. Called with ctl_lock held. */
 static void step_begin_locked(void) {
+  tsteps_begin();
   step_index++;
   if (!rt_opt.active) return;
   long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
@@ -694,6 +746,7 @@ static void step_begin_locked(void) {
 
 /* The step range ended: if it was the last active step of a cycle, write. */
 static void step_end_locked(void) {
+  tsteps_end();
   if (!rt_opt.active || !cycle_open) return;
   long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
   if (step_index % len == len - 1) {
@@ -1420,6 +1473,10 @@ static void global_init(void) {
   } else if (rt_opt.active) {
     sched_on = 0;
     recompute();
+  } else if (!rt_opt.step_name[0]) {
+    /* ncrt_step() ends step 0, which runs from the start, as
+     * torch.profiler's first step() ends ProfilerStep#0 */
+    tsteps_begin();
   }
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (pthread_key_create(&exit_key, thread_exit) == 0) __atomic_store_n(&exit_key_ok, 1, __ATOMIC_RELEASE);

@@ -245,6 +245,16 @@ long rt_steps_seen(void);         /* steps begun so far in this process */
 int rt_windows_text(char *buf, size_t cap); /* "window A B" lines for the snapshot; -1: busy */
 /* The finalizer's windows (from a dead process's snapshot): with any set,
  * rt_in_window answers from them; rt_windows_set(NULL, 0, 0) goes back. */
+/* A step for the trace (ProfilerStep#<index>): ticks, end 0 while open. */
+typedef struct {
+  long index;
+  uint64_t start, end;
+  uint32_t tid;
+} RtStep;
+/* The steps that have ended since the last call, oldest first (malloc'd,
+ * the caller frees; 0 and NULL when none or out of memory). The one still
+ * running stays. */
+size_t rt_steps_take(RtStep **out);
 void rt_windows_set(const uint64_t (*w)[2], size_t n, int active);
 void rt_windows_consumed(void);
 

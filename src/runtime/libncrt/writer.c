@@ -337,6 +337,33 @@ static void put_span(Gz *g, int pid, const SpanRec *b, uint64_t end, uint32_t en
   PUTS(g, "}}");
 }
 
+/* The steps that ended since the last write (rt_steps_take) as torch's
+ * ProfilerStep#N user annotations, which HTA and TensorBoard look for. The
+ * step still running at exit is not written: after the last ncrt_step(),
+ * called where prof.step() would be, it holds the program's teardown. A
+ * step recorded outside capture (a schedule's wait and warmup, a closed
+ * gate) is left out, as torch.profiler records none there. */
+static void put_steps(Gz *g, int pid) {
+  RtStep *v;
+  size_t n = rt_steps_take(&v);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t a = rt_ticks_to_ns(v[i].start), b = rt_ticks_to_ns(v[i].end);
+    if (b < a || !rt_in_window(a + (b - a) / 2)) continue;
+    PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
+    put_i64(g, v[i].index);
+    PUTS(g, "\",\"pid\":");
+    put_i64(g, pid);
+    PUTS(g, ",\"tid\":");
+    put_u64(g, v[i].tid);
+    PUTS(g, ",\"ts\":");
+    put_us(g, rel(a));
+    PUTS(g, ",\"dur\":");
+    put_us(g, (int64_t)(b - a));
+    PUTS(g, ",\"args\":{\"ncrt step\":true}}");
+  }
+  free(v);
+}
+
 static const char *copy_kind(unsigned k) {
   /* CUpti_ActivityMemcpyKind */
   static const char *const names[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA",
@@ -1285,6 +1312,7 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
   span_carry = nkeep ? spans : NULL;
   span_carry_n = nkeep;
   if (!nkeep) free(spans);
+  if (s->in_process) put_steps(g, pid);
 
   if (ngpu) {
     for (size_t i = 0; i < tid_spans_n; i++) qsort(tid_spans[i].v, tid_spans[i].n, sizeof(Span), span_cmp);
