@@ -89,7 +89,8 @@ def main():
         html = os.path.join(tmp, "r.html")
         run([nctrace, "report", trace, "-o", html])
         page = open(html).read()
-        assert page.count("<rect") > 20 and "aten::linear" in page
+        # the pictures are drawn in the browser from the embedded data (test_report_chromium)
+        assert 'id="nc-data"' in page and "aten::linear" in page
         print("ok: %d range names, %d events match the Python reference" % (len(want), len(events)))
         return 0
     finally:

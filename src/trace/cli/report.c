@@ -1,154 +1,407 @@
-/* report: `nctrace report` -- one self-contained HTML page: pictures drawn
- * here as inline SVG (a timeline of the top ranges and kernels, a flame
- * chart of range nesting, per-step and per-rank bar charts) followed by the
- * summary document (render.c) written as HTML by doc_write_html, the same
- * document `nctrace summary` writes as Markdown. No script, no external
- * resource: the page renders the same offline, in a browser or a headless
- * one. The page is built in one Buf the command owns and frees. */
+/* report: `nctrace report` -- one self-contained HTML page. The pictures
+ * (a timeline of every rank and thread on one clock, a flame chart of range
+ * nesting, per-step and per-rank charts, the run header) are drawn in the
+ * browser by a hand-written script on <canvas> (report_assets/report.js,
+ * compiled into this program as a string by the build: report_assets.h);
+ * this file computes the data they draw and embeds it in the page as JSON.
+ * Under the pictures, the summary document (render.c) written as HTML by
+ * doc_write_html, the same document `nctrace summary` writes as Markdown.
+ * No external resource: the page works offline, in a browser or a headless
+ * one; without scripts the tables still show.
+ *
+ * The timeline's data is aggregated per zoom level rather than cut: level
+ * L has a resolution r (ns per bin: the run's span over 2048 at level 0,
+ * four times finer each level); in each lane an event of at least r is
+ * kept as it is, and runs of shorter ones closer than r to each other
+ * (starting within 8r of the run's first) become one box carrying their count and the name with the most time
+ * among them. Levels are added until a level needs no aggregation (full
+ * detail) or the page's box budget is spent, so every stretch of the run is
+ * drawn at every zoom and the page stays a bounded size on any trace.
+ *
+ * The page is built in one Buf the command owns and frees. */
 #include "render.h"
 #include "commands.h"
 #include "deep_section.h"
 #include "output.h"
+#include "report_assets.h"
 
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-enum { LABEL_W = 220, TRACK_W = 1000, ROW_H = 16, MAX_RECTS = 20000, MAX_NODES = 200000, MAX_DEPTH = 48 };
+enum {
+  LEVEL0_BINS = 2048,  /* bins across the whole run at level 0 */
+  MAX_LEVELS = 14,
+  BOX_BUDGET = 600000, /* boxes over all levels; about 12 bytes of page each */
+  MAX_LANES_PER_THREAD = 64,
+  MAX_FLAME_NODES = 40000,
+  MAX_FLAME_BUILD = 400000,
+  MAX_STEPS = 20000,
+  MAX_ENV_BYTES = 1 << 20,
+  AGG_MAX_BINS = 8,    /* a run of short events starts within 8 bins of its first */
+};
 
-static void color_of(Buf *b, const char *name) {
-  uint64_t h = hash_bytes(name, strlen(name));
-  buf_printf(b, "hsl(%u,60%%,%u%%)", (unsigned)(h % 360), 45 + (unsigned)((h >> 16) % 20));
+/* ---- names as the page numbers them ---- */
+
+typedef struct {
+  int64_t *page_of;         /* model name id -> page index, -1 */
+  VEC(const char *) strs;   /* page index -> text (model's or extra[]) */
+  VEC(char *) extra;        /* texts the page adds (the collapsed step row) */
+  VEC(int64_t) total;       /* time drawn in the timeline per page name */
+} PageNames;
+
+static uint32_t pn_model(PageNames *p, const Model *m, uint32_t id) {
+  if (p->page_of[id] < 0) {
+    p->page_of[id] = (int64_t)p->strs.n;
+    vec_push(&p->strs, intern_str(&m->names, id));
+    vec_push(&p->total, 0);
+  }
+  return (uint32_t)p->page_of[id];
+}
+
+static uint32_t pn_extra(PageNames *p, const char *text) {
+  char *s = xstrdup(text);
+  vec_push(&p->extra, s);
+  vec_push(&p->strs, s);
+  vec_push(&p->total, 0);
+  return (uint32_t)p->strs.n - 1;
+}
+
+/* A JSON string safe inside <script>: '<' as \u003c, so no "</script>". */
+static void json_str(Buf *b, const char *s) {
+  buf_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') buf_putc(b, '\\'), buf_putc(b, (char)*p);
+    else if (*p == '<') buf_puts(b, "\\u003c");
+    else if (*p < 0x20) buf_printf(b, "\\u%04x", *p);
+    else buf_putc(b, (char)*p);
+  }
+  buf_putc(b, '"');
 }
 
 /* ---- timeline ---- */
 
-static void rect(Buf *b, double x, double y, double w, double h, const char *name, int64_t dur) {
-  if (w < 0.5) w = 0.5;
-  buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"", x, y, w, h);
-  color_of(b, name);
-  buf_puts(b, "\"><title>");
-  buf_html(b, name);
-  buf_puts(b, " (");
-  buf_us(b, dur);
-  buf_puts(b, " us)</title></rect>");
+typedef struct {
+  size_t trace;
+  int64_t off; /* this trace's events + off = the page's clock */
+  VEC(uint32_t) ev;
+} Lane;
+
+typedef struct {
+  size_t trace;
+  uint32_t thread;
+  bool gpu;
+  size_t lane0, nlanes, nasync;
+  int64_t launcher; /* GPU stream: the CPU thread that launched most of its work, -1 */
+} Track;
+
+typedef struct {
+  VEC(Lane) lanes;
+  VEC(Track) tracks;
+  int64_t t0, t1; /* the page's clock: first start, last end (ns, after off) */
+  uint64_t events, dropped;
+} Tl;
+
+static bool tl_event(const Ev *e) {
+  return kind_is_cpu_range(e->kind) || kind_is_gpu_op(e->kind);
 }
 
-static int cmp_i64_desc(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return x > y ? -1 : x < y;
+static size_t new_lane(Tl *tl, size_t trace, int64_t off) {
+  Lane l = {trace, off, {0}};
+  vec_push(&tl->lanes, l);
+  return tl->lanes.n - 1;
 }
 
-/* Mark in top[] the 8 range names with the most time in trace t (summed
- * durations, launch calls left out) and the 8 GPU op names likewise. */
-static void top_names(const Model *m, const Trace *t, bool *top, int64_t *sum) {
-  size_t nn = intern_count(&m->names);
-  for (int gpu = 0; gpu < 2; gpu++) {
-    memset(sum, 0, nn * sizeof *sum);
-    for (size_t i = 0; i < t->ev.n; i++) {
-      const Ev *e = &t->ev.v[i];
-      bool want = gpu ? kind_is_gpu_op(e->kind)
-                      : kind_is_cpu_range(e->kind) && e->kind != K_CUDA_RUNTIME && e->kind != K_CUDA_DRIVER;
-      if (want) sum[e->name] += e->dur + 1; /* +1: zero-length ranges still count */
+/* The lanes of one thread: nested events one lane lower each (a stack
+ * walk, as the summary nests them), start/end ranges packed first-fit into
+ * lanes of their own below. */
+static void thread_lanes(Tl *tl, const Trace *t, size_t ti, int64_t off, const uint32_t *idx, size_t n,
+                         Track *tr) {
+  int64_t ends[MAX_LANES_PER_THREAD];
+  size_t lane_of[MAX_LANES_PER_THREAD];
+  int nl = 0, depth = 0;
+  VEC(int64_t) aends = {0};
+  VEC(size_t) alane = {0};
+  tr->lane0 = tl->lanes.n;
+  /* nested lanes first, so they sit on top; async lanes after */
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t k = 0; k < n; k++) {
+      const Ev *e = &t->ev.v[idx[k]];
+      bool async = (e->flags & EV_ASYNC) != 0;
+      if (async != (pass == 1)) continue;
+      if (!async) {
+        while (depth && ends[depth - 1] <= e->ts) depth--;
+        if (depth == MAX_LANES_PER_THREAD) {
+          tl->dropped++;
+          continue;
+        }
+        if (depth == nl) lane_of[nl++] = new_lane(tl, ti, off);
+        ends[depth] = e->ts + e->dur;
+        vec_push(&tl->lanes.v[lane_of[depth]].ev, idx[k]);
+        depth++;
+      } else {
+        size_t a = 0;
+        while (a < aends.n && aends.v[a] > e->ts) a++;
+        if (a == aends.n) {
+          if (aends.n == MAX_LANES_PER_THREAD) {
+            tl->dropped++;
+            continue;
+          }
+          vec_push(&aends, 0);
+          vec_push(&alane, new_lane(tl, ti, off));
+        }
+        aends.v[a] = e->ts + e->dur;
+        vec_push(&tl->lanes.v[alane.v[a]].ev, idx[k]);
+      }
     }
-    VEC(int64_t) v = {0};
-    for (size_t i = 0; i < nn; i++)
-      if (sum[i]) vec_push(&v, sum[i]);
-    if (!v.n) continue;
-    qsort(v.v, v.n, sizeof *v.v, cmp_i64_desc);
-    int64_t cut = v.v[v.n < 8 ? v.n - 1 : 7];
-    size_t taken = 0;
-    for (size_t i = 0; i < nn && taken < 8; i++)
-      if (sum[i] >= cut && sum[i]) top[i] = true, taken++;
-    vec_free(&v);
-  }
+  tr->nlanes = tl->lanes.n - tr->lane0;
+  tr->nasync = aends.n;
+  vec_free(&aends);
+  vec_free(&alane);
 }
 
-static void timeline(const Model *m, const Summary *s, Buf *b) {
-  size_t nn = intern_count(&m->names);
-  bool *top = xcalloc(nn, sizeof *top);
-  int64_t *sum = xcalloc(nn, sizeof *sum);
-  Buf body = {0}, tmp = {0};
-  double y = 4;
-  size_t drawn = 0, skipped = 0;
-  for (size_t ti = 0; ti < m->traces.n && ti < 8; ti++) {
+static void tl_build(const Model *m, Tl *tl) {
+  int64_t base = INT64_MAX;
+  for (size_t ti = 0; ti < m->traces.n; ti++)
+    if (m->traces.v[ti]->has_base && m->traces.v[ti]->base_ns < base) base = m->traces.v[ti]->base_ns;
+  tl->t0 = INT64_MAX, tl->t1 = INT64_MIN;
+  for (size_t ti = 0; ti < m->traces.n; ti++) {
     const Trace *t = m->traces.v[ti];
-    memset(top, 0, nn * sizeof *top);
-    top_names(m, t, top, sum);
+    int64_t off = t->has_base ? t->base_ns - base : 0;
     VEC(uint32_t) idx = {0};
-    int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+    I64Map launcher_of = {0}, launches = {0};
     for (size_t i = 0; i < t->ev.n; i++) {
       const Ev *e = &t->ev.v[i];
-      if (!top[e->name] || !(kind_is_cpu_range(e->kind) || kind_is_gpu_op(e->kind))) continue;
-      if (e->kind == K_CUDA_RUNTIME || e->kind == K_CUDA_DRIVER) continue;
+      if (!tl_event(e)) continue;
       vec_push(&idx, (uint32_t)i);
-      if (e->ts < t0) t0 = e->ts;
-      if (e->ts + e->dur > t1) t1 = e->ts + e->dur;
+      if (e->ts + off < tl->t0) tl->t0 = e->ts + off;
+      if (e->ts + e->dur + off > tl->t1) tl->t1 = e->ts + e->dur + off;
+      if ((e->kind == K_CUDA_RUNTIME || e->kind == K_CUDA_DRIVER) && e->corr >= 0)
+        i64map_put(&launcher_of, e->corr, e->thread);
     }
-    if (!idx.n) continue;
+    tl->events += idx.n;
+    for (size_t k = 0; k < idx.n; k++) {
+      const Ev *e = &t->ev.v[idx.v[k]];
+      int64_t th;
+      if (kind_is_gpu_op(e->kind) && e->corr >= 0 && i64map_get(&launcher_of, e->corr, &th))
+        i64map_add(&launches, (int64_t)((uint64_t)e->thread << 32 | (uint64_t)th), 1);
+    }
     trace_sort_by_thread(t, idx.v, idx.n);
-    double scale = t1 > t0 ? TRACK_W / (double)(t1 - t0) : 1.0;
-    buf_printf(&body, "<text x=\"4\" y=\"%.1f\" class=\"rank\">rank %lld: ", y + 12,
-               (long long)s->ranks.v[ti].rank);
-    buf_ms(&body, t1 - t0);
-    buf_puts(&body, " ms shown</text>\n");
-    y += 18;
-    /* one band per thread, nested ranges one level lower each */
-    int64_t ends[8];
+    /* one track per thread that has events, in thread order */
+    size_t nt = t->threads.n;
+    Track *tr = xcalloc(nt ? nt : 1, sizeof *tr);
+    size_t *from = xcalloc(nt + 1, sizeof *from), *to = xcalloc(nt + 1, sizeof *to);
     for (size_t a = 0; a < idx.n;) {
       uint32_t th = t->ev.v[idx.v[a]].thread;
       size_t z = a;
       while (z < idx.n && t->ev.v[idx.v[z]].thread == th) z++;
-      tmp.len = 0;
-      model_thread_label(m, t, th, &tmp);
-      buf_printf(&body, "<text x=\"4\" y=\"%.1f\" class=\"lbl\">", y + 12);
-      buf_html(&body, tmp.s);
-      buf_puts(&body, "</text>");
-      int depth = 0, maxd = 0;
-      for (size_t k = a; k < z; k++) {
-        const Ev *e = &t->ev.v[idx.v[k]];
-        while (depth && ends[depth - 1] <= e->ts) depth--;
-        if (depth == 8) {
-          skipped++;
-          continue;
-        }
-        ends[depth] = e->ts + e->dur;
-        if (depth + 1 > maxd) maxd = depth + 1;
-        if (drawn >= MAX_RECTS) {
-          skipped++;
-          depth++;
-          continue;
-        }
-        rect(&body, LABEL_W + (double)(e->ts - t0) * scale, y + 1 + depth * ROW_H, (double)e->dur * scale,
-             ROW_H - 2, intern_str(&m->names, e->name), e->dur);
-        drawn++;
-        depth++;
-      }
-      buf_putc(&body, '\n');
-      y += maxd * ROW_H + 4;
+      from[th] = a, to[th] = z;
       a = z;
     }
-    y += 6;
+    for (size_t th = 0; th < nt; th++) {
+      tr[th].trace = ti, tr[th].thread = (uint32_t)th, tr[th].gpu = t->threads.v[th].gpu, tr[th].launcher = -1;
+      if (!tr[th].gpu) continue;
+      int64_t best = 0;
+      for (size_t c = 0; c < nt; c++) {
+        int64_t v;
+        if (!t->threads.v[c].gpu && i64map_get(&launches, (int64_t)((uint64_t)th << 32 | c), &v) && v > best)
+          best = v, tr[th].launcher = (int64_t)c;
+      }
+    }
+    /* CPU threads in order, each followed by the streams it launched on;
+     * streams with no known launcher last */
+    for (int pass = 0; pass < 2; pass++)
+      for (size_t th = 0; th < nt; th++) {
+        if (pass == 0 && tr[th].gpu) continue;
+        if (pass == 1 && !(tr[th].gpu && tr[th].launcher < 0)) continue;
+        for (int sub = 0; sub < (pass == 0 ? 2 : 1); sub++)
+          for (size_t g = 0; g < (sub == 0 ? 1 : nt); g++) {
+            size_t which = sub == 0 ? th : g;
+            if (sub == 1 && !(tr[g].gpu && tr[g].launcher == (int64_t)th)) continue;
+            if (from[which] == to[which]) continue;
+            thread_lanes(tl, t, ti, off, idx.v + from[which], to[which] - from[which], &tr[which]);
+            vec_push(&tl->tracks, tr[which]);
+          }
+      }
+    free(tr);
+    free(from);
+    free(to);
+    i64map_free(&launcher_of);
+    i64map_free(&launches);
     vec_free(&idx);
   }
-  buf_printf(b, "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\">\n",
-             LABEL_W + TRACK_W + 10, y + 4);
-  buf_add(b, body.s ? body.s : "", body.len);
-  buf_puts(b, "</svg>\n");
-  buf_printf(b, "<p class=\"cap\">Per rank, the 8 range names and 8 GPU op names with the most time; "
-             "nested ranges drawn one level lower; %zu boxes drawn", drawn);
-  if (skipped) buf_printf(b, ", %zu more left out", skipped);
-  buf_puts(b, ". Hover a box for its name and duration.</p>\n");
-  buf_free(&body);
+  if (tl->t0 == INT64_MAX) tl->t0 = tl->t1 = 0;
+}
+
+typedef struct {
+  int64_t s, e;
+  uint64_t count;
+  uint32_t names[8];
+  int64_t time[8];
+  int nn;
+} Agg;
+
+/* Box list of one lane at resolution r, appended to out as JSON numbers:
+ * a single event is "dt,dur,name", a run of count > 1 short events
+ * "dt,dur,-1-name,count,k,name1..namek" (name: the one with the most time
+ * in it, then k <= 3 others by time, of the first 8 names in the run); dt is
+ * the start minus the previous box's start, in units of q ns; dur in ns. */
+typedef struct {
+  Buf *out;
+  int64_t q, prev, t0;
+  bool first;
+  size_t boxes;
+} Emit;
+
+static void emit_box(Emit *em, int64_t s, int64_t dur, uint32_t name, uint64_t count, const uint32_t *more,
+                     int nmore) {
+  int64_t sq = (s - em->t0 + em->q / 2) / em->q;
+  if (!em->first) buf_putc(em->out, ',');
+  em->first = false;
+  if (count > 1) {
+    buf_printf(em->out, "%lld,%lld,%lld,%llu,%d", (long long)(sq - em->prev), (long long)dur, -1 - (long long)name,
+               (unsigned long long)count, nmore);
+    for (int i = 0; i < nmore; i++) buf_printf(em->out, ",%u", more[i]);
+  } else buf_printf(em->out, "%lld,%lld,%u", (long long)(sq - em->prev), (long long)dur, name);
+  em->prev = sq;
+  em->boxes++;
+}
+
+/* A run: its name with the most time first, then up to 3 more (searching
+ * finds a name inside a run by these). */
+static void agg_flush(Emit *em, Agg *a, uint32_t single_name) {
+  if (!a->count) return;
+  if (a->count == 1) emit_box(em, a->s, a->e - a->s, single_name, 1, NULL, 0);
+  else {
+    for (int i = 1; i < a->nn; i++) /* by time, descending (8 at most) */
+      for (int j = i; j > 0 && a->time[j] > a->time[j - 1]; j--) {
+        int64_t t = a->time[j];
+        uint32_t n = a->names[j];
+        a->time[j] = a->time[j - 1], a->names[j] = a->names[j - 1];
+        a->time[j - 1] = t, a->names[j - 1] = n;
+      }
+    emit_box(em, a->s, a->e - a->s, a->names[0], a->count, a->names + 1, a->nn - 1 < 3 ? a->nn - 1 : 3);
+  }
+  a->count = 0, a->nn = 0;
+}
+
+/* Boxes a lane would have at resolution r (counting only). */
+static size_t lane_boxes(const Model *m, const Lane *l, int64_t r) {
+  const Trace *t = m->traces.v[l->trace];
+  size_t n = 0;
+  int64_t start = 0, end = INT64_MIN;
+  bool open = false;
+  for (size_t k = 0; k < l->ev.n; k++) {
+    const Ev *e = &t->ev.v[l->ev.v[k]];
+    if (e->dur >= r) n++, open = false;
+    else if (open && e->ts <= end + r && e->ts <= start + AGG_MAX_BINS * r) {
+      if (e->ts + e->dur > end) end = e->ts + e->dur;
+    } else n++, open = true, start = e->ts, end = e->ts + e->dur;
+  }
+  return n;
+}
+
+static void lane_emit(const Model *m, const Lane *l, int64_t r, Emit *em, PageNames *pn) {
+  const Trace *t = m->traces.v[l->trace];
+  Agg a = {0};
+  uint32_t single = 0;
+  for (size_t k = 0; k < l->ev.n; k++) {
+    const Ev *e = &t->ev.v[l->ev.v[k]];
+    uint32_t name = pn_model(pn, m, e->name);
+    int64_t s = e->ts + l->off;
+    if (e->dur >= r) {
+      agg_flush(em, &a, single);
+      emit_box(em, s, e->dur, name, 1, NULL, 0);
+      continue;
+    }
+    if (!(a.count && s <= a.e + r && s <= a.s + AGG_MAX_BINS * r)) {
+      agg_flush(em, &a, single);
+      a.s = s, a.e = s + e->dur, single = name;
+    }
+    if (s + e->dur > a.e) a.e = s + e->dur;
+    a.count++;
+    int i = 0;
+    while (i < a.nn && a.names[i] != name) i++;
+    if (i == a.nn && a.nn < 8) a.names[a.nn++] = name;
+    if (i < a.nn) a.time[i] += e->dur + 1;
+  }
+  agg_flush(em, &a, single);
+}
+
+static void timeline_json(const Model *m, const Summary *s, PageNames *pn, Buf *b) {
+  Tl tl = {0};
+  tl_build(m, &tl);
+  int64_t span = tl.t1 - tl.t0 > 0 ? tl.t1 - tl.t0 : 1;
+  /* per-name time for the legend's order (every event, once) */
+  for (size_t li = 0; li < tl.lanes.n; li++) {
+    const Lane *l = &tl.lanes.v[li];
+    const Trace *t = m->traces.v[l->trace];
+    for (size_t k = 0; k < l->ev.n; k++) {
+      const Ev *e = &t->ev.v[l->ev.v[k]];
+      uint32_t n = pn_model(pn, m, e->name); /* may grow pn->total */
+      pn->total.v[n] += e->dur;
+    }
+  }
+  buf_printf(b, "\"timeline\":{\"span\":%lld,\"events\":%llu,\"dropped\":%llu,\"ranks\":[", (long long)span,
+             (unsigned long long)tl.events, (unsigned long long)tl.dropped);
+  Buf tmp = {0};
+  size_t prev_trace = SIZE_MAX;
+  for (size_t i = 0; i < tl.tracks.n; i++) {
+    const Track *tr = &tl.tracks.v[i];
+    const Trace *t = m->traces.v[tr->trace];
+    if (tr->trace != prev_trace) {
+      if (prev_trace != SIZE_MAX) buf_puts(b, "]},");
+      prev_trace = tr->trace;
+      buf_printf(b, "{\"rank\":%lld,\"file\":", (long long)s->ranks.v[tr->trace].rank);
+      json_str(b, t->path);
+      buf_puts(b, ",\"tracks\":[");
+    } else buf_putc(b, ',');
+    tmp.len = 0;
+    model_thread_label(m, t, tr->thread, &tmp);
+    buf_puts(b, "{\"label\":");
+    json_str(b, tmp.s);
+    buf_printf(b, ",\"gpu\":%s,\"under\":%s,\"lane0\":%zu,\"lanes\":%zu,\"async\":%zu}", tr->gpu ? "true" : "false",
+               tr->gpu && tr->launcher >= 0 ? "true" : "false", tr->lane0, tr->nlanes, tr->nasync);
+  }
+  if (prev_trace != SIZE_MAX) buf_puts(b, "]}");
+  buf_puts(b, "],\"levels\":[");
+  size_t used = 0;
+  int64_t r = span / LEVEL0_BINS > 0 ? span / LEVEL0_BINS : 1;
+  for (int L = 0; L < MAX_LEVELS; L++, r = r / 4 > 0 ? r / 4 : 1) {
+    size_t need = 0;
+    bool full = true;
+    for (size_t li = 0; li < tl.lanes.n; li++) {
+      size_t n = lane_boxes(m, &tl.lanes.v[li], r);
+      need += n;
+      if (n != tl.lanes.v[li].ev.n) full = false;
+    }
+    if (L > 0 && used + need > BOX_BUDGET) break;
+    int64_t q = r / 8 > 0 ? r / 8 : 1;
+    buf_printf(b, "%s{\"res\":%lld,\"q\":%lld,\"full\":%s,\"lanes\":[", L ? "," : "", (long long)r, (long long)q,
+               full ? "true" : "false");
+    for (size_t li = 0; li < tl.lanes.n; li++) {
+      buf_puts(b, li ? ",[" : "[");
+      Emit em = {b, q, 0, tl.t0, true, 0};
+      lane_emit(m, &tl.lanes.v[li], r, &em, pn);
+      buf_putc(b, ']');
+    }
+    buf_puts(b, "]}");
+    used += need;
+    if (full || r == 1) break;
+  }
+  buf_printf(b, "],\"boxes\":%zu}", used);
   buf_free(&tmp);
-  free(top);
-  free(sum);
+  for (size_t i = 0; i < tl.lanes.n; i++) vec_free(&tl.lanes.v[i].ev);
+  vec_free(&tl.lanes);
+  vec_free(&tl.tracks);
 }
 
 /* ---- flame chart (call paths aggregated over all threads and ranks) ---- */
 
 typedef struct {
-  uint32_t parent, name;
+  uint32_t parent, name; /* name: page index */
   int64_t total;
   VEC(uint32_t) kids;
 } Node;
@@ -167,57 +420,54 @@ static uint32_t child_of(Nodes *ns, I64Map *idx, uint32_t parent, uint32_t name)
 }
 
 static Nodes *g_nodes;
-static const Model *g_model;
+static const PageNames *g_pn;
 
 static int cmp_kid(const void *a, const void *b) {
   const Node *x = &g_nodes->v[*(const uint32_t *)a], *y = &g_nodes->v[*(const uint32_t *)b];
   if (x->total != y->total) return x->total > y->total ? -1 : 1;
-  return strcmp(intern_str(&g_model->names, x->name), intern_str(&g_model->names, y->name));
+  return strcmp(g_pn->strs.v[x->name], g_pn->strs.v[y->name]);
 }
 
-static void draw_node(const Model *m, Nodes *ns, uint32_t id, double x, double scale, int depth, Buf *b,
-                      size_t *drawn) {
+/* Nodes in depth-first order, widest child first, those of at least `cut`
+ * only: "parent,name,total" with parent the emitted index. */
+static void flame_emit(Nodes *ns, uint32_t id, int64_t parent_out, int64_t cut, size_t *out_n, Buf *b) {
   Node *nd = &ns->v[id];
-  double w = (double)nd->total * scale;
-  if (id != 0) {
-    if (w < 0.3 || depth > MAX_DEPTH) return;
-    const char *name = intern_str(&m->names, nd->name);
-    double y = (depth - 1) * (ROW_H + 1);
-    buf_printf(b, "<g><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"", x, y, w, ROW_H);
-    color_of(b, name);
-    buf_puts(b, "\"><title>");
-    buf_html(b, name);
-    buf_puts(b, " (");
-    buf_ms(b, nd->total);
-    buf_puts(b, " ms)</title></rect>");
-    if (w > 40) {
-      size_t fit = (size_t)(w / 7);
-      char label[256];
-      snprintf(label, sizeof label, "%.*s", (int)(fit < 255 ? fit : 255), name);
-      buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"fl\">", x + 3, y + 12);
-      buf_html(b, label);
-      buf_puts(b, "</text>");
-    }
-    buf_puts(b, "</g>\n");
-    (*drawn)++;
-  }
-  g_nodes = ns;
-  g_model = m;
+  int64_t me = (int64_t)*out_n;
+  buf_printf(b, "%s%lld,%u,%lld", *out_n ? "," : "", (long long)parent_out, nd->name, (long long)nd->total);
+  (*out_n)++;
   if (nd->kids.n > 1) qsort(nd->kids.v, nd->kids.n, sizeof *nd->kids.v, cmp_kid);
-  double cx = x;
   for (size_t i = 0; i < ns->v[id].kids.n; i++) {
     uint32_t k = ns->v[id].kids.v[i];
-    draw_node(m, ns, k, cx, scale, depth + 1, b, drawn);
-    cx += (double)ns->v[k].total * scale;
+    if (ns->v[k].total >= cut && ns->v[k].total > 0) flame_emit(ns, k, me, cut, out_n, b);
   }
 }
 
-static void flame(const Model *m, Buf *b) {
+static int cmp_i64_desc(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x > y ? -1 : x < y;
+}
+
+static void flame_json(const Model *m, const Summary *s, PageNames *pn, Buf *b) {
   Nodes ns = {0};
   I64Map idx = {0};
-  Node root = {0, 0, 0, {0}};
+  uint32_t root_name = pn_extra(pn, "all ranges");
+  Node root = {0, root_name, 0, {0}};
   vec_push(&ns, root);
-  int maxdepth = 0;
+  /* every range whose name matches the step glob is one row: the steps'
+   * call paths merge instead of one column per step */
+  const char *glob = s->opt.step_glob;
+  size_t nn = intern_count(&m->names);
+  uint8_t *is_step = xcalloc(nn ? nn : 1, 1);
+  size_t step_names = 0;
+  for (size_t i = 0; i < nn; i++)
+    if (glob && fnmatch(glob, intern_str(&m->names, (uint32_t)i), 0) == 0) is_step[i] = 1, step_names++;
+  int64_t step_name = -1;
+  if (step_names > 1) {
+    Buf t = {0};
+    buf_printf(&t, "%s (%zu steps)", glob, step_names);
+    step_name = pn_extra(pn, t.s);
+    buf_free(&t);
+  }
   for (size_t ti = 0; ti < m->traces.n; ti++) {
     const Trace *t = m->traces.v[ti];
     VEC(uint32_t) r = {0};
@@ -236,103 +486,102 @@ static void flame(const Model *m, Buf *b) {
       int64_t end = e->ts + e->dur;
       if (st.n && end > st.v[st.n - 1].end) end = st.v[st.n - 1].end;
       uint32_t parent = st.n ? st.v[st.n - 1].node : 0;
-      uint32_t node = ns.n < MAX_NODES ? child_of(&ns, &idx, parent, e->name) : parent;
+      uint32_t name = step_name >= 0 && is_step[e->name] ? (uint32_t)step_name : pn_model(pn, m, e->name);
+      uint32_t node = ns.n < MAX_FLAME_BUILD ? child_of(&ns, &idx, parent, name) : parent;
       ns.v[node].total += end - e->ts;
       if (!st.n) ns.v[0].total += end - e->ts;
       Fr f = {end, node};
       vec_push(&st, f);
-      if ((int)st.n > maxdepth) maxdepth = (int)st.n;
     }
     vec_free(&st);
     vec_free(&r);
   }
-  if (maxdepth > MAX_DEPTH) maxdepth = MAX_DEPTH;
-  Buf body = {0};
-  size_t drawn = 0;
-  if (ns.v[0].total > 0) draw_node(m, &ns, 0, 0, TRACK_W / (double)ns.v[0].total, 0, &body, &drawn);
-  buf_printf(b, "<svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n",
-             TRACK_W + 10, maxdepth * (ROW_H + 1) + 4);
-  buf_add(b, body.s ? body.s : "", body.len);
-  buf_puts(b, "</svg>\n<p class=\"cap\">Range nesting, all threads and ranks together: each box is a call "
-              "path, its width the path's total time (");
-  buf_ms(b, ns.v[0].total);
-  buf_printf(b, " ms of top-level ranges), children under their parent, widest first; %zu boxes.</p>\n", drawn);
-  buf_free(&body);
+  /* the widest MAX_FLAME_NODES paths (a child is never wider than its parent) */
+  int64_t cut = 0;
+  if (ns.n > MAX_FLAME_NODES) {
+    int64_t *tot = xmalloc(ns.n * sizeof *tot);
+    for (size_t i = 0; i < ns.n; i++) tot[i] = ns.v[i].total;
+    qsort(tot, ns.n, sizeof *tot, cmp_i64_desc);
+    cut = tot[MAX_FLAME_NODES - 1] + 1;
+    free(tot);
+  }
+  g_nodes = &ns;
+  g_pn = pn;
+  size_t out_n = 0;
+  buf_printf(b, "\"flame\":{\"built\":%zu,\"nodes\":[", ns.n);
+  if (ns.v[0].total > 0) flame_emit(&ns, 0, -1, cut, &out_n, b);
+  buf_printf(b, "],\"shown\":%zu}", out_n);
   for (size_t i = 0; i < ns.n; i++) vec_free(&ns.v[i].kids);
   vec_free(&ns);
   i64map_free(&idx);
+  free(is_step);
 }
 
-/* ---- bar charts ---- */
+/* ---- steps, ranks ---- */
 
-static void bars(const Model *m, const Summary *s, Buf *b) {
-  (void)m;
-  if (s->steps.n) {
-    size_t n = s->steps.n < 200 ? s->steps.n : 200;
-    int64_t mx = 1;
-    for (size_t i = 0; i < n; i++) mx = s->steps.v[i].dur > mx ? s->steps.v[i].dur : mx;
-    double bw = (double)TRACK_W / (double)n;
-    int H = 160;
-    buf_printf(b, "<svg id=\"steps\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n",
-               TRACK_W + 60, H + 30);
-    for (size_t i = 0; i < n; i++) {
-      const StepRow *st = &s->steps.v[i];
-      double h = (double)st->dur / (double)mx * H, g = (double)(st->gpu < st->dur ? st->gpu : st->dur) / (double)mx * H;
-      buf_printf(b, "<rect class=\"step\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#7a9cc6\">"
-                 "<title>rank %lld %s: ", 50 + i * bw, H - h + 5, bw * 0.8, h,
-                 (long long)s->ranks.v[st->trace].rank, intern_str(&m->names, st->name));
-      buf_ms(b, st->dur);
-      buf_puts(b, " ms, GPU ");
-      buf_ms(b, st->gpu);
-      buf_printf(b, " ms</title></rect><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                 "fill=\"#2f5d8a\"/>\n", 50 + i * bw, H - g + 5, bw * 0.8, g);
-    }
-    buf_puts(b, "<text x=\"0\" y=\"15\" class=\"lbl\">");
-    buf_ms(b, mx);
-    buf_printf(b, " ms</text><text x=\"50\" y=\"%d\" class=\"lbl\">steps in order (ranks one after "
-               "another); dark: GPU time attributed to the step</text></svg>\n", H + 25);
-  } else {
-    buf_puts(b, "<p>No steps (ranges named ProfilerStep#N, or --step GLOB) in these traces.</p>\n");
+static void charts_json(const Model *m, const Summary *s, PageNames *pn, Buf *b) {
+  buf_puts(b, "\"steps\":[");
+  size_t n = s->steps.n < MAX_STEPS ? s->steps.n : MAX_STEPS;
+  for (size_t i = 0; i < n; i++) {
+    const StepRow *st = &s->steps.v[i];
+    buf_printf(b, "%s%lld,%u,%lld,%lld", i ? "," : "", (long long)s->ranks.v[st->trace].rank,
+               pn_model(pn, m, st->name), (long long)st->dur, (long long)(st->gpu < st->dur ? st->gpu : st->dur));
   }
-  /* per rank: CPU span, GPU busy, compute, idle */
-  int64_t mx = 1;
+  buf_printf(b, "],\"steps_total\":%zu,\"ranks\":[", s->steps.n);
   for (size_t i = 0; i < s->ranks.n; i++) {
     const RankRow *r = &s->ranks.v[i];
-    int64_t v[4] = {r->cpu_last - r->cpu_first, r->busy, r->compute, r->idle};
-    for (int k = 0; k < 4; k++) mx = v[k] > mx ? v[k] : mx;
+    buf_printf(b, "%s[%lld,%lld,%lld,%lld,%lld,%lld]", i ? "," : "", (long long)r->rank,
+               (long long)(r->cpu_last > r->cpu_first ? r->cpu_last - r->cpu_first : 0), (long long)r->busy,
+               (long long)r->compute, (long long)r->comm, (long long)r->idle);
   }
-  static const char *const LBL[4] = {"CPU span", "GPU busy", "compute", "GPU idle"};
-  static const char *const COL[4] = {"#999", "#2f5d8a", "#3c9a5f", "#d08c2f"};
-  size_t nr = s->ranks.n < 64 ? s->ranks.n : 64;
-  int rowh = 4 * 12 + 10;
-  buf_printf(b, "<svg id=\"ranks\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\">\n",
-             LABEL_W + TRACK_W + 10, nr * (size_t)rowh + 30);
-  for (size_t i = 0; i < nr; i++) {
-    const RankRow *r = &s->ranks.v[i];
-    int64_t v[4] = {r->cpu_last - r->cpu_first, r->busy, r->compute, r->idle};
-    double y = (double)i * rowh + 4;
-    buf_printf(b, "<text x=\"4\" y=\"%.1f\" class=\"rank\">rank %lld</text>", y + 26, (long long)r->rank);
-    for (int k = 0; k < 4; k++) {
-      double w = (double)v[k] / (double)mx * TRACK_W;
-      buf_printf(b, "<rect class=\"rankbar\" x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"10\" fill=\"%s\">"
-                 "<title>rank %lld %s: ", LABEL_W, y + k * 12, w, COL[k], (long long)r->rank, LBL[k]);
-      buf_ms(b, v[k]);
-      buf_puts(b, " ms</title></rect>");
+  buf_puts(b, "]");
+}
+
+/* ---- run header: env.json of the first file's run directory ---- */
+
+static char *env_json_text(const char *first) {
+  struct stat st;
+  Buf path = {0};
+  if (stat(first, &st) == 0 && S_ISDIR(st.st_mode)) buf_puts(&path, first);
+  else {
+    const char *sl = strrchr(first, '/');
+    if (sl) buf_add(&path, first, (size_t)(sl - first));
+    else buf_putc(&path, '.');
+  }
+  buf_puts(&path, "/env.json");
+  char *text = NULL;
+  FILE *f = fopen(path.s, "rb");
+  if (f) {
+    Buf t = {0};
+    char chunk[65536];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0 && t.len < MAX_ENV_BYTES) buf_add(&t, chunk, got);
+    fclose(f);
+    if (t.len && t.len < MAX_ENV_BYTES) {
+      /* '<' only occurs inside strings in JSON: \u003c there keeps "</script>" out */
+      Buf o = {0};
+      buf_puts(&o, "{\"path\":");
+      json_str(&o, path.s);
+      buf_puts(&o, ",\"env\":");
+      for (size_t i = 0; i < t.len; i++)
+        if (t.s[i] == '<') buf_puts(&o, "\\u003c");
+        else buf_putc(&o, t.s[i]);
+      buf_puts(&o, "}");
+      text = buf_steal(&o);
     }
-    buf_putc(b, '\n');
+    buf_free(&t);
   }
-  buf_printf(b, "<text x=\"%d\" y=\"%zu\" class=\"lbl\">", LABEL_W, nr * (size_t)rowh + 20);
-  for (int k = 0; k < 4; k++) buf_printf(b, "<tspan fill=\"%s\">&#9632; %s </tspan>", COL[k], LBL[k]);
-  buf_puts(b, "</text></svg>\n");
+  buf_free(&path);
+  return text;
 }
 
 static const char STYLE[] =
-  "body{font:14px/1.4 sans-serif;margin:24px;color:#222;max-width:1300px}"
+  "body{font:14px/1.4 sans-serif;margin:24px;color:#222;max-width:1400px}"
   "table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:2px 6px}"
   "th{background:#eee}td.n{text-align:right;font-variant-numeric:tabular-nums}"
-  "svg{display:block;margin:8px 0;background:#fafafa;border:1px solid #ddd}"
-  ".lbl{font:11px sans-serif;fill:#333}.rank{font:bold 12px sans-serif}.fl{font:11px monospace;fill:#000;"
-  "pointer-events:none}.cap{color:#555;font-size:12px}code{background:#f0f0f0}";
+  ".cap{color:#555;font-size:12px}code{background:#f0f0f0}";
+
+static void put_text_asset(Buf *b, const unsigned char *p, size_t n) { buf_add(b, p, n); }
 
 int cmd_report(int argc, char **argv) {
   Model m = {0};
@@ -363,20 +612,22 @@ int cmd_report(int argc, char **argv) {
   summary_compute(&m, &opt, &s);
   Buf b = {0};
   buf_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-             "<title>nctrace report</title><style>%s</style></head><body>\n", STYLE);
-  buf_puts(&b, "<h1>nctrace report</h1>\n<p>");
+             "<meta name=\"viewport\" content=\"width=device-width\">"
+             "<title>nctrace report</title><style>%s", STYLE);
+  put_text_asset(&b, report_css, report_css_len);
+  buf_puts(&b, "</style></head><body>\n<h1>nctrace report</h1>\n<div id=\"runhdr\"></div>\n<p class=\"cap\">");
   for (size_t i = 0; i < files.n; i++) {
     if (i) buf_puts(&b, ", ");
     buf_puts(&b, "<code>");
     buf_html(&b, files.v[i]);
     buf_puts(&b, "</code>");
   }
-  buf_puts(&b, "</p>\n<h2>Timeline of the top ranges and kernels</h2>\n");
-  timeline(&m, &s, &b);
-  buf_puts(&b, "<h2>Flame chart of range nesting</h2>\n");
-  flame(&m, &b);
-  buf_puts(&b, "<h2>Steps and ranks</h2>\n");
-  bars(&m, &s, &b);
+  buf_puts(&b, "</p>\n<noscript><p>The pictures are drawn by the page's script; the tables below need "
+               "none.</p></noscript>\n"
+               "<h2>Timeline</h2>\n<div id=\"timeline\" class=\"view\"></div>\n"
+               "<h2>Flame chart of range nesting</h2>\n<div id=\"flame\" class=\"view\"></div>\n"
+               "<h2>Steps and ranks</h2>\n<div id=\"steps\" class=\"view\"></div>\n"
+               "<div id=\"ranks\" class=\"view\"></div>\n");
   buf_puts(&b, "<div id=\"summary\">\n");
   /* the Nsight Compute / Systems sections of a run directory, as summary shows them */
   Deep deep = {0};
@@ -389,9 +640,49 @@ int cmd_report(int argc, char **argv) {
   doc_write_html(&doc, &b);
   doc_free(&doc);
   deep_free(&deep);
-  buf_puts(&b, "</div>\n</body></html>\n");
+  buf_puts(&b, "</div>\n");
+  /* the pictures' data */
+  PageNames pn = {0};
+  pn.page_of = xmalloc((intern_count(&m.names) + 1) * sizeof *pn.page_of);
+  memset(pn.page_of, 0xff, (intern_count(&m.names) + 1) * sizeof *pn.page_of);
+  Buf data = {0};
+  buf_printf(&data, "{\"step_glob\":");
+  json_str(&data, opt.step_glob);
+  buf_putc(&data, ',');
+  timeline_json(&m, &s, &pn, &data);
+  buf_putc(&data, ',');
+  flame_json(&m, &s, &pn, &data);
+  buf_putc(&data, ',');
+  charts_json(&m, &s, &pn, &data);
+  buf_puts(&data, ",\"names\":[");
+  for (size_t i = 0; i < pn.strs.n; i++) {
+    if (i) buf_putc(&data, ',');
+    json_str(&data, pn.strs.v[i]);
+  }
+  buf_puts(&data, "],\"name_total\":[");
+  for (size_t i = 0; i < pn.total.n; i++) buf_printf(&data, "%s%lld", i ? "," : "", (long long)pn.total.v[i]);
+  buf_puts(&data, "]}");
+  buf_puts(&b, "<script type=\"application/json\" id=\"nc-data\">");
+  buf_add(&b, data.s, data.len);
+  buf_puts(&b, "</script>\n");
+  char *env = env_json_text(files.v[0]);
+  if (env) {
+    buf_puts(&b, "<script type=\"application/json\" id=\"nc-env\">");
+    buf_puts(&b, env);
+    buf_puts(&b, "</script>\n");
+    free(env);
+  }
+  buf_puts(&b, "<script>");
+  put_text_asset(&b, report_js, report_js_len);
+  buf_puts(&b, "</script>\n</body></html>\n");
   rc = out_write_file(out, &b) < 0 ? 1 : 0;
   buf_free(&b);
+  buf_free(&data);
+  free(pn.page_of);
+  vec_free(&pn.strs);
+  for (size_t i = 0; i < pn.extra.n; i++) free(pn.extra.v[i]);
+  vec_free(&pn.extra);
+  vec_free(&pn.total);
   summary_free(&s);
 done:
   vec_free(&files);

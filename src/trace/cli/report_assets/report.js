@@ -1,0 +1,732 @@
+/* nctrace report: the page's pictures, drawn on <canvas> from the JSON that
+ * report.c embeds (#nc-data, #nc-env). Hand-written, no library: a
+ * timeline (one clock for every rank and thread, zoom, pan, search, legend,
+ * labels, GPU streams under the thread that launched their work), a flame
+ * chart (click to zoom), the steps and ranks charts and the run header.
+ * Every canvas keeps what it drew in its data-* attributes (boxes, labels,
+ * matched, view, root) for the browser tests. Plain ES2017, no network. */
+(function () {
+  'use strict';
+  var $ = function (id) { return document.getElementById(id); };
+  var D = JSON.parse($('nc-data').textContent);
+  var NAMES = D.names, NN = NAMES.length;
+  var DPR = window.devicePixelRatio || 1;
+  var FONT = '11px sans-serif';
+
+  /* ---- numbers ---- */
+  function fmt(ns) {
+    var a = Math.abs(ns);
+    if (a >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
+    if (a >= 1e5) return (ns / 1e6).toFixed(a >= 1e8 ? 1 : 3) + ' ms';
+    if (a >= 1e3) return (ns / 1e3).toFixed(2) + ' µs';
+    return Math.round(ns) + ' ns';
+  }
+  function niceStep(span, n) {
+    var raw = span / Math.max(1, n), p = Math.pow(10, Math.floor(Math.log10(raw)));
+    var m = [1, 2, 5, 10];
+    for (var i = 0; i < m.length; i++) if (p * m[i] >= raw) return p * m[i];
+    return p * 10;
+  }
+  function tickLabel(t, step) {
+    var u = step >= 1e8 ? 1e9 : step >= 1e5 ? 1e6 : step >= 100 ? 1e3 : 1;
+    var unit = u === 1e9 ? ' s' : u === 1e6 ? ' ms' : u === 1e3 ? ' µs' : ' ns';
+    var dec = Math.max(0, -Math.floor(Math.log10(step / u) + 1e-9));
+    return (t / u).toFixed(Math.min(dec, 6)) + unit;
+  }
+
+  /* ---- colours: distinct by rank of time (golden-angle hues) ---- */
+  var order = [];
+  for (var i = 0; i < NN; i++) order.push(i);
+  var TOT = D.name_total;
+  order.sort(function (a, b) { return (TOT[b] - TOT[a]) || (a - b); });
+  var COL = new Array(NN), TXT = new Array(NN), RANKOF = new Array(NN);
+  var LIGHT = [50, 38, 64];
+  order.forEach(function (n, r) {
+    var h = (r * 137.508 + 210) % 360, l = LIGHT[r % 3] + (r >= 30 ? 4 : 0);
+    COL[n] = 'hsl(' + h.toFixed(0) + ',' + (r % 2 ? 55 : 70) + '%,' + l + '%)';
+    TXT[n] = l < 55 ? '#fff' : '#111';
+    RANKOF[n] = r;
+  });
+  var FADED = '#e4e4e4';
+  /* steps (ProfilerStep#N or the --step glob) share one colour and one legend entry */
+  var STEPRE = new RegExp('^' + D.step_glob.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*')
+    .replace(/\?/g, '.') + '$');
+  var ISSTEP = NAMES.map(function (n) { return STEPRE.test(n); });
+  var nsteps = 0;
+  for (i = 0; i < NN; i++) if (ISSTEP[i]) { COL[i] = '#9db4cc'; TXT[i] = '#111'; nsteps++; }
+
+  function fitText(ctx, s, w) {
+    if (w < 14) return null;
+    var max = Math.floor((w - 6) / 6.2);
+    if (s.length <= max) return s;
+    if (max < 3) return null;
+    var t = s.slice(0, max - 1) + '…';
+    while (t.length > 2 && ctx.measureText(t).width > w - 6) t = t.slice(0, t.length - 2) + '…';
+    return t;
+  }
+
+  /* ---- tooltip ---- */
+  var tip = document.createElement('div');
+  tip.className = 'tip';
+  document.body.appendChild(tip);
+  function showTip(ev, text) {
+    if (!text) { tip.style.display = 'none'; return; }
+    tip.textContent = text;
+    tip.style.display = 'block';
+    var x = ev.clientX + 14, y = ev.clientY + 14, r = tip.getBoundingClientRect();
+    if (x + r.width > window.innerWidth) x = ev.clientX - r.width - 10;
+    if (y + r.height > window.innerHeight) y = ev.clientY - r.height - 10;
+    tip.style.left = x + 'px';
+    tip.style.top = y + 'px';
+  }
+  function hideTip() { tip.style.display = 'none'; }
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text != null) e.textContent = text;
+    return e;
+  }
+  function sizeCanvas(cv, w, h) {
+    cv.width = Math.round(w * DPR);
+    cv.height = Math.round(h * DPR);
+    cv.style.width = w + 'px';
+    cv.style.height = h + 'px';
+    var ctx = cv.getContext('2d');
+    ctx.setTransform(DPR, 0, 0, DPR, 0, 0);
+    return ctx;
+  }
+
+  /* ---- search (shared by the timeline and the flame chart) ---- */
+  var match = null, matchNames = 0;
+  var redrawers = [];
+  function setSearch(q) {
+    q = (q || '').trim();
+    if (!q) { match = null; matchNames = 0; }
+    else {
+      match = new Uint8Array(NN);
+      matchNames = 0;
+      var exact = q.charAt(0) === '=', ql = (exact ? q.slice(1) : q).toLowerCase();
+      for (var n = 0; n < NN; n++) {
+        var nm = NAMES[n].toLowerCase();
+        if (exact ? nm === ql : nm.indexOf(ql) >= 0) { match[n] = 1; matchNames++; }
+      }
+    }
+    redrawers.forEach(function (f) { f(); });
+  }
+
+  /* ---- run header ---- */
+  function runHeader() {
+    var box = $('runhdr'), src = $('nc-env');
+    if (!box || !src) return;
+    var E;
+    try { E = JSON.parse(src.textContent); } catch (e) { return; }
+    var env = E.env || {}, rows = [];
+    var q = function (a) { return /^[\w@%+=:,./-]+$/.test(a) ? a : "'" + String(a).replace(/'/g, "'\\''") + "'"; };
+    if (Array.isArray(env.command)) rows.push(['command', env.command.map(q).join(' ')]);
+    if (env.started) rows.push(['date', env.started]);
+    if (env.host) rows.push(['host', env.host + (env.kernel ? ' (' + env.kernel + ')' : '')]);
+    if (env.cwd) rows.push(['directory', env.cwd]);
+    if (env.backend) rows.push(['backend', env.backend]);
+    var o = env.options || {}, sched = [], other = [], rulesOpt = [];
+    Object.keys(o).forEach(function (k) {
+      var v = o[k] === true ? k : k + '=' + (typeof o[k] === 'object' ? JSON.stringify(o[k]) : o[k]);
+      (/sched|capture|warmup|active|wait|repeat|step/i.test(k) ? sched : /rule|config/i.test(k) ? rulesOpt : other).push(v);
+    });
+    if (sched.length) rows.push(['schedule', sched.join('  ')]);
+    if (other.length) rows.push(['options', other.join('  ')]);
+    var sh = env.shadow, rl = rulesOpt.slice();
+    if (sh && typeof sh === 'object') {
+      if (sh.rules_digest) rl.push('digest ' + sh.rules_digest);
+      if (sh.dir) rl.push('shadow tree ' + sh.dir);
+      if (sh.manifest) rl.push('manifest ' + sh.manifest);
+    }
+    if (rl.length) rows.push(['rules', rl.join(', ')]);
+    if (env.gpu && Array.isArray(env.gpu.devices) && env.gpu.devices.length) {
+      var m = /Model:\s*([^\n]+)/.exec(env.gpu.devices[0]);
+      rows.push(['GPUs', env.gpu.devices.length + (m ? ' × ' + m[1].trim() : '')]);
+    }
+    if (Array.isArray(env.stages) && env.stages.length)
+      rows.push(['stages', env.stages.map(function (s) {
+        return (s.name || s.stage || 'stage') + (s.status != null ? ' → ' + s.status : '') +
+          (s.seconds != null ? ' (' + Number(s.seconds).toFixed(1) + ' s)' : '');
+      }).join(', ')]);
+    if (!rows.length) return;
+    var t = el('table');
+    rows.forEach(function (r) {
+      var tr = el('tr');
+      tr.appendChild(el('td', null, r[0]));
+      tr.appendChild(el('td', null, r[1]));
+      t.appendChild(tr);
+    });
+    box.appendChild(el('p', 'cap', 'Run: ' + E.path));
+    box.appendChild(t);
+  }
+
+  /* ---- timeline ---- */
+  function timeline() {
+    var root = $('timeline'), TL = D.timeline;
+    if (!root) return;
+    var SPAN = TL.span, LABEL = 240, AXIS = 24, LH = 15, RH = 20;
+    var levels = TL.levels.map(function (L) {
+      return {res: L.res, full: L.full, lanes: L.lanes.map(function (a) {
+        var n = 0, i;
+        for (i = 0; i < a.length; n++) i += a[i + 2] < 0 ? 5 + a[i + 4] : 3;
+        var s = new Float64Array(n), d = new Float64Array(n), nm = new Int32Array(n), c = new Uint32Array(n);
+        var ex = {}, t = 0, k = 0;
+        for (i = 0; i < a.length; k++) {
+          t += a[i] * L.q;
+          s[k] = t;
+          d[k] = a[i + 1];
+          var x = a[i + 2];
+          if (x < 0) {
+            nm[k] = -1 - x; c[k] = a[i + 3];
+            if (a[i + 4]) ex[k] = a.slice(i + 5, i + 5 + a[i + 4]);
+            i += 5 + a[i + 4];
+          } else { nm[k] = x; c[k] = 1; i += 3; }
+        }
+        return {s: s, d: d, nm: nm, c: c, ex: ex, n: n};
+      })};
+    });
+    /* rows: a band per rank, then each track's lanes */
+    var rows = [], y = 0, ntracks = 0;
+    TL.ranks.forEach(function (r) {
+      rows.push({kind: 'rank', y: y, h: RH, label: 'rank ' + r.rank + '  ·  ' + r.file});
+      y += RH;
+      r.tracks.forEach(function (tr) {
+        ntracks++;
+        for (var j = 0; j < tr.lanes; j++) {
+          var lbl = j === 0 ? (tr.under ? '↳ ' : '') + tr.label
+            : j === tr.lanes - tr.async ? (tr.under ? '   ' : '') + 'start/end spans' : null;
+          rows.push({kind: 'lane', y: y, h: LH, lane: tr.lane0 + j, label: lbl, track: tr, rank: r.rank,
+                     first: j === 0});
+          y += LH;
+        }
+        y += 3;
+      });
+    });
+    var totalH = y + AXIS;
+    var bar = el('div', 'bar');
+    var search = el('input');
+    search.type = 'search';
+    search.placeholder = 'search names (=exact); Enter: next';
+    search.id = 'tl-search';
+    search.setAttribute('list', 'nc-names');
+    var dl = el('datalist');
+    dl.id = 'nc-names';
+    order.slice(0, 3000).forEach(function (n) { var o = el('option'); o.value = NAMES[n]; dl.appendChild(o); });
+    bar.appendChild(search);
+    bar.appendChild(dl);
+    var btn = function (t, title, f) { var b = el('button', null, t); b.title = title; b.onclick = f; bar.appendChild(b); return b; };
+    var st = el('span', 'st');
+    var legend = el('div', 'legend');
+    var scroller = el('div', 'scroller');
+    var cv = el('canvas');
+    cv.id = 'timeline-canvas';
+    var spacer = el('div');
+    scroller.appendChild(cv);
+    scroller.appendChild(spacer);
+    root.appendChild(bar);
+    root.appendChild(legend);
+    root.appendChild(scroller);
+    var help = el('div', 'help', 'Wheel: zoom at the pointer · drag: pan (and scroll the tracks) · shift+wheel: ' +
+      'scroll the tracks · double-click a box: zoom to it · hover: name and time. Boxes marked ×N stand for N ' +
+      'events too short to draw apart at this zoom (coloured by the name with the most time among them): zoom in ' +
+      'to split them.');
+    root.appendChild(help);
+
+    var v0 = 0, v1 = SPAN, W = 800, H = 400, ctx = null;
+    function clampView() {
+      var w = v1 - v0, minw = 50;
+      if (w < minw) { var c = (v0 + v1) / 2; v0 = c - minw / 2; v1 = c + minw / 2; w = minw; }
+      if (w > SPAN * 1.05) { v0 = -SPAN * 0.025; v1 = SPAN * 1.025; return; }
+      if (v0 < -SPAN * 0.025) { v0 = -SPAN * 0.025; v1 = v0 + w; }
+      if (v1 > SPAN * 1.025) { v1 = SPAN * 1.025; v0 = v1 - w; }
+    }
+    function zoomAt(t, f) { v0 = t - (t - v0) * f; v1 = t + (v1 - t) * f; clampView(); draw(); }
+    btn('−', 'zoom out', function () { zoomAt((v0 + v1) / 2, 2); });
+    btn('+', 'zoom in', function () { zoomAt((v0 + v1) / 2, 0.5); });
+    btn('◀', 'pan left', function () { var w = v1 - v0; v0 -= w / 3; v1 -= w / 3; clampView(); draw(); });
+    btn('▶', 'pan right', function () { var w = v1 - v0; v0 += w / 3; v1 += w / 3; clampView(); draw(); });
+    btn('whole run', 'show the whole run', function () { v0 = 0; v1 = SPAN; draw(); });
+    bar.appendChild(st);
+
+    /* legend: the names with the most time, click to highlight */
+    var LEG = Math.min(order.length, 24);
+    if (nsteps) {
+      var ss = el('span'), ssw = el('i');
+      ssw.style.background = '#9db4cc';
+      ss.appendChild(ssw);
+      ss.appendChild(document.createTextNode(D.step_glob + ' (' + nsteps + ' steps)'));
+      ss.onclick = function () { var q = D.step_glob.split('*')[0]; search.value = search.value === q ? '' : q; setSearch(search.value); };
+      legend.appendChild(ss);
+    }
+    var legendNames = order.filter(function (n) { return !ISSTEP[n] && TOT[n] > 0; });
+    LEG = Math.min(legendNames.length, LEG);
+    for (var li = 0; li < LEG; li++) (function (n) {
+      var s = el('span');
+      var sw = el('i');
+      sw.style.background = COL[n];
+      s.appendChild(sw);
+      s.appendChild(document.createTextNode(NAMES[n].length > 48 ? NAMES[n].slice(0, 47) + '…' : NAMES[n]));
+      s.title = NAMES[n] + ': ' + fmt(TOT[n]) + ' in the timeline';
+      s.onclick = function () { search.value = search.value === '=' + NAMES[n] ? '' : '=' + NAMES[n]; setSearch(search.value); };
+      s.dataset.name = n;
+      legend.appendChild(s);
+    })(legendNames[li]);
+    if (legendNames.length > LEG) legend.appendChild(el('span', null, '+ ' + (legendNames.length - LEG) + ' more names: search to find any'));
+
+    function layout() {
+      W = Math.max(400, root.clientWidth - 2);
+      H = Math.min(totalH, 640);
+      ctx = sizeCanvas(cv, W, H);
+      scroller.style.height = H + 'px';
+      spacer.style.height = Math.max(0, totalH - H) + 'px';
+    }
+    function pickLevel(nsPerPx) {
+      for (var i = 0; i < levels.length; i++) if (levels[i].res <= nsPerPx) return i;
+      return levels.length - 1;
+    }
+    function firstBox(L, t) { /* first box that ends after t */
+      var lo = 0, hi = L.n;
+      while (lo < hi) { var mid = (lo + hi) >> 1; if (L.s[mid] < t) lo = mid + 1; else hi = mid; }
+      while (lo > 0 && L.s[lo - 1] + L.d[lo - 1] > t) lo--;
+      return lo;
+    }
+    var hatch = null;
+    function draw() {
+      if (!ctx) return;
+      ctx.font = FONT;
+      ctx.textBaseline = 'middle';
+      if (!hatch) {
+        var hc = document.createElement('canvas');
+        hc.width = hc.height = 6;
+        var hx = hc.getContext('2d');
+        hx.strokeStyle = 'rgba(255,255,255,0.55)';
+        hx.lineWidth = 1.5;
+        hx.beginPath(); hx.moveTo(0, 6); hx.lineTo(6, 0); hx.stroke();
+        hatch = ctx.createPattern(hc, 'repeat');
+      }
+      ctx.clearRect(0, 0, W, H);
+      var plotW = W - LABEL, npp = (v1 - v0) / plotW, lvI = pickLevel(npp), lv = levels[lvI];
+      var X = function (t) { return LABEL + (t - v0) / npp; };
+      var step = niceStep(v1 - v0, plotW / 110), ticks = [];
+      for (var t = Math.ceil(v0 / step) * step; t <= v1; t += step) ticks.push(t);
+      ctx.strokeStyle = '#eee';
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      ticks.forEach(function (t) { var x = Math.round(X(t)) + 0.5; ctx.moveTo(x, AXIS); ctx.lineTo(x, H); });
+      ctx.stroke();
+      var top = scroller.scrollTop, drawn = 0, labels = 0, matched = 0, sig = 0;
+      for (var ri = 0; ri < rows.length; ri++) {
+        var row = rows[ri], ry = AXIS + row.y - top;
+        if (ry + row.h < AXIS || ry > H) continue;
+        if (row.kind === 'rank') {
+          ctx.fillStyle = '#e8eef6';
+          ctx.fillRect(0, ry, W, row.h);
+          ctx.fillStyle = '#123';
+          ctx.font = 'bold 12px sans-serif';
+          ctx.fillText(row.label, 4, ry + row.h / 2);
+          ctx.font = FONT;
+          continue;
+        }
+        if (row.first) { ctx.fillStyle = '#ddd'; ctx.fillRect(0, ry - 2, W, 1); }
+        var L = lv.lanes[row.lane];
+        var lastPx = -1, lastCol = null;
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(LABEL, ry, plotW, row.h);
+        ctx.clip();
+        for (var k = firstBox(L, v0); k < L.n && L.s[k] <= v1; k++) {
+          var x0 = X(L.s[k]), x1 = X(L.s[k] + L.d[k]);
+          if (x0 < LABEL - 1) x0 = LABEL - 1;
+          if (x1 > W + 1) x1 = W + 1;
+          var w = x1 - x0, nm = L.nm[k], hit = !match || match[nm];
+          if (!hit && L.c[k] > 1 && L.ex[k]) { /* a run: matched by any of its names */
+            var more = L.ex[k];
+            for (var mi = 0; mi < more.length; mi++) if (match[more[mi]]) { nm = more[mi]; hit = true; break; }
+          }
+          var col = hit ? COL[nm] : FADED;
+          if (w < 1) {
+            var px = x0 | 0;
+            if (px === lastPx && col === lastCol) continue;
+            lastPx = px; lastCol = col; w = 1;
+          } else lastPx = -1;
+          ctx.fillStyle = col;
+          ctx.fillRect(x0, ry + 1, w, row.h - 2);
+          drawn++;
+          sig = (sig * 31 + nm + (x0 | 0)) % 1000000007;
+          if (match && hit) matched++;
+          if (L.c[k] > 1 && w > 3) { ctx.fillStyle = hatch; ctx.fillRect(x0, ry + 1, w, row.h - 2); }
+          if (w > 24) {
+            var vis0 = Math.max(x0, LABEL), vw = Math.min(x1, W) - vis0;
+            var s = fitText(ctx, (L.c[k] > 1 ? L.c[k] + '× ' : '') + NAMES[nm], vw);
+            if (s) { ctx.fillStyle = hit ? TXT[nm] : '#999'; ctx.fillText(s, vis0 + 3, ry + row.h / 2 + 0.5); labels++; }
+          }
+        }
+        ctx.restore();
+        if (row.label) {
+          ctx.fillStyle = '#fff';
+          ctx.fillRect(0, ry, LABEL - 2, row.h);
+          ctx.fillStyle = row.track.gpu ? '#264' : '#333';
+          var ls = fitText(ctx, row.label, LABEL - 4);
+          if (ls) ctx.fillText(ls, 4, ry + row.h / 2 + 0.5);
+        }
+      }
+      /* the axis, on top */
+      ctx.fillStyle = '#fafafa';
+      ctx.fillRect(0, 0, W, AXIS);
+      ctx.fillStyle = '#ccc';
+      ctx.fillRect(0, AXIS - 1, W, 1);
+      ctx.fillStyle = '#333';
+      ctx.strokeStyle = '#888';
+      ctx.beginPath();
+      ticks.forEach(function (t) {
+        var x = Math.round(X(t)) + 0.5;
+        ctx.moveTo(x, AXIS - 6); ctx.lineTo(x, AXIS - 1);
+        ctx.fillText(tickLabel(t, step), x + 3, 9);
+      });
+      ctx.stroke();
+      ctx.fillStyle = '#555';
+      ctx.fillText('time since the first event', 4, 9);
+      cv.dataset.boxes = drawn;
+      cv.dataset.labels = labels;
+      cv.dataset.matched = matched;
+      cv.dataset.view = Math.round(v0) + ',' + Math.round(v1);
+      cv.dataset.level = lvI;
+      cv.dataset.sig = sig;
+      var shown = fmt(Math.max(0, Math.min(v1, SPAN) - Math.max(v0, 0)));
+      st.textContent = 'showing ' + shown + ' of ' + fmt(SPAN) + ' (' + fmt(Math.max(v0, 0)) + ' to ' +
+        fmt(Math.min(v1, SPAN)) + ') · ' + TL.events + ' events on ' + ntracks + ' tracks, ' + TL.ranks.length +
+        ' rank' + (TL.ranks.length === 1 ? '' : 's') + ' · ' + (lv.full ? 'every event drawn' :
+        'zoom level ' + (lvI + 1) + ' of ' + levels.length + ', short events grouped') + ' · ' + drawn + ' boxes' +
+        (match ? ' · ' + matchNames + ' names match, ' + matched + ' boxes highlighted' : '') +
+        (TL.dropped ? ' · ' + TL.dropped + ' events nested over 64 deep not drawn' : '');
+    }
+    redrawers.push(draw);
+    function boxAt(ev) {
+      var r = cv.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top;
+      if (mx < LABEL || my < AXIS) return null;
+      var yy = my - AXIS + scroller.scrollTop, row = null;
+      for (var i = 0; i < rows.length; i++) if (yy >= rows[i].y && yy < rows[i].y + rows[i].h) { row = rows[i]; break; }
+      if (!row || row.kind !== 'lane') return null;
+      var npp = (v1 - v0) / (W - LABEL), lv = levels[pickLevel(npp)], L = lv.lanes[row.lane];
+      var t = v0 + (mx - LABEL) * npp, k = firstBox(L, t - 2 * npp);
+      var best = -1;
+      for (; k < L.n && L.s[k] <= t + 2 * npp; k++) { best = k; if (L.s[k] + L.d[k] >= t) break; }
+      if (best < 0) return null;
+      return {row: row, L: L, k: best};
+    }
+    var drag = null;
+    cv.addEventListener('wheel', function (ev) {
+      ev.preventDefault();
+      if (ev.shiftKey) { scroller.scrollTop += ev.deltaY || ev.deltaX; return; }
+      var r = cv.getBoundingClientRect(), mx = Math.max(LABEL, ev.clientX - r.left);
+      var t = v0 + (mx - LABEL) * (v1 - v0) / (W - LABEL);
+      zoomAt(t, Math.exp(Math.max(-300, Math.min(300, ev.deltaY)) * 0.002));
+    }, {passive: false});
+    scroller.addEventListener('scroll', draw);
+    cv.addEventListener('mousedown', function (ev) { drag = {x: ev.clientX, y: ev.clientY, v0: v0, v1: v1, top: scroller.scrollTop}; ev.preventDefault(); });
+    window.addEventListener('mouseup', function () { drag = null; });
+    window.addEventListener('mousemove', function (ev) {
+      if (!drag) return;
+      var npp = (drag.v1 - drag.v0) / (W - LABEL);
+      v0 = drag.v0 - (ev.clientX - drag.x) * npp;
+      v1 = drag.v1 - (ev.clientX - drag.x) * npp;
+      clampView();
+      scroller.scrollTop = drag.top - (ev.clientY - drag.y);
+      draw();
+    });
+    cv.addEventListener('mousemove', function (ev) {
+      if (drag) { hideTip(); return; }
+      var b = boxAt(ev);
+      if (!b) { hideTip(); return; }
+      var L = b.L, k = b.k, nm = NAMES[L.nm[k]];
+      var text = L.c[k] > 1
+        ? L.c[k] + ' events in ' + fmt(L.d[k]) + ', the most time in ' + nm +
+          (L.ex[k] ? ', then ' + L.ex[k].map(function (n) { return NAMES[n]; }).join(', ') : '') +
+          ' (zoom in to see each)'
+        : nm + '\n' + fmt(L.d[k]);
+      text += '\nstarts at ' + fmt(L.s[k]) + '\nrank ' + b.row.rank + ', ' + b.row.track.label;
+      showTip(ev, text);
+    });
+    cv.addEventListener('mouseleave', hideTip);
+    cv.addEventListener('dblclick', function (ev) {
+      var b = boxAt(ev);
+      if (!b) return;
+      var s = b.L.s[b.k], d = Math.max(b.L.d[b.k], 100);
+      v0 = s - d * 0.1; v1 = s + d * 1.1; clampView(); draw();
+    });
+    search.addEventListener('input', function () { setSearch(search.value); });
+    search.addEventListener('keydown', function (ev) {
+      if (ev.key !== 'Enter' || !match) return;
+      /* the next matching box after the view's middle, in the finest level */
+      var lv = levels[levels.length - 1], c = (v0 + v1) / 2 + 1, best = Infinity, bd = 0;
+      lv.lanes.forEach(function (L) {
+        for (var k = firstBox(L, c); k < L.n; k++) if (match[L.nm[k]] && L.s[k] >= c) { if (L.s[k] < best) { best = L.s[k]; bd = L.d[k]; } break; }
+      });
+      if (best === Infinity) return;
+      var w = Math.max(bd * 3, (v1 - v0) < bd * 3 ? bd * 3 : Math.min(v1 - v0, Math.max(bd * 20, 1000)));
+      v0 = best + bd / 2 - w / 2; v1 = v0 + w; clampView(); draw();
+    });
+    window.addEventListener('resize', function () { layout(); draw(); });
+    layout();
+    draw();
+    window.ncReport.timeline = {zoom: function (a, b) { v0 = a; v1 = b; clampView(); draw(); }, span: SPAN};
+  }
+
+  /* ---- flame chart ---- */
+  function flame() {
+    var root = $('flame'), F = D.flame.nodes, N = F.length / 3;
+    if (!root) return;
+    if (!N) { root.appendChild(el('p', 'cap', 'No CPU ranges in these traces.')); return; }
+    var par = new Int32Array(N), nm = new Int32Array(N), tot = new Float64Array(N);
+    var off = new Float64Array(N), dep = new Int32Array(N), end = new Int32Array(N), next = new Float64Array(N);
+    var maxDep = 0, i;
+    for (i = 0; i < N; i++) {
+      par[i] = F[3 * i]; nm[i] = F[3 * i + 1]; tot[i] = F[3 * i + 2];
+      if (par[i] >= 0) {
+        var p = par[i];
+        dep[i] = dep[p] + 1;
+        off[i] = off[p] + next[p];
+        next[p] += tot[i];
+        if (dep[i] > maxDep) maxDep = dep[i];
+      }
+    }
+    for (i = N - 1; i >= 0; i--) end[i] = Math.max(end[i], i + 1);
+    for (i = N - 1; i > 0; i--) if (end[i] > end[par[i]]) end[par[i]] = end[i];
+    var RH = 17, zr = 0, W = 800, ctx, hits = [];
+    var bar = el('div', 'bar'), crumbs = el('span', 'st'), cv = el('canvas');
+    cv.id = 'flame-canvas';
+    var reset = el('button', null, 'whole tree');
+    reset.onclick = function () { zr = 0; draw(); };
+    bar.appendChild(reset);
+    bar.appendChild(crumbs);
+    root.appendChild(bar);
+    root.appendChild(cv);
+    root.appendChild(el('div', 'help', 'Range nesting, every thread and rank together: each box is a call path, ' +
+      'its width the path\'s total time, children under their parent, widest first' +
+      (D.flame.built > D.flame.shown ? ' (' + D.flame.shown + ' widest of ' + D.flame.built + ' paths)' : '') +
+      '. Steps (' + D.step_glob + ') are one row. Click a box to zoom to it, a row above to zoom out.'));
+    function draw() {
+      W = Math.max(400, root.clientWidth - 2);
+      var zd = dep[zr], rowsN = maxDep + 1;
+      ctx = sizeCanvas(cv, W, rowsN * RH + 4);
+      ctx.font = FONT;
+      ctx.textBaseline = 'middle';
+      hits = [];
+      var drawn = 0, labels = 0, matched = 0;
+      /* ancestors of the zoomed node: full width, greyed */
+      var anc = [], a = zr;
+      while (a >= 0) { anc.unshift(a); a = par[a]; }
+      anc.forEach(function (k, d) {
+        if (k === zr) return;
+        ctx.fillStyle = '#d8d8d8';
+        ctx.fillRect(0, d * RH, W, RH - 1);
+        ctx.fillStyle = '#333';
+        var s = fitText(ctx, NAMES[nm[k]] + ' — ' + fmt(tot[k]), W);
+        if (s) ctx.fillText(s, 4, d * RH + RH / 2);
+        hits.push([0, d * RH, W, k]);
+      });
+      var scale = W / tot[zr], o0 = off[zr];
+      for (var k = zr; k < end[zr]; k++) {
+        var x = (off[k] - o0) * scale, w = tot[k] * scale;
+        if (w < 0.4) { k = end[k] - 1; continue; }
+        var y = dep[k] * RH, hit = !match || match[nm[k]];
+        ctx.fillStyle = k === 0 ? '#bbb' : hit ? COL[nm[k]] : FADED;
+        ctx.fillRect(x, y, Math.max(w - 0.5, 0.5), RH - 1);
+        drawn++;
+        if (match && hit) matched++;
+        hits.push([x, y, w, k]);
+        var s2 = fitText(ctx, NAMES[nm[k]], w);
+        if (s2) { ctx.fillStyle = k === 0 ? '#111' : hit ? TXT[nm[k]] : '#999'; ctx.fillText(s2, x + 3, y + RH / 2); labels++; }
+      }
+      crumbs.textContent = anc.map(function (k) { return NAMES[nm[k]]; }).join(' › ') + ' — ' + fmt(tot[zr]) +
+        (zr ? ' (' + (100 * tot[zr] / tot[0]).toFixed(1) + ' % of all)' : '') + ' · ' + drawn + ' boxes';
+      cv.dataset.boxes = drawn;
+      cv.dataset.labels = labels;
+      cv.dataset.matched = matched;
+      cv.dataset.root = NAMES[nm[zr]];
+      void zd;
+    }
+    function hitAt(ev) {
+      var r = cv.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top;
+      for (var i = hits.length - 1; i >= 0; i--) {
+        var h = hits[i];
+        if (mx >= h[0] && mx < h[0] + Math.max(h[2], 1) && my >= h[1] && my < h[1] + RH) return h[3];
+      }
+      return -1;
+    }
+    cv.addEventListener('click', function (ev) { var k = hitAt(ev); if (k >= 0) { zr = k; draw(); hideTip(); } });
+    cv.addEventListener('mousemove', function (ev) {
+      var k = hitAt(ev);
+      if (k < 0) { hideTip(); return; }
+      showTip(ev, NAMES[nm[k]] + '\n' + fmt(tot[k]) + ' (' + (100 * tot[k] / tot[0]).toFixed(1) + ' % of all' +
+        (par[k] >= 0 ? ', ' + (100 * tot[k] / tot[par[k]]).toFixed(1) + ' % of ' + NAMES[nm[par[k]]] : '') + ')');
+    });
+    cv.addEventListener('mouseleave', hideTip);
+    redrawers.push(draw);
+    window.addEventListener('resize', draw);
+    draw();
+  }
+
+  /* ---- bar charts with numbered axes ---- */
+  var RANKCOL = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#9c755f'];
+  function axisY(ctx, x, y0, y1, max, W) {
+    var step = niceStep(max, 5);
+    ctx.fillStyle = '#333';
+    ctx.strokeStyle = '#e6e6e6';
+    ctx.textAlign = 'right';
+    for (var v = 0; v <= max * 1.0001; v += step) {
+      var y = y1 - (v / max) * (y1 - y0);
+      ctx.beginPath(); ctx.moveTo(x, Math.round(y) + 0.5); ctx.lineTo(W, Math.round(y) + 0.5); ctx.stroke();
+      ctx.fillText(tickLabel(v, step), x - 4, y);
+    }
+    ctx.textAlign = 'left';
+  }
+  function steps() {
+    var root = $('steps'), S = D.steps, n = S.length / 4;
+    if (!root) return;
+    if (!n) { root.appendChild(el('p', 'cap', 'No steps (ranges named ' + D.step_glob + ', or --step GLOB) in these traces.')); return; }
+    var byRank = {}, ranks = [];
+    for (var i = 0; i < n; i++) {
+      var r = S[4 * i];
+      if (!byRank[r]) { byRank[r] = []; ranks.push(r); }
+      byRank[r].push(i);
+    }
+    var slots = 0, max = 1;
+    ranks.forEach(function (r) { slots = Math.max(slots, byRank[r].length); });
+    for (i = 0; i < n; i++) max = Math.max(max, S[4 * i + 2]);
+    var step = niceStep(max, 5);
+    max = Math.ceil(max / step) * step;
+    var cv = el('canvas');
+    cv.id = 'steps-canvas';
+    root.appendChild(el('div', 'bar', 'Step time per step, in order' + (ranks.length > 1 ? ', one bar per rank' : '') +
+      '; the darker part is the GPU time attributed to the step' +
+      (D.steps_total > n ? ' (first ' + n + ' of ' + D.steps_total + ' steps)' : '')));
+    root.appendChild(cv);
+    var H = 240, ML = 70, MB = 40, MT = 10, bars = [];
+    function draw() {
+      var W = Math.max(400, root.clientWidth - 2), ctx = sizeCanvas(cv, W, H);
+      ctx.font = FONT;
+      ctx.textBaseline = 'middle';
+      var y1 = H - MB, pw = W - ML - 10, sw = pw / slots, bw = Math.max(1, sw * 0.8 / ranks.length);
+      axisY(ctx, ML, MT, y1, max, W - 10);
+      bars = [];
+      ranks.forEach(function (r, ri) {
+        var col = RANKCOL[ri % RANKCOL.length];
+        byRank[r].forEach(function (i, j) {
+          var x = ML + j * sw + sw * 0.1 + ri * bw, h = S[4 * i + 2] / max * (y1 - MT), g = S[4 * i + 3] / max * (y1 - MT);
+          ctx.globalAlpha = 0.45; ctx.fillStyle = col; ctx.fillRect(x, y1 - h, bw, h);
+          ctx.globalAlpha = 1; ctx.fillRect(x, y1 - g, bw, g);
+          bars.push([x, y1 - h, bw, h, i, j]);
+        });
+      });
+      ctx.fillStyle = '#333';
+      ctx.fillRect(ML, y1, pw, 1);
+      ctx.textAlign = 'center';
+      var every = Math.max(1, Math.ceil(40 / sw));
+      every = every <= 1 ? 1 : every <= 2 ? 2 : every <= 5 ? 5 : Math.ceil(every / 10) * 10;
+      for (var j = 0; j < slots; j++) if ((j + 1) % every === 0 || j === 0) ctx.fillText(String(j + 1), ML + (j + 0.5) * sw, y1 + 10);
+      ctx.fillText('step (in order' + (ranks.length > 1 ? ', per rank' : '') + ')', ML + pw / 2, H - 10);
+      ctx.textAlign = 'left';
+      var lx = ML + 4;
+      if (ranks.length > 1) ranks.forEach(function (r, ri) {
+        ctx.fillStyle = RANKCOL[ri % RANKCOL.length]; ctx.fillRect(lx, H - 14, 10, 8);
+        ctx.fillStyle = '#333'; ctx.fillText('rank ' + r, lx + 13, H - 10); lx += 60;
+      });
+      cv.dataset.bars = bars.length;
+    }
+    cv.addEventListener('mousemove', function (ev) {
+      var rc = cv.getBoundingClientRect(), mx = ev.clientX - rc.left;
+      for (var k = 0; k < bars.length; k++) {
+        var b = bars[k];
+        if (mx >= b[0] && mx < b[0] + Math.max(b[2], 1)) {
+          var i = b[4];
+          showTip(ev, 'rank ' + S[4 * i] + ', step ' + (b[5] + 1) + ': ' + NAMES[S[4 * i + 1]] + '\n' + fmt(S[4 * i + 2]) +
+            ', GPU ' + fmt(S[4 * i + 3]));
+          return;
+        }
+      }
+      hideTip();
+    });
+    cv.addEventListener('mouseleave', hideTip);
+    window.addEventListener('resize', draw);
+    draw();
+  }
+  function ranks() {
+    var root = $('ranks'), R = D.ranks;
+    if (!root || !R.length) return;
+    var M = [['CPU span', '#8c8c8c'], ['GPU busy', '#2f5d8a'], ['compute', '#3c9a5f'], ['communication', '#b07aa1'],
+             ['GPU idle', '#d08c2f']];
+    var use = [], max = 1;
+    M.forEach(function (m, k) { if (R.some(function (r) { return r[k + 1] > 0; })) use.push(k); });
+    if (!use.length) use.push(0);
+    R.forEach(function (r) { use.forEach(function (k) { max = Math.max(max, r[k + 1]); }); });
+    var step = niceStep(max, 6);
+    max = Math.ceil(max / step) * step;
+    var cv = el('canvas');
+    cv.id = 'ranks-canvas';
+    root.appendChild(el('div', 'bar', 'Per rank: ' + use.map(function (k) { return M[k][0]; }).join(', ') +
+      (use.length < M.length ? ' (the others are zero in these traces)' : '')));
+    root.appendChild(cv);
+    var BH = 12, GAP = 10, ML = 90, MB = 44, bars = [];
+    function draw() {
+      var W = Math.max(400, root.clientWidth - 2), gh = use.length * BH + GAP, H = R.length * gh + MB + 6;
+      var ctx = sizeCanvas(cv, W, H), pw = W - ML - 20, x = function (v) { return ML + v / max * pw; };
+      ctx.font = FONT;
+      ctx.textBaseline = 'middle';
+      var yb = R.length * gh + 4;
+      ctx.strokeStyle = '#e6e6e6';
+      ctx.fillStyle = '#333';
+      ctx.textAlign = 'center';
+      for (var v = 0; v <= max * 1.0001; v += step) {
+        var xx = Math.round(x(v)) + 0.5;
+        ctx.beginPath(); ctx.moveTo(xx, 0); ctx.lineTo(xx, yb); ctx.stroke();
+        ctx.fillText(tickLabel(v, step), xx, yb + 10);
+      }
+      ctx.textAlign = 'left';
+      bars = [];
+      R.forEach(function (r, i) {
+        var y = i * gh + 4;
+        ctx.fillStyle = '#123';
+        ctx.font = 'bold 12px sans-serif';
+        ctx.fillText('rank ' + r[0], 4, y + use.length * BH / 2);
+        ctx.font = FONT;
+        use.forEach(function (k, j) {
+          ctx.fillStyle = M[k][1];
+          ctx.fillRect(ML, y + j * BH, x(r[k + 1]) - ML, BH - 2);
+          bars.push([y + j * BH, i, k]);
+        });
+      });
+      var lx = ML;
+      use.forEach(function (k) {
+        ctx.fillStyle = M[k][1]; ctx.fillRect(lx, H - 14, 10, 8);
+        ctx.fillStyle = '#333'; ctx.fillText(M[k][0], lx + 13, H - 10); lx += ctx.measureText(M[k][0]).width + 30;
+      });
+      cv.dataset.bars = bars.length;
+    }
+    cv.addEventListener('mousemove', function (ev) {
+      var rc = cv.getBoundingClientRect(), my = ev.clientY - rc.top;
+      for (var i = 0; i < bars.length; i++)
+        if (my >= bars[i][0] && my < bars[i][0] + BH) {
+          var r = R[bars[i][1]];
+          showTip(ev, 'rank ' + r[0] + ' ' + M[bars[i][2]][0] + ': ' + fmt(r[bars[i][2] + 1]));
+          return;
+        }
+      hideTip();
+    });
+    cv.addEventListener('mouseleave', hideTip);
+    window.addEventListener('resize', draw);
+    draw();
+  }
+
+  window.ncReport = {ready: false};
+  runHeader();
+  timeline();
+  flame();
+  steps();
+  ranks();
+  window.ncReport.ready = true;
+  document.body.dataset.ready = '1';
+})();
