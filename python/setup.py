@@ -67,10 +67,23 @@ def rewrite_parts():
     parts = {}
     for m in re.finditer(r"nc_rw_part\((\w+)\s+SOURCES\s+(.*?)\s+LINKS", text, re.S):
         parts[m.group(1)] = [os.path.join(ROOT, "src", "rewrite", s) for s in m.group(2).split()]
-    for need in ("ncrw_base", "ncrw_rules", "ncrw_core"):
+    for need in ("ncrw_base", "ncrw_rules", "ncrw_core", "ncrw_driver", "ncrw_tools"):
         if need not in parts:
             fail("src/rewrite/CMakeLists.txt: no nc_rw_part(%s ...)" % need)
     return parts
+
+
+def trace_sources():
+    """nctrace's core (nctrace_core) and its commands (the nctrace program's
+    files but main.c, and report.c, whose page assets the CMake build
+    generates) from src/trace/CMakeLists.txt: run_tool calls them."""
+    text = re.sub(r"#[^\n]*", "", read("src", "trace", "CMakeLists.txt"))
+    core = re.search(r"add_library\(nctrace_core\s+STATIC\s+(.*?)\)", text, re.S)
+    cli = re.search(r"add_executable\(nctrace\s+(.*?)\)", text, re.S)
+    if not core or not cli:
+        fail("src/trace/CMakeLists.txt: cannot read nctrace_core's and nctrace's sources")
+    files = core.group(1).split() + [f for f in cli.group(1).split() if f not in ("cli/main.c", "cli/report.c")]
+    return [os.path.join(ROOT, "src", "trace", f) for f in files]
 
 
 def grammar_pins():
@@ -152,23 +165,112 @@ class BuildExt(build_ext):
             ext.include_dirs = list(ext.include_dirs) + [os.path.join(core, "include")]
         super().build_extension(ext)
 
+    def run(self):
+        super().run()
+        BuildRuntime(self).run()
+
+
+def find_header(rel, extra_env):
+    """The first of the CMake build's hint folders (and $extra_env) holding rel."""
+    hints = [os.environ.get(extra_env, ""), "/usr/local/cuda/include", "/usr/local/cuda/targets/x86_64-linux/include",
+             "/usr/local/cuda/extras/CUPTI/include", "/usr/include"]
+    for d in hints:
+        if d and os.path.isfile(os.path.join(d, rel)):
+            return d
+    return None
+
+
+def runtime_sources():
+    """libncrt's files from src/runtime/CMakeLists.txt's add_library(ncrt SHARED ...)."""
+    text = re.sub(r"#[^\n]*", "", read("src", "runtime", "CMakeLists.txt"))
+    m = re.search(r"add_library\(ncrt\s+SHARED\s+(.*?)\)", text, re.S)
+    if not m:
+        fail("src/runtime/CMakeLists.txt: cannot read libncrt's sources")
+    return [os.path.join(ROOT, "src", "runtime", f) for f in m.group(1).split()]
+
+
+def interpreters():
+    """The CPythons to build the ncrt module for: $NCREWRITE_PYTHONS (';' or
+    ':' separated paths), else the one running this build."""
+    want = os.environ.get("NCREWRITE_PYTHONS", "")
+    pys = [p for p in re.split(r"[;:]", want) if p] or [sys.executable]
+    out = []
+    for py in pys:
+        try:
+            r = subprocess.run([py, "-c", "import sysconfig as s, sys; print(s.get_paths()['include']); "
+                                "print(s.get_config_var('EXT_SUFFIX')); print(sys.implementation.name)"],
+                               check=True, capture_output=True, text=True).stdout.split("\n")
+        except (OSError, subprocess.CalledProcessError) as e:
+            fail("NCREWRITE_PYTHONS: %s does not run: %s" % (py, e))
+        if r[2] == "cpython" and os.path.isfile(os.path.join(r[0], "Python.h")):
+            out.append((py, r[0], r[1]))
+        else:
+            print("ncrewrite setup: no ncrt module for %s (not a CPython with headers)" % py)
+    return out
+
+
+class BuildRuntime:
+    """The collector for in-process recording, built beside the engine:
+    ncrewrite/libncrt.so (libncrt's sources as the CMake build compiles
+    them; NVTX and CUPTI headers only: CUPTI is dlopen()ed at run time) and
+    the ncrt module (src/runtime/python/ncrtmodule.c; the marker module
+    instrumented code imports) for each interpreter of interpreters(): it
+    uses CPython's full API, so it is one file per minor version, named by
+    EXT_SUFFIX, side by side. Without NVTX headers neither is built and the
+    package says so when a profiler starts."""
+
+    def __init__(self, cmd):
+        self.cmd = cmd
+        self.cc = cmd.compiler
+
+    def run(self):
+        nvtx = find_header(os.path.join("nvtx3", "nvToolsExt.h"), "NCREWRITE_NVTX_INCLUDE")
+        if not nvtx:
+            print("ncrewrite setup: NVTX v3 headers not found (set NCREWRITE_NVTX_INCLUDE): "
+                  "no in-process recording (libncrt, ncrt) in this build")
+            return
+        cupti = find_header("cupti.h", "NCREWRITE_CUPTI_INCLUDE")
+        rt_inc = os.path.join(ROOT, "src", "runtime", "include")
+        tls = ["-mtls-dialect=gnu2"] if os.uname().machine in ("x86_64", "AMD64") else []
+        macros = [("_GNU_SOURCE", None)] + ([("NCRT_HAVE_CUPTI", None)] if cupti else [])
+        objs = self.cc.compile(runtime_sources(), output_dir=os.path.join(self.cmd.build_temp, "ncrt"),
+                               macros=macros, include_dirs=[rt_inc, nvtx] + ([cupti] if cupti else []),
+                               extra_postargs=["-std=gnu11", "-O2", "-fvisibility=hidden"] + tls)
+        pkg = os.path.join(self.cmd.build_lib, "ncrewrite")
+        os.makedirs(pkg, exist_ok=True)
+        self.cc.link_shared_object(objs, os.path.join(pkg, "libncrt.so"), libraries=["z", "dl", "pthread"],
+                                   extra_postargs=["-Wl,-z,nodelete", "-Wl,--no-undefined"])
+        mod = os.path.join(ROOT, "src", "runtime", "python", "ncrtmodule.c")
+        for py, inc, suffix in interpreters():
+            tmp = os.path.join(self.cmd.build_temp, "ncrt" + suffix.replace(".", "_"))
+            o = self.cc.compile([mod], output_dir=tmp, include_dirs=[inc, nvtx, rt_inc],
+                                extra_postargs=["-O2", "-fvisibility=hidden", "-w"] + tls)
+            self.cc.link_shared_object(o, os.path.join(self.cmd.build_lib, "ncrt" + suffix), libraries=["dl"])
+
 
 class BuildPy(build_py):
     """Also puts ncrewrite-bootstrap.pth at the top of the install (site-packages):
-    it re-enables the import hook in child processes (docs/python.md)."""
+    it re-enables the import hook in child processes (docs/python.md); and
+    src/runtime's torch trace writer into the package."""
 
     def run(self):
         super().run()
         self.copy_file(os.path.join(HERE, "ncrewrite-bootstrap.pth"),
                        os.path.join(self.build_lib, "ncrewrite-bootstrap.pth"), preserve_mode=0)
+        # the torch profiler's trace writer, one file for ncrun's torch backend and this package
+        self.copy_file(os.path.join(ROOT, "src", "runtime", "python", "torch_backend", "_ncrt_torch_export.py"),
+                       os.path.join(self.build_lib, "ncrewrite", "_ncrt_torch_export.py"), preserve_mode=0)
 
 
 parts = rewrite_parts()
 sources = ([os.path.join(HERE, "src", "engine.c"), os.path.join(ROOT, "src", "common", "ncbase.c")]
-           + parts["ncrw_base"] + parts["ncrw_rules"] + parts["ncrw_core"])
+           + parts["ncrw_base"] + parts["ncrw_rules"] + parts["ncrw_core"] + parts["ncrw_driver"]
+           + parts["ncrw_tools"] + trace_sources())
 rw = os.path.join(ROOT, "src", "rewrite")
 includes = [os.path.join(ROOT, "src", "common")] + [os.path.join(rw, d) for d in
-                                                    ("base", "rules", "core", "core/python", "core/c")]
+                                                    ("base", "rules", "core", "core/python", "core/c",
+                                                     "driver", "tools")]
+includes += [os.path.join(ROOT, "src", "trace", d) for d in ("core", "cli")]
 includes += [f[2:] for f in pkg_config("--cflags-only-I", "libcjson", "yaml-0.1")]
 
 engine = Extension(
@@ -176,7 +278,7 @@ engine = Extension(
     sources=sources,
     include_dirs=includes,
     define_macros=[("Py_LIMITED_API", LIMITED_API), ("_GNU_SOURCE", None), ("NC_VERSION", '"%s"' % VERSION)],
-    libraries=["yaml", "cjson"],
+    libraries=["yaml", "cjson", "z", "m"],
     extra_compile_args=["-std=gnu11", "-fvisibility=hidden"],
     py_limited_api=True,
 )
@@ -185,7 +287,7 @@ setup(
     name="ncrewrite",
     version=VERSION,
     description="ncrewrite's import hook: NVTX ranges added to Python modules as they are imported",
-    packages=["ncrewrite"],
+    packages=["ncrewrite", "ncrewrite.trace", "ncrewrite.trace.profile"],
     ext_modules=[engine],
     cmdclass={"build_ext": BuildExt, "build_py": BuildPy},
     python_requires=">=3.9",

@@ -6,12 +6,22 @@
 
 The rules are ncrewrite's rule files (docs/rules.md); the rewriting is done
 by the same C compiler core as the `ncrewrite` command (ncrewrite._engine),
-one call per module, inside this process. See docs/python.md.
+one call per module, inside this process. The package also records in this
+process (ProfilerContext, ProfilingSession: the collector ncrun uses, or
+torch.profiler), and summarises, filters and edits rules with the nctrace and
+ncrewrite commands' own code. See docs/python.md.
 """
-from . import _engine
+from . import _runtime
+
+_runtime.prepare()  # first: NVTX must find the collector before anything imports ncrt (_runtime.py)
+
+from . import _engine  # noqa: E402
 from ._hook import NcrewriteWarning, default_cache_dir, engine_id
 from . import _hook
-from .config import RewriteConfig, RulesError
+from .config import RewriteConfig, RulesError  # noqa: E402
+from .profiler import (ProfilerContext, Schedule, ConfigError, add_profiler_args,  # noqa: E402
+                       create_profiler_from_args, load_profiling_config, profile_function)
+from .session import ProfilingSession, ToolError  # noqa: E402
 
 EngineError = _engine.EngineError
 __version__ = _engine.version
@@ -19,7 +29,17 @@ __version__ = _engine.version
 __all__ = [
     "enable_rewrites", "disable_rewrites", "enable_full_trace_mode", "RewriteConfig", "RulesError",
     "EngineError", "NcrewriteWarning", "stats", "default_cache_dir", "engine_id",
+    "ProfilingSession", "ToolError", "ProfilerContext", "Schedule", "profile_function", "add_profiler_args",
+    "create_profiler_from_args", "load_profiling_config", "ConfigError", "recording",
 ]
+
+
+def recording():
+    """How this process records: "in-process" (the package's libncrt, driven
+    by the profilers), "ncrun" (a collector injected by ncrun: the profilers
+    gate it, ncrun writes at exit), "other" (another NVTX tool such as
+    nsys) or "none" (this build has no libncrt)."""
+    return _runtime.mode()
 
 
 def enable_rewrites(config, cache_dir=None, warn_imported=True):

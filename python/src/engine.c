@@ -41,7 +41,24 @@
  *        warnings: the diagnostics (rule misses at their rule, file notes
  *        at path:line:col); ranges: [(name, kind, line0, line1)];
  *        line_map: [(original line, delta)]: from that line on, output
- *        line = original + delta (edits.h's LineMap) */
+ *        line = original + delta (edits.h's LineMap)
+ *   yaml_tree(text, name) -> node   YAML or JSON (".json" name) read by the
+ *        rule files' reader (ruledoc.c): node = (kind, line, col, value),
+ *        kind "map" (value: [(key node, value node)]), "seq" ([node]) or
+ *        "scalar" ((text, quoted, null)); None for an empty document;
+ *        RulesError with the positioned diagnostic on a syntax error
+ *   diagnostic(name, text, line, col, level, message) -> str
+ *        the engine's rendering (diag.c): name:line:col: level: message,
+ *        the source line and a caret; level "error", "warning" or "note"
+ *   run_tool(argv) -> (status, stdout, stderr)
+ *        one command of the nctrace or ncrewrite programs, in this process:
+ *        argv[0] "nctrace" (summary, filter, merge, kernels: not report,
+ *        whose page assets only the CMake build makes) or
+ *        "ncrewrite" (feedback, drill, prune, config), argv[1] the command;
+ *        the very functions the programs' main() dispatch to. What they
+ *        print on file descriptors 1 and 2 is captured and returned (the
+ *        descriptors are redirected for the call, with the GIL held: other
+ *        Python threads' output cannot slip in; C threads' could). */
 #define Py_LIMITED_API 0x03090000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -53,8 +70,13 @@
 
 #include <tree_sitter/api.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "commands.h"
 #include "ncbase.h"
 #include "rewrite.h"
+#include "ruledoc.h"
 #include "rules.h"
 #include "targets.h"
 
@@ -388,7 +410,181 @@ static PyType_Spec rules_spec = {
   "ncrewrite._engine.Rules", sizeof(RulesObject), 0, Py_TPFLAGS_DEFAULT, rules_slots,
 };
 
+/* ---- YAML and diagnostics for the package's own files (profiling:) ---- */
+
+static PyObject *node_obj(const RNode *n, int depth) {
+  if (depth > 200) {
+    PyErr_SetString(RulesError, "YAML nested too deeply");
+    return NULL;
+  }
+  PyObject *v = NULL;
+  const char *kind = n->kind == RN_MAP ? "map" : n->kind == RN_SEQ ? "seq" : "scalar";
+  if (n->kind == RN_SCALAR) {
+    v = Py_BuildValue("(sNN)", n->str ? n->str : "", PyBool_FromLong(n->quoted), PyBool_FromLong(n->null));
+  } else {
+    v = PyList_New(0);
+    size_t step = n->kind == RN_MAP ? 2 : 1;
+    for (size_t i = 0; v && i + step <= n->n; i += step) {
+      PyObject *item;
+      if (step == 2) {
+        PyObject *k = node_obj(n->items[i], depth + 1), *val = k ? node_obj(n->items[i + 1], depth + 1) : NULL;
+        item = k && val ? PyTuple_Pack(2, k, val) : NULL;
+        Py_XDECREF(k);
+        Py_XDECREF(val);
+      } else {
+        item = node_obj(n->items[i], depth + 1);
+      }
+      if (!item || PyList_Append(v, item) < 0) Py_CLEAR(v);
+      Py_XDECREF(item);
+    }
+  }
+  if (!v) return NULL;
+  return Py_BuildValue("(siiN)", kind, n->line, n->col, v);
+}
+
+static PyObject *eng_yaml_tree(PyObject *mod, PyObject *args) {
+  const char *text, *name;
+  Py_ssize_t len;
+  if (!PyArg_ParseTuple(args, "s#s", &text, &len, &name)) return NULL;
+  RuleDoc doc;
+  memset(&doc, 0, sizeof doc);
+  Diags d = {0};
+  PyObject *res;
+  {
+    ENGINE_GUARD(jb, diags_free(&d));
+    int rc = ruledoc_parse(&doc, name, text, (size_t)len, &d);
+    ENGINE_UNGUARD(jb);
+    if (rc < 0) {
+      PyErr_SetString(RulesError, d.text.s ? d.text.s : "cannot read the YAML");
+      res = NULL;
+    } else {
+      res = doc.root ? node_obj(doc.root, 0) : (Py_INCREF(Py_None), Py_None);
+    }
+  }
+  ruledoc_free(&doc);
+  diags_free(&d);
+  return res;
+}
+
+static PyObject *eng_diagnostic(PyObject *mod, PyObject *args) {
+  const char *name, *text, *level, *msg;
+  Py_ssize_t len;
+  int line, col;
+  if (!PyArg_ParseTuple(args, "sz#iiss", &name, &text, &len, &line, &col, &level, &msg)) return NULL;
+  DiagLevel lvl = !strcmp(level, "warning") ? DIAG_WARNING : !strcmp(level, "note") ? DIAG_NOTE : DIAG_ERROR;
+  Diags d = {0};
+  diag_at(&d, lvl, name, text, text ? (size_t)len : 0, line, col, "%s", msg);
+  PyObject *o = PyUnicode_DecodeUTF8(d.text.s ? d.text.s : "", (Py_ssize_t)d.text.len, "replace");
+  diags_free(&d);
+  return o;
+}
+
+/* ---- the programs' commands ---- */
+
+int cmd_feedback(int argc, char **argv); /* tools/: ncrewrite's rule-file commands */
+int cmd_drill(int argc, char **argv);
+int cmd_prune(int argc, char **argv);
+int cmd_config(int argc, char **argv);
+
+static const struct {
+  const char *prog, *cmd;
+  int (*fn)(int, char **);
+} tools[] = {
+  {"nctrace", "summary", cmd_summary}, {"nctrace", "filter", cmd_filter},   {"nctrace", "merge", cmd_merge},
+  {"nctrace", "kernels", cmd_kernels}, {"ncrewrite", "feedback", cmd_feedback},
+  {"ncrewrite", "drill", cmd_drill},   {"ncrewrite", "prune", cmd_prune},   {"ncrewrite", "config", cmd_config},
+};
+
+extern void (*nct_say)(const char *level, const char *where, const char *msg); /* trace core's util.h */
+
+/* nctrace's messages, as its main() prints them */
+static void tool_say(const char *level, const char *where, const char *msg) {
+  if (level) fprintf(stderr, "%s: %s: %s\n", where ? where : "nctrace", level, msg);
+  else fprintf(stderr, "%s: %s\n", where ? where : "nctrace", msg);
+}
+
+/* The bytes of a captured descriptor's file, from its start. */
+static PyObject *slurp(int fd) {
+  off_t n = lseek(fd, 0, SEEK_END);
+  if (n < 0) n = 0;
+  char *buf = malloc((size_t)n + 1);
+  if (!buf) return PyErr_NoMemory();
+  ssize_t got = n ? pread(fd, buf, (size_t)n, 0) : 0;
+  PyObject *o = PyUnicode_DecodeUTF8(buf, got > 0 ? got : 0, "replace");
+  free(buf);
+  return o;
+}
+
+static PyObject *eng_run_tool(PyObject *mod, PyObject *arg) {
+  if (!PyList_Check(arg) || PyList_Size(arg) < 2) {
+    PyErr_SetString(PyExc_TypeError, "run_tool wants a list: [program, command, args...]");
+    return NULL;
+  }
+  Py_ssize_t n = PyList_Size(arg);
+  char **argv = calloc((size_t)n + 1, sizeof *argv);
+  if (!argv) return PyErr_NoMemory();
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *b;
+    if (!PyUnicode_FSConverter(PyList_GetItem(arg, i), &b)) {
+      for (Py_ssize_t k = 0; k < i; k++) free(argv[k]);
+      free(argv);
+      return NULL;
+    }
+    argv[i] = strdup(PyBytes_AsString(b));
+    Py_DECREF(b);
+  }
+  int (*fn)(int, char **) = NULL;
+  for (size_t i = 0; i < sizeof tools / sizeof *tools; i++)
+    if (!strcmp(argv[0], tools[i].prog) && !strcmp(argv[1], tools[i].cmd)) fn = tools[i].fn;
+  PyObject *res = NULL;
+  char out_path[] = "/tmp/ncrewrite-out-XXXXXX", err_path[] = "/tmp/ncrewrite-err-XXXXXX";
+  int out = -1, err = -1, save1 = -1, save2 = -1;
+  if (!fn) {
+    PyErr_Format(PyExc_ValueError, "run_tool: no command '%s %s'", argv[0], argv[1]);
+    goto done;
+  }
+  out = mkstemp(out_path);
+  err = mkstemp(err_path);
+  if (out < 0 || err < 0) {
+    PyErr_SetFromErrno(PyExc_OSError);
+    goto done;
+  }
+  unlink(out_path);
+  unlink(err_path);
+  fflush(stdout);
+  fflush(stderr);
+  save1 = dup(1);
+  save2 = dup(2);
+  if (save1 < 0 || save2 < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) {
+    PyErr_SetFromErrno(PyExc_OSError);
+    goto restore;
+  }
+  nct_say = tool_say;
+  int status;
+  {
+    ENGINE_GUARD(jb, (fflush(stdout), fflush(stderr), dup2(save1, 1), dup2(save2, 2), close(save1), close(save2),
+                      close(out), close(err)));
+    status = fn((int)n - 1, argv + 1);
+    ENGINE_UNGUARD(jb);
+  }
+  fflush(stdout);
+  fflush(stderr);
+  res = Py_BuildValue("(iNN)", status, slurp(out), slurp(err));
+restore:
+  if (save1 >= 0) dup2(save1, 1), close(save1);
+  if (save2 >= 0) dup2(save2, 2), close(save2);
+done:
+  if (out >= 0) close(out);
+  if (err >= 0) close(err);
+  for (Py_ssize_t i = 0; i < n; i++) free(argv[i]);
+  free(argv);
+  return res;
+}
+
 static PyMethodDef eng_methods[] = {
+  {"yaml_tree", eng_yaml_tree, METH_VARARGS, "yaml_tree(text, name) -> (kind, line, col, value) or None"},
+  {"diagnostic", eng_diagnostic, METH_VARARGS, "diagnostic(name, text, line, col, level, message) -> str"},
+  {"run_tool", eng_run_tool, METH_O, "run_tool([program, command, args...]) -> (status, stdout, stderr)"},
   {"load", eng_load, METH_O, "load(path) -> Rules: a YAML or JSON rule file (RulesError with the diagnostics)"},
   {"parse", eng_parse, METH_VARARGS, "parse(text, name) -> Rules: rule text, diagnostics naming `name`"},
   {NULL, NULL, 0, NULL},

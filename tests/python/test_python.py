@@ -20,7 +20,8 @@ child processes), then checks, each in a fresh interpreter:
   - disable_rewrites stops rewriting and stops passing the hook on;
   - enable_full_trace_mode: the program's own modules, excludes, modules=;
   - an engine out-of-memory raises EngineError and the interpreter lives on;
-  - under build/bin/ncrun, nctrace summary --format json counts the ranges.
+  - under build/bin/ncrun, nctrace summary --format json counts the ranges;
+  - the profiling side: profiling_cases.py (sessions, profilers, loaders).
 Nothing depends on timing. Exit 0 passed, 1 failed, 77 skipped (with why).
 """
 import glob
@@ -156,7 +157,10 @@ def run_all(src, deps, build, tmp):
     pkgsrc = os.path.join(tmp, "pkgsrc")
     shutil.copytree(os.path.join(src, "python"), pkgsrc, ignore=shutil.ignore_patterns("build", "*.egg-info",
                                                                                        "__pycache__"))
-    benv = dict(env, NCREWRITE_SOURCE_DIR=src, NCREWRITE_DEPS_DIR=deps)
+    # the ncrt module (full API: one file per minor version) for every CPython found
+    pythons = ";".join([PY] + [e for v, e in sorted(interpreters().items()) if os.path.realpath(e) !=
+                               os.path.realpath(PY)])
+    benv = dict(env, NCREWRITE_SOURCE_DIR=src, NCREWRITE_DEPS_DIR=deps, NCREWRITE_PYTHONS=pythons)
     p = subprocess.run([PY, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
                         "--disable-pip-version-check", "--target", usersite, pkgsrc],
                        env=benv, cwd=tmp, capture_output=True, text=True)
@@ -197,6 +201,8 @@ def run_all(src, deps, build, tmp):
     full_trace(work, env, tmp)
     engine_oom(work, env)
     under_ncrun(work, env, rules, build, tmp)
+    import profiling_cases
+    profiling_cases.run(sys.modules[__name__], usersite, work, env, tmp)
 
 
 def interpreters():

@@ -16,6 +16,16 @@
 #define NCRT_VERB_START "start"
 #define NCRT_VERB_STOP "stop"
 #define NCRT_LOC_PREFIX "loc\t" /* "loc\t<name>\t<file>\t<line>" */
+/* "write\t<dir>\t<name>": write what was recorded since the last write now,
+ * as <dir>/<name>-rank<R>.trace.json.gz (the Python package's profilers
+ * stop, then write: a trace when the profiled region ends) */
+#define NCRT_WRITE_PREFIX "write\t"
+/* "schedule\t<wait>\t<warmup>\t<active>\t<repeat>\t<dir>\t<name>": a
+ * profiler with a torch.profiler-style schedule starts (step 0 now; each
+ * step verb moves it; cycles written as <dir>/<name>[-cycle<K>]-rank<R>...);
+ * "schedule_end": it stops, writing the cycle still open */
+#define NCRT_SCHEDULE_PREFIX "schedule\t"
+#define NCRT_VERB_SCHEDULE_END "schedule_end"
 
 /* Traces: <dir>/<name>-rank<R>.trace.json.gz (-pid<PID> added when taken) */
 #define NCRT_TRACE_SUFFIX ".trace.json.gz"
@@ -34,6 +44,10 @@
 #define NCRT_ENV_GZIP_LEVEL "NCRT_GZIP_LEVEL"
 #define NCRT_ENV_CUPTI_LIB "NCRT_CUPTI_LIB"
 #define NCRT_ENV_TORCH "NCRT_TORCH"
+/* 1: loaded in-process by the Python package: capture starts off, and at
+ * exit a trace is written only if capture is on (a profiled region still
+ * open); the package's profilers start, stop and write */
+#define NCRT_ENV_DORMANT "NCRT_DORMANT"
 /* read by libncrt only (set by hand or by tests) */
 #define NCRT_ENV_CLOCK "NCRT_CLOCK"
 #define NCRT_ENV_QUIET "NCRT_QUIET"

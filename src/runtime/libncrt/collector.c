@@ -663,13 +663,18 @@ void rt_windows_consumed(void) {
   }
 }
 
+/* A schedule set by the "schedule" verb (the Python package's profilers)
+ * writes its cycles as <sched_dir>/<sched_name>...; ctl_lock guards both. */
+static char sched_dir[1024], sched_name[256];
+
 static void write_cycle_locked(void) {
   char name[400];
-  if (rt_opt.repeat == 1) snprintf(name, sizeof name, "%s", rt_opt.name);
-  else snprintf(name, sizeof name, "%s-cycle%ld", rt_opt.name, cycles_done + 1);
+  const char *base = sched_name[0] ? sched_name : rt_opt.name;
+  if (rt_opt.repeat == 1) snprintf(name, sizeof name, "%s", base);
+  else snprintf(name, sizeof name, "%s-cycle%ld", base, cycles_done + 1);
   cycle_open = 0;
   cycles_done++;
-  rt_write_trace(name);
+  rt_write_trace_in(sched_dir[0] ? sched_dir : NULL, name);
 }
 
 /* Steps as the trace shows them (ProfilerStep#N, rt_steps_take): each
@@ -710,6 +715,13 @@ static void tsteps_end(void) {
   pthread_mutex_unlock(&steps_lock);
 }
 
+static void tsteps_reset(void) {
+  pthread_mutex_lock(&steps_lock);
+  ntsteps = 0;
+  tstep_next = 0;
+  pthread_mutex_unlock(&steps_lock);
+}
+
 size_t rt_steps_take(RtStep **out) {
   pthread_mutex_lock(&steps_lock);
   size_t n = ntsteps && !tsteps[ntsteps - 1].end ? ntsteps - 1 : ntsteps;
@@ -730,7 +742,9 @@ static void step_begin_locked(void) {
   if (!rt_opt.active) return;
   long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
   long c = step_index / len, pos = step_index % len;
-  if (cycle_open && pos < rt_opt.wait + rt_opt.warmup) {
+  /* pos 0: a new cycle, also when wait and warmup are 0 (the cycles would
+   * run together otherwise) */
+  if (cycle_open && (pos < rt_opt.wait + rt_opt.warmup || pos == 0)) {
     sched_on = 0;
     recompute();
     write_cycle_locked();
@@ -756,9 +770,58 @@ static void step_end_locked(void) {
   }
 }
 
+/* "schedule\t<wait>\t<warmup>\t<active>\t<repeat>\t<dir>\t<name>": a
+ * profiler with a schedule starts (step 0 begins now, as after
+ * torch.profiler's start()); "schedule_end": it stops, writing the cycle
+ * still open, as torch.profiler's stop() does. Called with ctl_lock held. */
+static void schedule_set(const char *args) {
+  long v[4];
+  const char *p = args;
+  for (int i = 0; i < 4; i++) {
+    char *end;
+    v[i] = strtol(p, &end, 10);
+    if (end == p || *end != '\t' || v[i] < 0) return;
+    p = end + 1;
+  }
+  const char *n = strchr(p, '\t');
+  if (!n || (size_t)(n - p) >= sizeof sched_dir || strlen(n + 1) >= sizeof sched_name) return;
+  memcpy(sched_dir, p, (size_t)(n - p));
+  sched_dir[n - p] = 0;
+  snprintf(sched_name, sizeof sched_name, "%s", n + 1);
+  rt_opt.wait = v[0];
+  rt_opt.warmup = v[1];
+  rt_opt.active = v[2];
+  rt_opt.repeat = v[3];
+  tsteps_reset();
+  step_index = -1;
+  cycles_done = 0;
+  cycle_open = 0;
+  user_on = 1;
+  if (rt_opt.active) step_begin_locked();
+  else recompute();
+}
+
+static void schedule_end(void) {
+  tsteps_end(); /* as torch.profiler's stop() ends its last step */
+  if (rt_opt.active && cycle_open) {
+    sched_on = 0;
+    recompute();
+    write_cycle_locked();
+  }
+  rt_opt.active = 0;
+  sched_on = 1;
+  user_on = 0;
+  sched_dir[0] = sched_name[0] = 0;
+  recompute();
+}
+
 static void control(const char *msg) {
   pthread_mutex_lock(&ctl_lock);
-  if (!strcmp(msg, NCRT_VERB_STEP)) {
+  if (!strncmp(msg, NCRT_SCHEDULE_PREFIX, sizeof NCRT_SCHEDULE_PREFIX - 1)) {
+    schedule_set(msg + sizeof NCRT_SCHEDULE_PREFIX - 1);
+  } else if (!strcmp(msg, NCRT_VERB_SCHEDULE_END)) {
+    schedule_end();
+  } else if (!strcmp(msg, NCRT_VERB_STEP)) {
     step_begin_locked();
   } else if (!strcmp(msg, NCRT_VERB_START)) {
     user_on = 1;
@@ -766,6 +829,15 @@ static void control(const char *msg) {
   } else if (!strcmp(msg, NCRT_VERB_STOP)) {
     user_on = 0;
     recompute();
+  } else if (!strncmp(msg, NCRT_WRITE_PREFIX, sizeof NCRT_WRITE_PREFIX - 1)) {
+    /* "write\t<dir>\t<name>": the Python package's profiler ended a region */
+    const char *d = msg + sizeof NCRT_WRITE_PREFIX - 1, *n = strchr(d, '\t');
+    char dir[1024];
+    if (n && (size_t)(n - d) < sizeof dir && n[1]) {
+      memcpy(dir, d, (size_t)(n - d));
+      dir[n - d] = 0;
+      if (rt_write_trace_in(dir, n + 1) < 0) rt_say("the trace %s/%s was not written", dir, n + 1);
+    }
   } else if (!strncmp(msg, NCRT_LOC_PREFIX, sizeof NCRT_LOC_PREFIX - 1)) {
     /* "loc\t<name>\t<file>\t<line>": where a range name comes from */
     const char *n = msg + 4, *f = strchr(n, '\t');
@@ -1357,6 +1429,8 @@ void rt_atexit(void) {
     else if (cycles_done == 0)
       rt_say("the run had %ld step%s; the schedule needs %ld for one cycle: nothing recorded", step_index + 1,
              step_index + 1 == 1 ? "" : "s", len);
+  } else if (rt_opt.dormant && !capture_on) {
+    rt_write_trace(NULL); /* in-process, no region open: the profilers wrote theirs; remove the spill files */
   } else {
     __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
     if (rt_write_trace(rt_opt.name) == 1 && rt_opt.gate[0] && rt_name_count() > 1)
@@ -1461,6 +1535,7 @@ static void fork_child(void) {
 
 static void global_init(void) {
   rt_options_load();
+  if (rt_opt.dormant) user_on = 0; /* the Python package starts capture */
   clock_init();
   id_unknown = 0;
   id_unknown = rt_intern("(unnamed)", 9);

@@ -14,6 +14,8 @@
  *   NCRT_QUIET          1: no "ncrt:" messages
  *   NCRT_INCREMENTAL    off: no conversion while the program runs; the whole
  *                       trace is made at exit (writer.c; for comparison)
+ *   NCRT_DORMANT        1: in-process (the Python package): capture off until
+ *                       started, no trace at exit unless capture is on
  *   NCRT_ROOT_PID       set by ncrun: other processes (subprocesses) add -pid<PID>
  * Rank: RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK; world size:
  * WORLD_SIZE, SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE. */
@@ -149,6 +151,7 @@ void rt_options_load(void) {
   }
   rt_opt.level = env(NCRT_ENV_GZIP_LEVEL) ? atoi(env(NCRT_ENV_GZIP_LEVEL)) : 1;
   if (rt_opt.level < 0 || rt_opt.level > 9) rt_opt.level = 1;
+  rt_opt.dormant = env(NCRT_ENV_DORMANT) && atoi(env(NCRT_ENV_DORMANT)) > 0;
   rt_opt.test_term_in_claim = env(NCRT_ENV_TEST_TERM_IN_CLAIM) != NULL;
   const char *clk = env(NCRT_ENV_CLOCK);
   rt_opt.use_tsc = clk && !strcmp(clk, "monotonic") ? 0 : invariant_tsc();

@@ -36,6 +36,7 @@ typedef struct {
   int level;                    /* zlib level */
   int quiet;
   int use_tsc;
+  int dormant;                  /* NCRT_DORMANT: capture off until started, no trace at exit unless on */
   int test_term_in_claim;       /* NCRT_TEST_TERM_IN_CLAIM (tests only): see rt_spill_thread */
 } RtOptions;
 extern __thread int rt_in_flusher; /* this thread is the flusher (collector.c) */
@@ -170,6 +171,9 @@ const char *rt_domain_name(uint16_t id);
  * <dir>/<name>-rank<R>.trace.json.gz atomically; consumes the records.
  * Returns 0, -1 on failure (said once), 1 when there was nothing to write. */
 int rt_write_trace(const char *name);
+/* rt_write_trace into dir instead of the output directory (the spill files
+ * stay where they are); 0 written, 1 nothing to write, -1 failed */
+int rt_write_trace_in(const char *dir, const char *name);
 /* Async-signal-safe: claim and write t's committed records. 0 ok, -1 lost. */
 int rt_spill_thread(RtThread *t);
 /* Async-signal-safe: spill every thread, write new names and the snapshot
@@ -241,10 +245,6 @@ void rt_flusher_start(void);     /* collector.c: the flusher thread, once per pr
 /* Capture windows (call with the collector's control lock held, as the
  * writer is): was capture on at CLOCK_MONOTONIC time ns? */
 int rt_in_window(uint64_t ns);
-long rt_steps_seen(void);         /* steps begun so far in this process */
-int rt_windows_text(char *buf, size_t cap); /* "window A B" lines for the snapshot; -1: busy */
-/* The finalizer's windows (from a dead process's snapshot): with any set,
- * rt_in_window answers from them; rt_windows_set(NULL, 0, 0) goes back. */
 /* A step for the trace (ProfilerStep#<index>): ticks, end 0 while open. */
 typedef struct {
   long index;
@@ -255,6 +255,10 @@ typedef struct {
  * the caller frees; 0 and NULL when none or out of memory). The one still
  * running stays. */
 size_t rt_steps_take(RtStep **out);
+long rt_steps_seen(void);         /* steps begun so far in this process */
+int rt_windows_text(char *buf, size_t cap); /* "window A B" lines for the snapshot; -1: busy */
+/* The finalizer's windows (from a dead process's snapshot): with any set,
+ * rt_in_window answers from them; rt_windows_set(NULL, 0, 0) goes back. */
 void rt_windows_set(const uint64_t (*w)[2], size_t n, int active);
 void rt_windows_consumed(void);
 

@@ -1622,6 +1622,18 @@ static char *json_dup(const char *s) {
   return e;
 }
 
+/* rt_write_trace_in's dir, else rt_opt.out_dir. Every write is made under
+ * the collector's ctl_lock (cycles, the exit, the write verb), which
+ * guards this too. */
+static const char *dest_dir;
+
+int rt_write_trace_in(const char *dir, const char *name) {
+  dest_dir = dir;
+  int rc = rt_write_trace(name);
+  dest_dir = NULL;
+  return rc;
+}
+
 int rt_write_trace(const char *name) {
   int keep = 0;
   pthread_mutex_lock(&write_lock);
@@ -1650,10 +1662,10 @@ int rt_write_trace(const char *name) {
                 !spill_err))
     goto done;
   char path[2048];
-  snprintf(path, sizeof path, "%s/%s-rank%d.trace.json.gz", rt_opt.out_dir, name, rt_opt.rank);
+  const char *dir = dest_dir ? dest_dir : rt_opt.out_dir;
+  snprintf(path, sizeof path, "%s/%s-rank%d.trace.json.gz", dir, name, rt_opt.rank);
   if (access(path, F_OK) == 0 && !wrote(path))
-    snprintf(path, sizeof path, "%s/%s-pid%d-rank%d.trace.json.gz", rt_opt.out_dir, name, (int)getpid(),
-             rt_opt.rank);
+    snprintf(path, sizeof path, "%s/%s-pid%d-rank%d.trace.json.gz", dir, name, (int)getpid(), rt_opt.rank);
   rc = -1;
   int err = spill_err;
   if (!err) {

@@ -512,6 +512,30 @@ static PyObject *m_control(const char *what) {
 static PyObject *m_step(PyObject *mod, PyObject *unused) { return m_control(NCRT_VERB_STEP); }
 static PyObject *m_start(PyObject *mod, PyObject *unused) { return m_control(NCRT_VERB_START); }
 static PyObject *m_stop(PyObject *mod, PyObject *unused) { return m_control(NCRT_VERB_STOP); }
+/* _control(msg): a control verb as it is (ncrt_protocol.h; the Python
+ * package's profilers: write, schedule, schedule_end); _attached(): whether
+ * an NVTX tool took the calls when this module was imported (NVTX's no-tool
+ * stubs return a NULL domain) */
+static PyObject *m_control_msg(PyObject *mod, PyObject *arg) {
+  const char *s = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+  if (!s) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "_control wants a str");
+    return NULL;
+  }
+  return m_control(s);
+}
+static PyObject *m_attached(PyObject *mod, PyObject *unused) { return PyBool_FromLong(control != NULL); }
+/* _torch_bridge(on) -> was: every ncrt.range opens a record_function too
+ * (as NCRT_TORCH=1 does from the start), for ranges made from now on; the
+ * Python package's torch profiler turns it on for its region */
+static PyObject *m_torch_bridge(PyObject *mod, PyObject *arg) {
+  int on = PyObject_IsTrue(arg);
+  if (on < 0) return NULL;
+  int was = torch_forced;
+  torch_forced = on;
+  if (on) torch_checked = 0;
+  return PyBool_FromLong(was);
+}
 static PyObject *m_mark(PyObject *mod, PyObject *arg) {
   RangeObject *r = range_get(arg);
   if (!r) return NULL;
@@ -529,6 +553,9 @@ static PyMethodDef methods[] = {
     {"start", m_start, METH_NOARGS, "start(): resume recording."},
     {"stop", m_stop, METH_NOARGS, "stop(): pause recording."},
     {"mark", m_mark, METH_O, "mark(name): an instant event."},
+    {"_control", m_control_msg, METH_O, "_control(msg): a control verb for the collector (ncrewrite's profilers)."},
+    {"_torch_bridge", m_torch_bridge, METH_O, "_torch_bridge(on) -> was: ranges open record_function too."},
+    {"_attached", m_attached, METH_NOARGS, "_attached(): whether an NVTX tool (libncrt, nsys) is attached."},
     {NULL, NULL, 0, NULL}};
 
 /* Decorators other than the plain @ncrt.range on a plain function. `cm`

@@ -36,6 +36,7 @@ import sys
 
 # one prefix and one formatter for both modules (_ncrt_torch_backend loads this one)
 from _ncrt_torch_backend import _say as say, _why  # noqa: E402
+import _ncrt_torch_export as _export  # noqa: E402
 _FACTORIES = ("range", "span", "torch_range", "torch_span")
 _RANK_KEYS = ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")  # libncrt's order
 
@@ -587,131 +588,16 @@ class _Backend:
             say("cannot write the trace to %s: %s; it is lost, the program is not" % (self.cfg.out_dir, _why(e)))
 
     def write(self, prof):
-        import gzip
-        import shutil
-        import time
+        return _export.write(prof, self.cfg.out_dir, self.worker, self.cfg.gzip_level, self.export_options())
 
-        d = self.cfg.out_dir
-        os.makedirs(d, exist_ok=True)
-        tmp = os.path.join(d, ".ncrt-torch-%d" % os.getpid())
-        try:
-            if self.kineto(prof):
-                prof.export_chrome_trace(tmp + ".json")
-                with open(tmp + ".json", "rb") as src, gzip.open(tmp + ".gz", "wb", self.cfg.gzip_level) as dst:
-                    shutil.copyfileobj(src, dst, 1 << 20)
-            else:
-                self.write_converted(prof, tmp + ".gz")
-            ms = int(time.time() * 1000)
-            while True:  # TensorBoard's name; never over another file
-                path = os.path.join(d, "%s.%d.pt.trace.json.gz" % (self.worker, ms))
-                try:
-                    os.link(tmp + ".gz", path)
-                    break
-                except FileExistsError:
-                    ms += 1
-                except OSError:  # no hard links here
-                    if os.path.exists(path):
-                        ms += 1
-                        continue
-                    os.replace(tmp + ".gz", path)
-                    break
-            return path
-        finally:
-            for t in (tmp + ".json", tmp + ".gz"):
-                try:
-                    os.unlink(t)
-                except OSError:
-                    pass
+    def export_options(self):
+        return {"record_shapes": self.cfg.record_shapes, "with_stack": self.cfg.with_stack,
+                "mem": "mem" in self.cfg.activities, "rank": self.cfg.rank, "t0_ns": self.t0_ns,
+                "metadata": self.metadata()}
 
     @staticmethod
     def kineto(prof):
-        try:
-            from torch.autograd import kineto_available
-
-            return bool(kineto_available())
-        except Exception:
-            return True
-
-    def write_converted(self, prof, path):
-        """torch built without Kineto (Debian's python3-torch) exports only
-        its legacy layout (a bare list, no categories, no shapes). Write
-        Kineto's layout from the same events instead: cpu_op and
-        user_annotation (record_function, ProfilerStep#N) events with
-        "Input Dims", "Call stack", and [memory] instants."""
-        import gzip
-        import json
-
-        pid = os.getpid()
-        results = getattr(getattr(prof, "profiler", None), "kineto_results", None)
-        base_us = None
-        try:
-            base_us = results.trace_start_us()
-        except Exception:
-            pass
-        if not base_us:
-            base_us = self.t0_ns // 1000
-        events = []
-        tids = set()
-        for e in prof.events():
-            try:
-                start, end = e.time_range.start, e.time_range.end
-                name = getattr(e, "trace_name", None) or e.name
-                user = int(getattr(e, "scope", 0) or 0) == 7  # RecordScope.USER_SCOPE: record_function
-                args = {"External id": e.id}
-                if getattr(e, "sequence_nr", -1) >= 0:
-                    args["Sequence number"] = e.sequence_nr
-                    args["Fwd thread id"] = getattr(e, "fwd_thread", 0)
-                if self.cfg.record_shapes and not user and e.input_shapes is not None:
-                    args["Input Dims"] = [list(s) if isinstance(s, (list, tuple)) else s for s in e.input_shapes]
-                if self.cfg.with_stack and e.stack:
-                    args["Call stack"] = ";".join(e.stack)
-                tid = e.thread
-                tids.add(tid)
-                events.append({"ph": "X", "cat": "user_annotation" if user else "cpu_op", "name": name, "pid": pid,
-                               "tid": tid, "ts": start, "dur": max(0, end - start), "args": args})
-            except Exception:
-                continue
-        if "mem" in self.cfg.activities and results is not None:
-            try:
-                for e in results.events():
-                    if e.name() != "[memory]":
-                        continue
-                    tid = e.start_thread_id()
-                    tids.add(tid)
-                    events.append({"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": pid,
-                                   "tid": tid, "ts": e.start_us() - base_us,
-                                   "args": {"Bytes": e.nbytes(), "Device Type": int(e.device_type().value)
-                                            if hasattr(e.device_type(), "value") else 0,
-                                            "Device Id": e.device_index()}})
-            except Exception:
-                pass
-        events.sort(key=lambda ev: ev["ts"])
-        meta = [{"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": 0, "args": {"name": self.worker}},
-                {"name": "process_labels", "ph": "M", "ts": 0, "pid": pid, "tid": 0,
-                 "args": {"labels": "rank %d" % self.cfg.rank}}]
-        for t in sorted(tids):
-            meta.append({"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": t,
-                         "args": {"name": "thread %s" % t}})
-        doc = {"schemaVersion": 1, "deviceProperties": [], "traceEvents": meta + events}
-        dist = self.dist_info()
-        if dist:
-            doc["distributedInfo"] = dist
-        doc.update({"displayTimeUnit": "ms", "baseTimeNanoseconds": int(base_us) * 1000,
-                    "traceName": self.worker, "ncrt": dict(self.metadata(), layout="converted from torch's "
-                                                           "events (this torch has no Kineto)")})
-        with gzip.open(path, "wt", self.cfg.gzip_level, encoding="utf-8") as f:
-            json.dump(doc, f, separators=(",", ":"))
-
-    @staticmethod
-    def dist_info():
-        try:
-            import torch.distributed as dist
-
-            if dist.is_available() and dist.is_initialized():
-                return {"backend": dist.get_backend(), "rank": dist.get_rank(), "world_size": dist.get_world_size()}
-        except Exception:
-            pass
-        return None
+        return _export.kineto(prof)
 
 
 def start(torch, ncrt=None, ncrt_plain=False):

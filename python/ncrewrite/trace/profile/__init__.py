@@ -1,0 +1,1 @@
+"""nCompass's profiling context classes (ncompass.trace.profile.*)."""

@@ -1,0 +1,17 @@
+"""ncompass.trace.profile.nvtx: an NVTX range (ncrt.range, which libncrt,
+nsys and the in-process profilers record)."""
+
+
+class NvtxContext:
+    """with NvtxContext(name="model_forward"): ... -- one NVTX push/pop range."""
+
+    def __init__(self, name):
+        import ncrt
+
+        self._r = ncrt.range(name)
+
+    def __enter__(self):
+        return self._r.__enter__()
+
+    def __exit__(self, *exc):
+        return self._r.__exit__(*exc)

@@ -1,0 +1,424 @@
+"""The package's profiling side (issue #20), run by test_python.py once the
+package is installed: each case is a fresh interpreter whose last stdout
+line is JSON, checked here.
+
+  - the seeds' ProfilingSession example (nCompass's advanced-usage workflow
+    with its import lines changed) under every CPython found: trace, summary
+    (cached, mean_us), feedback (the engine adds the range; an invalid one
+    raises RulesError with its diagnostic), targeted markers (the new range
+    is in the second trace), filter_trace, save/load_config, reset,
+    load_trace_summary, the iteration history;
+  - ProfilerContext with the ncrt backend under every CPython: the trace is
+    on disk when the region ends (the process still running), per rank
+    (RANK), with a schedule (one file per cycle, the active steps only),
+    @profile_function; nothing recorded outside the regions;
+  - the torch backend (Debian's torch 1.13, CPU): aten ops with shapes,
+    memory events and our ranges as user_annotation in the same trace;
+    enable_rewrites in DataLoader workers (spawn);
+  - the argparse helper (cache-dit's flags) and its errors;
+  - the YAML `profiling:` loader: defaults, the epochs check and bad keys or
+    values, each at file:line:col;
+  - nCompass's saved config with "start_line_content": null.
+"""
+import glob
+import gzip
+import json
+import os
+
+MODEL = '''\
+class Attention:
+    def forward(self, x):
+        s = 0
+        for i in range(x):
+            s += i * i
+        t = sum(range(x))
+        return s + t
+
+
+def run(n):
+    a = Attention()
+    out = 0
+    for _ in range(3):
+        out += a.forward(n)
+    return out
+'''
+
+SESSION = '''\
+import json, os, sys
+from ncrewrite.trace import ProfilingSession      # was: from ncompass.trace import ProfilingSession
+import ncrewrite
+
+session = ProfilingSession(
+    trace_output_dir="./traces",
+    cache_dir="./cache",
+    session_name="my_model_optimization",
+    config={"targets": {"demo_model.model": {"class_func_context_wrappings": {"Attention": {"forward": {
+        "context_class": "ncompass.trace.profile.torch.TorchRecordContext",
+        "context_values": ["attention.forward"]}}}}}},
+)
+session.apply_targeted_markers()
+import demo_model.model as model
+
+
+def run_inference():
+    model.run(3000)
+
+
+def ops(summary):
+    return {o["name"]: o for o in summary["structured"]["operations"]}
+
+
+trace_path = session.run_profile(run_inference, trace_name_suffix="initial")
+summary = session.get_trace_summary(trace_path)
+again = session.get_trace_summary(trace_path)
+try:
+    session.submit_feedback(feedback_text="bad", target_module="demo_model.model", start_line=400, end_line=401)
+    bad = None
+except ncrewrite.RulesError as e:
+    bad = str(e)
+cfg = session.submit_feedback(
+    feedback_text="Why does the attention layer take 80% of inference time?",
+    target_module="demo_model.model",
+    start_line=4,
+    end_line=5,
+)
+session.apply_targeted_markers()
+trace_path2 = session.run_profile(run_inference, trace_name_suffix="targeted_attention")
+summary2 = session.get_trace_summary(trace_path2, feedback_context={
+    "feedback_text": "attention performance", "target_module": "demo_model.model"})
+filtered = session.filter_trace(trace_path=trace_path2, include_cuda_kernels=True, include_direct_children=False,
+                                min_duration_us=0.0)
+session.save_config(name="attention_focused")
+history = session.get_iteration_history()
+session.reset()
+after_reset = session.config
+session.load_config(name="attention_focused")
+loaded = session.apply_targeted_markers()
+cached = session.load_trace_summary(trace_name_filter="initial")
+print(json.dumps({
+    "trace": trace_path, "trace2": trace_path2, "ops1": {k: v["count"] for k, v in ops(summary).items()},
+    "ops2": {k: v["count"] for k, v in ops(summary2).items()},
+    "mean_us": "mean_us" in next(iter(ops(summary).values()), {}), "same": summary == again,
+    "md": summary["markdown"].splitlines()[0], "keys": sorted(summary["structured"]),
+    "fc": summary2.get("feedback_context"), "bad": bad, "cfg": cfg, "filtered": os.path.isfile(filtered),
+    "filtered_name": os.path.basename(filtered), "history": [(h["name"], len(h["feedback"])) for h in history],
+    "reset": after_reset, "loaded": loaded == cfg, "cached": cached == summary,
+    "summary_files": sorted(f for f in os.listdir("traces") if f.startswith("summary_")),
+}))
+'''
+
+PROFILER = '''\
+import json, os, sys, time
+import ncrewrite
+from ncrewrite.profiler import ProfilerContext, profile_function
+import ncrt
+
+out = sys.argv[1]
+with ncrt.range("outside.before"):
+    pass
+with ProfilerContext(output_dir=out, profile_name="ctx", backend="ncrt") as prof:
+    for i in range(4):
+        with ncrt.range("ctx.work"):
+            time.sleep(0.001)
+written_at_end = [os.path.basename(p) for p in prof.trace_paths if os.path.isfile(p)]
+with ncrt.range("outside.after"):
+    pass
+sched = ProfilerContext(output_dir=out, profile_name="sched", backend="ncrt", schedule=(1, 1, 2, 2))
+with sched:
+    for i in range(10):
+        with ncrt.range("step%d" % i):
+            pass
+        sched.step()
+
+
+@profile_function(output_dir=out, backend="ncrt")
+def decorated():
+    with ncrt.range("deco.inner"):
+        return 7
+
+
+r = decorated()
+print(json.dumps({"mode": ncrewrite.recording(), "at_end": written_at_end, "trace_path": str(prof.trace_path),
+                  "sched": [os.path.basename(p) for p in sched.trace_paths], "deco": r}))
+'''
+
+TORCH = '''\
+import json, os, sys
+import ncrewrite
+import torch
+from ncrewrite.profiler import ProfilerContext
+import ncrt
+
+out = sys.argv[1]
+conv = torch.nn.Conv2d(3, 8, 3)
+x = torch.randn(2, 3, 16, 16)
+with ProfilerContext(output_dir=out, profile_name="tp", backend="torch", activities=["CPU", "MEM"],
+                     record_shapes=True) as prof:
+    with ncrt.range("my.region"):
+        y = conv(x).relu().sum()
+        y.backward()
+print(json.dumps({"paths": [str(p) for p in prof.trace_paths], "used": prof.used_backend}))
+'''
+
+LOADER_DS = '''\
+import torch
+from torch.utils.data import Dataset
+
+
+class Squares(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        import sys
+        return torch.tensor([i * i, int("__ncrt__" in vars(sys.modules[__name__]))])
+'''
+
+LOADER = '''\
+import json, sys
+import ncrewrite
+ncrewrite.enable_rewrites({"targets": {"demo_model.ds": {"class_func_context_wrappings": {
+    "Squares": {"__getitem__": {}}}}}})
+import torch
+from torch.utils.data import DataLoader
+from demo_model.ds import Squares
+
+if __name__ == "__main__":
+    dl = DataLoader(Squares(), batch_size=2, num_workers=2, multiprocessing_context="spawn")
+    rows = [b.tolist() for b in dl]
+    print(json.dumps({"rows": rows}))
+'''
+
+ARGS = '''\
+import argparse, json, sys
+import ncrewrite
+from ncrewrite.profiler import add_profiler_args, create_profiler_from_args
+import ncrt
+
+p = argparse.ArgumentParser()
+add_profiler_args(p)
+args = p.parse_args(sys.argv[1:])
+prof = create_profiler_from_args(args, profile_name=None)
+with prof:
+    with ncrt.range("args.work"):
+        pass
+print(json.dumps({"enabled": prof.enabled, "name": prof.profile_name, "dir": prof.output_dir,
+                  "acts": prof.activities, "stack": prof.with_stack, "shapes": prof.record_shapes,
+                  "schedule": repr(prof.schedule), "paths": [str(x) for x in prof.trace_paths]}))
+'''
+
+YAML_OK = '''\
+training:
+  epochs: 11
+profiling:
+  wait: 3
+  warmup: 1
+  active: 3
+  repeat: 1
+  record_shapes: true
+  profile_memory: true
+  with_stack: false
+'''
+
+NULL_CONFIG = '''\
+import json
+import ncrewrite
+cfg = ncrewrite.RewriteConfig(targets={"demo_model.model": {"func_line_range_wrappings": [
+    {"start_line": 4, "end_line": 5, "start_line_content": None, "context_class": None}]}})
+warnings = cfg.validate()
+hook = ncrewrite.enable_rewrites(cfg)
+import demo_model.model as m
+print(json.dumps({"warnings": warnings, "instrumented": "__ncrt__" in vars(m), "value": m.run(10)}))
+'''
+
+
+def names_in(path):
+    with gzip.open(path, "rt") as f:
+        doc = json.load(f)
+    out = {}
+    for e in doc.get("traceEvents", []):
+        if e.get("ph") == "X":
+            out.setdefault(e["name"], []).append(e)
+    return out, doc
+
+
+def run(t, usersite, work, env, tmp):
+    pkg = os.path.join(usersite, "demo_model")
+    os.makedirs(pkg, exist_ok=True)
+    for name, text in (("__init__.py", ""), ("model.py", MODEL), ("ds.py", LOADER_DS)):
+        with open(os.path.join(pkg, name), "w") as f:
+            f.write(text)
+    others = {v: e for v, e in t.interpreters().items() if os.path.realpath(e) != os.path.realpath(t.PY)}
+    penv = dict(env, PYTHONPATH=usersite)
+    for ver, exe in [("debian", t.PY)] + sorted(others.items()):
+        d = os.path.join(tmp, "prof-%s" % ver)
+        os.makedirs(d)
+        session_case(t, exe, ver, d, env if exe == t.PY else penv)
+        profiler_case(t, exe, ver, d, env if exe == t.PY else penv)
+    d = os.path.join(tmp, "prof-torch")
+    os.makedirs(d)
+    torch_case(t, d, env)
+    loader_case(t, d, env)
+    args_case(t, d, env)
+    yaml_case(t, d, env)
+    out, _ = t.py(NULL_CONFIG, env, d, name="nullcfg")
+    if out is not None:
+        t.check(out["instrumented"] and out["value"] == 3 * (sum(i * i for i in range(10)) + sum(range(10))),
+                "nCompass config with null values: %s" % out)
+
+
+def session_case(t, exe, ver, d, env):
+    out, p = t.py(SESSION, env, d, exe=exe, name="session")
+    if out is None:
+        return
+    what = "ProfilingSession (%s)" % ver
+    t.check(out["ops1"].get("attention.forward") == 3, "%s: first trace ops %s" % (what, out["ops1"]))
+    line = [n for n in out["ops2"] if n.endswith(":L4-5")]
+    t.check(out["ops2"].get("attention.forward") == 3 and len(line) == 1 and out["ops2"][line[0]] == 3,
+            "%s: targeted trace ops %s (want attention.forward x3 and the L4-5 range x3)" % (what, out["ops2"]))
+    t.check(not any(n.endswith(":L4-5") for n in out["ops1"]), "%s: L4-5 already in the first trace" % what)
+    t.check(out["mean_us"] and out["same"] and out["md"] == "# Trace summary"
+            and {"operations", "bottlenecks", "recommendations"} <= set(out["keys"]),
+            "%s: summary %s" % (what, {k: out[k] for k in ("mean_us", "same", "md", "keys")}))
+    t.check(out["bad"] and "error" in out["bad"] and "400" in out["bad"], "%s: bad feedback: %r" % (what, out["bad"]))
+    rng = out["cfg"]["targets"]["demo_model.model"].get("func_line_range_wrappings", [])
+    t.check(len(rng) == 1 and rng[0]["start_line"] == 4 and rng[0]["end_line"] == 5
+            and rng[0].get("reasoning", "").startswith("Why does the attention"),
+            "%s: config after feedback %s" % (what, out["cfg"]))
+    t.check(out["fc"] == {"feedback_text": "attention performance", "target_module": "demo_model.model"},
+            "%s: feedback_context %s" % (what, out["fc"]))
+    t.check(out["filtered"] and out["filtered_name"].endswith(".filtered.trace.json.gz"),
+            "%s: filter_trace %s" % (what, out["filtered_name"]))
+    t.check(out["history"] == [["my_model_optimization_initial", 0], ["my_model_optimization_targeted_attention", 1]],
+            "%s: history %s" % (what, out["history"]))
+    t.check("func_line_range_wrappings" not in json.dumps(out["reset"]) and out["loaded"] and out["cached"],
+            "%s: reset/load_config/load_trace_summary: %s" % (what, {k: out[k] for k in ("reset", "loaded",
+                                                                                          "cached")}))
+    t.check(len(out["summary_files"]) == 4, "%s: summary files %s" % (what, out["summary_files"]))
+
+
+def profiler_case(t, exe, ver, d, env):
+    out_dir = os.path.join(d, "out")
+    out, p = t.py(PROFILER, dict(env, RANK="3"), d, exe=exe, args=[out_dir], name="profiler")
+    if out is None:
+        return
+    what = "ProfilerContext ncrt (%s)" % ver
+    t.check(out["mode"] == "in-process" and out["at_end"] == ["ctx-rank3.trace.json.gz"],
+            "%s: trace at region end %s (mode %s)" % (what, out["at_end"], out["mode"]))
+    ctx = os.path.join(out_dir, "ctx-rank3.trace.json.gz")
+    if t.check(os.path.isfile(ctx), "%s: %s missing" % (what, ctx)):
+        names, doc = names_in(ctx)
+        t.check(len(names.get("ctx.work", [])) == 4 and not any(n.startswith("outside") for n in names),
+                "%s: ranges in ctx trace %s" % (what, {k: len(v) for k, v in names.items()}))
+    want = ["sched-cycle1-rank3.trace.json.gz", "sched-cycle2-rank3.trace.json.gz"]
+    t.check(out["sched"] == want, "%s: schedule files %s, want %s" % (what, out["sched"], want))
+    for f, steps in zip(want, (["step2", "step3"], ["step6", "step7"])):
+        path = os.path.join(out_dir, f)
+        if os.path.isfile(path):
+            names, _ = names_in(path)
+            got = sorted(n for n in names if n.startswith("step"))
+            t.check(got == steps, "%s: %s has %s, want %s" % (what, f, got, steps))
+    deco = os.path.join(out_dir, "decorated-rank3.trace.json.gz")
+    if t.check(out["deco"] == 7 and os.path.isfile(deco), "%s: @profile_function wrote no %s" % (what, deco)):
+        names, _ = names_in(deco)
+        t.check("deco.inner" in names, "%s: decorated trace %s" % (what, sorted(names)))
+    left = glob.glob(os.path.join(d, "**", ".ncrt-*"), recursive=True)
+    t.check(not left, "%s: spill files left %s" % (what, left))
+
+
+def torch_case(t, d, env):
+    p = t.subprocess.run([t.PY, "-c", "import torch"], capture_output=True)
+    if p.returncode != 0:
+        t.NOTES.append("torch backend: Debian's python3-torch is not installed: the torch cases were left out")
+        return
+    out_dir = os.path.join(d, "torch")
+    out, _ = t.py(TORCH, env, d, args=[out_dir], name="torchprof")
+    if out is None:
+        return
+    if not t.check(len(out["paths"]) == 1 and out["paths"][0].endswith(".pt.trace.json.gz")
+                   and os.path.basename(out["paths"][0]).startswith("tp-rank0."), "torch backend files %s" % out):
+        return
+    names, doc = names_in(out["paths"][0])
+    conv = [e for n, es in names.items() if n.startswith("aten::conv") for e in es]
+    t.check(conv and any(e.get("args", {}).get("Input Dims") for e in conv),
+            "torch backend: no aten::conv* with Input Dims (ops: %s)" % sorted(names)[:20])
+    region = names.get("my.region", [])
+    t.check(region and region[0].get("cat") == "user_annotation",
+            "torch backend: our range is not a user_annotation: %s" % region[:1])
+    mem = [e for e in doc["traceEvents"] if e.get("name") == "[memory]"]
+    t.check(mem, "torch backend: no [memory] events with profile_memory")
+    t.check(any(n.startswith("aten::convolution_backward") or "backward" in n.lower() for n in names),
+            "torch backend: no backward ops (%s)" % sorted(names)[:30])
+
+
+def loader_case(t, d, env):
+    p = t.subprocess.run([t.PY, "-c", "import torch"], capture_output=True)
+    if p.returncode != 0:
+        return
+    out, _ = t.py(LOADER, env, d, name="loader")
+    if out is not None:
+        t.check(out["rows"] == [[[0, 1], [1, 1]], [[4, 1], [9, 1]]],
+                "DataLoader spawn workers: items %s (second column 1: the worker's module is instrumented)"
+                % out["rows"])
+
+
+def args_case(t, d, env):
+    out_dir = os.path.join(d, "args")
+    out, _ = t.py(ARGS, env, d, args=["--profile", "--profile-name", "flux", "--profile-dir", out_dir,
+                                      "--profile-activities", "CPU", "MEM", "--profile-with-stack",
+                                      "--profile-record-shapes=False", "--profile-backend", "ncrt"], name="args")
+    if out is not None:
+        t.check(out["enabled"] and out["name"] == "flux" and out["dir"] == out_dir and out["acts"] == ["CPU", "MEM"]
+                and out["stack"] is True and out["shapes"] is False and out["schedule"] == "None"
+                and out["paths"] == [os.path.join(out_dir, "flux-rank0.trace.json.gz")],
+                "argparse helper: %s" % out)
+    out, _ = t.py(ARGS, env, d, args=["--profile-wait", "2", "--profile-active", "1"], name="args2")
+    if out is not None:
+        t.check(not out["enabled"] and out["paths"] == []
+                and out["schedule"] == "Schedule(wait=2, warmup=1, active=1, repeat=1)", "argparse defaults: %s" % out)
+    p = t.subprocess.run([t.PY, os.path.join(d, "args.py"), "--profile-wait", "-1"], env=env, cwd=d,
+                         capture_output=True, text=True)
+    t.check(p.returncode == 2 and "argument --profile-wait: want a number >= 0, not -1" in p.stderr,
+            "argparse error: rc %d %s" % (p.returncode, p.stderr))
+
+
+def yaml_case(t, d, env):
+    cases = {
+        "ok.yaml": YAML_OK,
+        "short.yaml": YAML_OK.replace("epochs: 11", "epochs: 10"),
+        "typo.yaml": YAML_OK.replace("warmup: 1", "warmpu: 1"),
+        "neg.yaml": YAML_OK.replace("wait: 3", "wait: -1"),
+    }
+    for n, text in cases.items():
+        with open(os.path.join(d, n), "w") as f:
+            f.write(text)
+    out, _ = t.py('''\
+        import json
+        from ncrewrite.profiler import load_profiling_config, ConfigError
+        res = {}
+        for n in ("ok.yaml", "short.yaml", "typo.yaml", "neg.yaml"):
+            try:
+                v = load_profiling_config(n)
+                res[n] = {k: (repr(x) if k == "schedule" else x) for k, x in v.items()}
+            except ConfigError as e:
+                res[n] = "ERR " + str(e)
+        try:
+            load_profiling_config("ok.yaml", epochs=5)
+            res["given"] = None
+        except ConfigError as e:
+            res["given"] = str(e)
+        print(json.dumps(res))
+        ''', env, d, name="yamlcfg")
+    if out is None:
+        return
+    t.check(out["ok.yaml"] == {"record_shapes": True, "profile_memory": True, "with_stack": False,
+                               "schedule": "Schedule(wait=3, warmup=1, active=3, repeat=1)"},
+            "profiling: loader: %s" % out["ok.yaml"])
+    t.check(out["short.yaml"].startswith("ERR short.yaml:2:11: error: 10 epochs are fewer than the schedule needs")
+            and "= 11" in out["short.yaml"] and "^" in out["short.yaml"], "epochs check: %s" % out["short.yaml"])
+    t.check(out["typo.yaml"].startswith("ERR typo.yaml:5:3: error: unknown key 'warmpu'")
+            and "did you mean 'warmup'" in out["typo.yaml"], "unknown key: %s" % out["typo.yaml"])
+    t.check(out["neg.yaml"].startswith("ERR neg.yaml:4:9: error: profiling.wait should be a whole number >= 0"),
+            "negative wait: %s" % out["neg.yaml"])
+    t.check(out["given"] and "5 epochs are fewer" in out["given"] and "epochs=5 given" in out["given"],
+            "epochs given: %s" % out["given"])
