@@ -26,12 +26,40 @@ static void kinds_text(uint32_t mask, Buf *b) {
   }
 }
 
+/* A range row of a name ncrt throttled in some trace: its count and times
+ * are of the recorded calls only. */
+static bool row_throttled(const Model *m, const RangeRow *r) {
+  for (size_t i = 0; r->merged <= 1 && i < m->traces.n; i++)
+    if (trace_throttled(m->traces.v[i], r->name)) return true;
+  return false;
+}
+
+static bool any_throttled(const Model *m) {
+  for (size_t i = 0; i < m->traces.n; i++)
+    if (m->traces.v[i]->throttled.n) return true;
+  return false;
+}
+
+/* One note per throttled name: the trace holds its first calls only, so
+ * the count shown is not how often it ran. */
+static void throttled_note(const Model *m, const Trace *t, const Throttled *th, Buf *b) {
+  buf_printf(b, "%s: ncrt throttled %s after %lld calls (mean %.3f us then): its later calls were not recorded, "
+             "so its count and times here are of the recorded calls only; ", t->path,
+             intern_str(&m->names, th->name), (long long)th->calls, th->avg_us);
+  if (th->total_calls >= 0) buf_printf(b, "it was called %lld times in all.", (long long)th->total_calls);
+  else buf_puts(b, "the trace does not say how often it was called in all.");
+}
+
 static void collect_notes(const Model *m, const Summary *s, Notes *out) {
   Buf b = {0};
 #define NOTE() do { vec_push(out, b.s); memset(&b, 0, sizeof b); } while (0)
   for (size_t i = 0; i < m->traces.n; i++) {
     const Trace *t = m->traces.v[i];
     const LoadNotes *n = &t->notes;
+    for (size_t k = 0; k < t->throttled.n; k++) {
+      throttled_note(m, t, &t->throttled.v[k], &b);
+      NOTE();
+    }
     if (t->legacy) {
       buf_printf(&b, "%s: legacy layout (a bare array of events, no categories): every complete event "
                  "is taken as a CPU range; there is no GPU data.", t->path);
@@ -151,13 +179,16 @@ static void operations_section(Doc *d, const Model *m, const Summary *s) {
              "the outermost instance of a name only (recursion is not double-counted); exclusive time is "
              "the range minus its direct children; GPU is the time of GPU ops launched inside.",
              shown(s->ranges.n, s->opt.top_ranges), s->ranges.n);
+  if (any_throttled(m))
+    buf_puts(doc_span(d, SPAN_PLAIN), " A count ending in + is of a name ncrt throttled (stopped recording): "
+             "it ran more often than recorded (see the notes).");
   doc_table(d, "llrrrrrr", "range", "kind", "count", "inclusive ms", "exclusive ms", "GPU ms", "mean ms", "max ms");
   for (size_t i = 0; i < s->ranges.n && i < s->opt.top_ranges; i++) {
     const RangeRow *r = &s->ranges.v[i];
     doc_row(d);
     buf_puts(doc_cell(d), range_row_name(m, s, r));
     kinds_text(r->kinds, doc_cell(d));
-    buf_printf(doc_cell(d), "%llu", (unsigned long long)r->count);
+    buf_printf(doc_cell(d), "%llu%s", (unsigned long long)r->count, row_throttled(m, r) ? "+" : "");
     buf_ms(doc_cell(d), r->incl);
     buf_ms(doc_cell(d), r->excl);
     buf_ms(doc_cell(d), r->gpu);
@@ -499,6 +530,32 @@ static void jstats(Buf *b, const char *k, const Stats *st) {
   buf_putc(b, ',');
 }
 
+/* "throttled": [{"file", "rank", "name", "calls_at_throttle",
+ * "avg_us_at_throttle", "total_calls" (null: not in the trace)}, ...] */
+static void throttled_json(Buf *b, const Model *m) {
+  if (!any_throttled(m)) return;
+  jkey(b, "throttled");
+  buf_putc(b, '[');
+  for (size_t i = 0; i < m->traces.n; i++) {
+    const Trace *t = m->traces.v[i];
+    for (size_t k = 0; k < t->throttled.n; k++) {
+      const Throttled *th = &t->throttled.v[k];
+      buf_putc(b, '{');
+      jstr(b, "file", t->path);
+      jint(b, "rank", (long long)(t->rank >= 0 ? t->rank : (int64_t)i));
+      jstr(b, "name", intern_str(&m->names, th->name));
+      jint(b, "calls_at_throttle", (long long)th->calls);
+      buf_printf(b, "\"avg_us_at_throttle\":%.3f,", th->avg_us);
+      if (th->total_calls >= 0) jint(b, "total_calls", (long long)th->total_calls);
+      else buf_puts(b, "\"total_calls\":null,");
+      jend(b, '}');
+      buf_putc(b, ',');
+    }
+  }
+  jend(b, ']');
+  buf_putc(b, ',');
+}
+
 void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   Buf md = {0}, tmp = {0};
   Doc doc = {0};
@@ -525,6 +582,7 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
     jus(b, "gpu_us", r->gpu);
     jus(b, "mean_us", r->count ? r->sum / (int64_t)r->count : 0); /* as the Markdown's mean */
     jus(b, "max_us", r->max);
+    if (row_throttled(m, r)) buf_puts(b, "\"throttled\":true,");
     jend(b, '}');
     buf_putc(b, ',');
   }
@@ -668,6 +726,7 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   buf_putc(b, ',');
 
   deep_json(b, m, s, deep); /* "ncu", "nsys" when there are */
+  throttled_json(b, m);     /* "throttled" when there are */
   Notes notes = {0};
   collect_notes(m, s, &notes);
   jkey(b, "notes");

@@ -117,6 +117,32 @@ static int skip_event(Loader *L, Walker *w, const char *at, uint64_t *count, cha
   return 0;
 }
 
+/* "ncrt": {"throttled": [{"name", "calls", "avg_us"[, "total_calls"]}, ...]}:
+ * the names libncrt stopped recording. Anything else in it is ignored. */
+static void read_throttled(Loader *L, Span ncrt) {
+  ObjIter it, arr, fields;
+  Member mb, f;
+  Span elem, s;
+  if (!obj_iter_init(&it, ncrt)) return;
+  while (obj_iter_next(&it, &mb)) {
+    if (!span_eq(mb.key, "throttled") || !arr_iter_init(&arr, mb.val)) continue;
+    while (arr_iter_next(&arr, &elem)) {
+      Throttled th = {0, -1, -1, 0};
+      bool named = false;
+      if (!obj_iter_init(&fields, elem)) continue;
+      while (obj_iter_next(&fields, &f)) {
+        if (span_eq(f.key, "name") && span_string(f.val, &L->tmp, &s)) {
+          th.name = intern(&L->m->names, s.s, s.n);
+          named = true;
+        } else if (span_eq(f.key, "calls")) span_int(f.val, &th.calls);
+        else if (span_eq(f.key, "total_calls")) span_int(f.val, &th.total_calls);
+        else if (span_eq(f.key, "avg_us")) span_double(f.val, &th.avg_us);
+      }
+      if (named) vec_push(&L->t->throttled, th);
+    }
+  }
+}
+
 static int on_header(void *ctx, Walker *w, Span key, Span val) {
   Loader *L = ctx;
   if (span_eq(key, "baseTimeNanoseconds")) {
@@ -130,6 +156,8 @@ static int on_header(void *ctx, Walker *w, Span key, Span val) {
       if (span_eq(mb.key, "rank")) span_int(mb.val, &L->t->rank);
       else if (span_eq(mb.key, "world_size")) span_int(mb.val, &L->t->world_size);
     }
+  } else if (span_eq(key, "ncrt")) {
+    read_throttled(L, val);
   }
   return 0;
 }
@@ -338,6 +366,7 @@ static void trace_free_fields(Trace *t) {
   free(t->notes.first_malformed);
   free(t->notes.first_negative);
   vec_free(&t->notes.unknown_cats);
+  vec_free(&t->throttled);
 }
 
 static void half_free(Half *h) {
@@ -399,6 +428,11 @@ static void half_merge(Loader *L, Half *h, uint64_t events_before) {
   if (u->has_base) t->has_base = true, t->base_ns = u->base_ns;
   if (u->rank >= 0) t->rank = u->rank;
   if (u->world_size >= 0) t->world_size = u->world_size;
+  for (size_t i = 0; i < u->throttled.n; i++) {
+    Throttled th = u->throttled.v[i];
+    th.name = names[th.name];
+    vec_push(&t->throttled, th);
+  }
   free(names);
   free(ids);
   free(threads);
@@ -503,6 +537,12 @@ void model_free(Model *m) {
   vec_free(&m->traces);
   intern_free(&m->names);
   intern_free(&m->ids);
+}
+
+const Throttled *trace_throttled(const Trace *t, uint32_t name) {
+  for (size_t i = 0; i < t->throttled.n; i++)
+    if (t->throttled.v[i].name == name) return &t->throttled.v[i];
+  return NULL;
 }
 
 const char *model_id_text(const Model *m, uint32_t id, Buf *tmp) {

@@ -75,6 +75,15 @@ typedef struct {
   uint64_t cuda_sync;
 } LoadNotes;
 
+/* A name ncrt stopped recording (its trace's "ncrt.throttled"): the trace
+ * holds only its first calls, so its count and times are a floor. */
+typedef struct {
+  uint32_t name;        /* Model.names */
+  int64_t calls;        /* calls when it was throttled */
+  int64_t total_calls;  /* all its calls, -1 when the trace does not say */
+  double avg_us;        /* its mean duration then */
+} Throttled;
+
 typedef struct {
   char *path;
   bool legacy;          /* bare array layout */
@@ -87,6 +96,7 @@ typedef struct {
   I64Map thread_of;     /* pid<<32|tid -> thread index */
   I64Map process_label; /* pid -> Model.names id of process_name */
   LoadNotes notes;
+  VEC(Throttled) throttled;
 } Trace;
 
 typedef struct {
@@ -104,6 +114,9 @@ void model_free(Model *m);
  * nct_warning. Summarising them as one run is what was asked; the warning
  * says what the per-rank figures then mean. */
 void model_check_ranks(const Model *m);
+
+/* The throttle record of name in trace t, or NULL. */
+const Throttled *trace_throttled(const Trace *t, uint32_t name);
 
 /* pid or tid text for display (quotes stripped). */
 const char *model_id_text(const Model *m, uint32_t id, Buf *tmp);

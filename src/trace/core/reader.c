@@ -743,6 +743,28 @@ bool obj_iter_next(ObjIter *it, Member *m) {
   return true;
 }
 
+bool arr_iter_init(ObjIter *it, Span arr) {
+  if (arr.n < 2 || arr.s[0] != '[') return false;
+  it->p = arr.s + 1;
+  it->end = arr.s + arr.n - 1;
+  return true;
+}
+
+bool arr_iter_next(ObjIter *it, Span *elem) {
+  Walker w = {0};
+  w.eof = true;
+  const char *p = skip_ws(it->p, it->end);
+  if (p < it->end && *p == ',') p = skip_ws(p + 1, it->end);
+  if (p >= it->end) return false;
+  const char *v = p;
+  p = scan_value(&w, p, it->end, 0);
+  if (!p) return false;
+  elem->s = v;
+  elem->n = (size_t)(p - v);
+  it->p = p;
+  return true;
+}
+
 /* ---- run directories ---- */
 
 static int trace_name(const struct dirent *d) {

@@ -106,5 +106,8 @@ typedef struct {
 } ObjIter;
 bool obj_iter_init(ObjIter *it, Span obj);
 bool obj_iter_next(ObjIter *it, Member *m);
+/* Iterate the elements of an array span (the same ObjIter): false at the end. */
+bool arr_iter_init(ObjIter *it, Span arr);
+bool arr_iter_next(ObjIter *it, Span *elem);
 
 #endif
