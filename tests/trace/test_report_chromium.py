@@ -209,10 +209,24 @@ class Gen:
 
     def write(self, path, base):
         with open(path, "w") as f:
-            f.write('{"schemaVersion":1,"distributedInfo":{"rank":%d,"world_size":%d},"baseTimeNanoseconds":%d,'
-                    '"traceEvents":[\n' % (self.rank, self.world, base))
-            f.write(",\n".join(self.ev))
-            f.write("\n]}\n")
+            self.begin(f, base)
+            self.end(f)
+
+    def begin(self, f, base):
+        f.write('{"schemaVersion":1,"distributedInfo":{"rank":%d,"world_size":%d},"baseTimeNanoseconds":%d,'
+                '"traceEvents":[\n' % (self.rank, self.world, base))
+        self.written = 0
+        self.flush(f)
+
+    def flush(self, f):
+        if self.ev:
+            f.write((",\n" if self.written else "") + ",\n".join(self.ev))
+            self.written += len(self.ev)
+            self.ev = []
+
+    def end(self, f):
+        self.flush(f)
+        f.write("\n]}\n")
 
 
 def four_ranks(d):
@@ -234,14 +248,18 @@ def four_ranks(d):
     return [os.path.join(d, "train-rank%d.trace.json" % r) for r in range(4)]
 
 
-def big(path, want=420000):
+def big(path, want):
     g = Gen(0, 1)
     t, n = 100.0, 1
-    while len(g.ev) < want:
-        t = g.step(n, t, layers=24, kernels_per_op=3, small=True)
-        n += 1
-    g.write(path, 1700000000000000000)
-    return len(g.ev)
+    with open(path, "w") as f:
+        g.begin(f, 1700000000000000000)
+        while g.written + len(g.ev) < want:
+            t = g.step(n, t, layers=24, kernels_per_op=3, small=True)
+            n += 1
+            if len(g.ev) > 100000:
+                g.flush(f)
+        g.end(f)
+    return g.written
 
 
 # ---- the browser ----
@@ -263,7 +281,7 @@ def webdriver(profile):
     o.binary_location = chromium_exe()
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-              "--no-first-run", "--hide-scrollbars", "--window-size=1400,1000", "--force-device-scale-factor=1",
+              "--no-first-run", "--hide-scrollbars", "--enable-precise-memory-info", "--window-size=1400,1000", "--force-device-scale-factor=1",
               "--user-data-dir=" + profile):
         o.add_argument(a)
     o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -291,6 +309,26 @@ def open_page(d, path, label):
     errors = [e for e in d.get_log("browser") if e.get("level") == "SEVERE"]
     assert not errors, "%s: console errors: %s" % (label, errors)
     return secs
+
+
+def browser_memory(d, profile):
+    """(JS heap used, memory of every Chromium process of this profile), bytes: the
+    processes' proportional set sizes (PSS), so pages they share count once."""
+    heap = d.execute_script("return performance.memory ? performance.memory.usedJSHeapSize : 0;")
+    rss = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = open("/proc/%s/cmdline" % pid, "rb").read()
+            if profile.encode() not in cmd:
+                continue
+            for line in open("/proc/%s/smaps_rollup" % pid):
+                if line.startswith("Pss:"):
+                    rss += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return heap, rss
 
 
 def exercise(d, label, shots=None):
@@ -395,8 +433,9 @@ def main():
         lines = []
         # small
         secs = open_page(driver, small, "small")
-        lines.append("small: %d bytes, ready in %.2f s; %s" % (os.path.getsize(small), secs,
-                                                                exercise(driver, "small")))
+        heap, rss = browser_memory(driver, os.path.join(tmp, "profile"))
+        lines.append("small: %d bytes, ready in %.2f s, JS heap %.0f MB, Chromium PSS %.0f MB; %s"
+                     % (os.path.getsize(small), secs, heap / 1e6, rss / 1e6, exercise(driver, "small")))
         # four ranks, a run directory with env.json
         run = os.path.join(tmp, "run")
         files = four_ranks(run)
@@ -420,15 +459,17 @@ def main():
             assert c > 500, "%s: only %d coloured pixels" % (f, c)
         # big
         bigtrace = os.path.join(tmp, "big.trace.json")
-        nev = big(bigtrace)
+        nev = big(bigtrace, int(os.environ.get("NCTRACE_REPORT_BIG_EVENTS", "420000")))
         bigpage = os.path.join(tmp, "big.html")
         rsecs = report(nctrace, [bigtrace], bigpage)
         db = check_structure_loose(open(bigpage).read())
         assert db["timeline"]["events"] >= 400000, db["timeline"]["events"]
         secs = open_page(driver, bigpage, "big")
-        lines.append("big: %d events, report in %.1f s, page %d bytes (%d boxes over %d levels), ready in %.2f s; %s"
-                     % (nev, rsecs, os.path.getsize(bigpage), db["timeline"]["boxes"], len(db["timeline"]["levels"]),
-                        secs, exercise(driver, "big")))
+        heap, rss = browser_memory(driver, os.path.join(tmp, "profile"))
+        lines.append("big: %d events (%d bytes), report in %.1f s, page %d bytes (%d boxes over %d levels), ready in "
+                     "%.2f s, JS heap %.0f MB, Chromium PSS %.0f MB; %s"
+                     % (nev, os.path.getsize(bigtrace), rsecs, os.path.getsize(bigpage), db["timeline"]["boxes"],
+                        len(db["timeline"]["levels"]), secs, heap / 1e6, rss / 1e6, exercise(driver, "big")))
         if shots_env:
             os.makedirs(shots_env, exist_ok=True)
             for f in sorted(os.listdir(shots)):

@@ -22,6 +22,7 @@
 #include "render.h"
 #include "commands.h"
 #include "deep_section.h"
+#include "diff_render.h"
 #include "output.h"
 #include "report_assets.h"
 
@@ -537,6 +538,49 @@ static void charts_json(const Model *m, const Summary *s, PageNames *pn, Buf *b)
   buf_puts(b, "]");
 }
 
+/* ---- comparison with a second run (--compare): core/diff.h's rows ---- */
+
+enum { MAX_COMPARE_ROWS = 300 };
+
+static void diff_side_json(Buf *b, const DiffRunInfo *r) {
+  buf_printf(b, "{\"files\":%zu,\"ranks\":%zu,\"steps\":%llu,\"step_mean\":%lld,\"range_self\":%lld,"
+             "\"gpu_total\":%lld}", r->files, r->ranks, (unsigned long long)r->steps, (long long)r->step_mean,
+             (long long)r->range_self, (long long)r->gpu_total);
+}
+
+static void compare_json(const DiffResult *d, const char *la, const char *lb, Buf *b) {
+  buf_puts(b, "\"compare\":{\"a\":");
+  json_str(b, la);
+  buf_puts(b, ",\"b\":");
+  json_str(b, lb);
+  buf_printf(b, ",\"per_step\":%s,\"a_info\":", d->per_step ? "true" : "false");
+  diff_side_json(b, &d->a);
+  buf_puts(b, ",\"b_info\":");
+  diff_side_json(b, &d->b);
+  for (int k = 0; k < 2; k++) {
+    const DiffRows *rows = k ? &d->kernels : &d->ranges;
+    buf_printf(b, ",\"%s\":[", k ? "kernels" : "ranges");
+    for (size_t i = 0; i < rows->n && i < MAX_COMPARE_ROWS; i++) {
+      const DiffRow *r = &rows->v[i];
+      buf_puts(b, i ? ",[" : "[");
+      json_str(b, r->name);
+      buf_printf(b, ",%u,%.6g,%.6g,%lld,%lld,%lld,%lld,%lld,%lld]", r->in, r->a.count, r->b.count,
+                 (long long)r->a.incl, (long long)r->b.incl, (long long)r->a.excl, (long long)r->b.excl,
+                 (long long)r->a.gpu, (long long)r->b.gpu);
+    }
+    buf_printf(b, "],\"%s_total\":%zu", k ? "kernels" : "ranges", rows->n);
+  }
+  buf_putc(b, '}');
+}
+
+/* "a.json" or "a.json and 3 more" */
+static char *run_label(const char *const *files, size_t n) {
+  Buf b = {0};
+  buf_puts(&b, files[0]);
+  if (n > 1) buf_printf(&b, " and %zu more", n - 1);
+  return buf_steal(&b);
+}
+
 /* ---- run header: env.json of the first file's run directory ---- */
 
 static char *env_json_text(const char *first) {
@@ -584,16 +628,18 @@ static const char STYLE[] =
 static void put_text_asset(Buf *b, const unsigned char *p, size_t n) { buf_add(b, p, n); }
 
 int cmd_report(int argc, char **argv) {
-  Model m = {0};
+  Model m = {0}, mb = {0};
   SummaryOptions opt = {"ProfilerStep#*", 20, 20};
   const char *out = NULL;
   VEC(const char *) files = {0};
+  VEC(const char *) cmp = {0};
   int rc = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-o") && i + 1 < argc) out = argv[++i];
     else if (!strcmp(a, "--top") && i + 1 < argc) opt.top_ranges = opt.top_kernels = (size_t)atol(argv[++i]);
     else if (!strcmp(a, "--step") && i + 1 < argc) opt.step_glob = argv[++i];
+    else if (!strcmp(a, "--compare") && i + 1 < argc) vec_push(&cmp, argv[++i]);
     else if (a[0] == '-' && a[1]) {
       nct_error("report: unknown or incomplete option '%s'", a);
       rc = 2;
@@ -601,15 +647,24 @@ int cmd_report(int argc, char **argv) {
     } else vec_push(&files, a);
   }
   if (!files.n || !out) {
-    nct_error("usage: nctrace report TRACE... -o report.html [--top N] [--step GLOB]");
+    nct_error("usage: nctrace report TRACE... -o report.html [--top N] [--step GLOB] [--compare TRACE]...");
     rc = 2;
     goto done;
   }
   for (size_t i = 0; i < files.n; i++)
     if (model_load(&m, files.v[i]) < 0) goto done;
   model_check_ranks(&m);
-  Summary s;
+  for (size_t i = 0; i < cmp.n; i++)
+    if (model_load(&mb, cmp.v[i]) < 0) goto done;
+  if (cmp.n) model_check_ranks(&mb);
+  Summary s, sb;
   summary_compute(&m, &opt, &s);
+  DiffResult dr = {0};
+  char *label_a = run_label(files.v, files.n), *label_b = cmp.n ? run_label(cmp.v, cmp.n) : NULL;
+  if (cmp.n) {
+    summary_compute(&mb, &opt, &sb);
+    diff_compute(&(DiffRun){&m, &s}, &(DiffRun){&mb, &sb}, &dr);
+  }
   Buf b = {0};
   buf_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta name=\"viewport\" content=\"width=device-width\">"
@@ -628,6 +683,16 @@ int cmd_report(int argc, char **argv) {
                "<h2>Flame chart of range nesting</h2>\n<div id=\"flame\" class=\"view\"></div>\n"
                "<h2>Steps and ranks</h2>\n<div id=\"steps\" class=\"view\"></div>\n"
                "<div id=\"ranks\" class=\"view\"></div>\n");
+  if (cmp.n) {
+    buf_puts(&b, "<h2>Comparison with <code>");
+    buf_html(&b, label_b);
+    buf_puts(&b, "</code></h2>\n<div id=\"compare\" class=\"view\"></div>\n<div id=\"compare-tables\">\n");
+    Doc cd = {0};
+    diff_doc(&dr, label_a, label_b, opt.top_ranges, &cd);
+    doc_write_html(&cd, &b);
+    doc_free(&cd);
+    buf_puts(&b, "</div>\n");
+  }
   buf_puts(&b, "<div id=\"summary\">\n");
   /* the Nsight Compute / Systems sections of a run directory, as summary shows them */
   Deep deep = {0};
@@ -654,6 +719,10 @@ int cmd_report(int argc, char **argv) {
   flame_json(&m, &s, &pn, &data);
   buf_putc(&data, ',');
   charts_json(&m, &s, &pn, &data);
+  if (cmp.n) {
+    buf_putc(&data, ',');
+    compare_json(&dr, label_a, label_b, &data);
+  }
   buf_puts(&data, ",\"names\":[");
   for (size_t i = 0; i < pn.strs.n; i++) {
     if (i) buf_putc(&data, ',');
@@ -684,8 +753,16 @@ int cmd_report(int argc, char **argv) {
   vec_free(&pn.extra);
   vec_free(&pn.total);
   summary_free(&s);
+  if (cmp.n) {
+    diff_free(&dr);
+    summary_free(&sb);
+  }
+  free(label_a);
+  free(label_b);
 done:
   vec_free(&files);
+  vec_free(&cmp);
   model_free(&m);
+  model_free(&mb);
   return rc;
 }

@@ -2,7 +2,8 @@
  * report.c embeds (#nc-data, #nc-env). Hand-written, no library: a
  * timeline (one clock for every rank and thread, zoom, pan, search, legend,
  * labels, GPU streams under the thread that launched their work), a flame
- * chart (click to zoom), the steps and ranks charts and the run header.
+ * chart (click to zoom), the steps and ranks charts, the run header and,
+ * with --compare, two runs side by side.
  * Every canvas keeps what it drew in its data-* attributes (boxes, labels,
  * matched, view, root) for the browser tests. Plain ES2017, no network. */
 (function () {
@@ -721,12 +722,104 @@
     draw();
   }
 
+  /* ---- comparison of two runs (--compare): paired bars, the change beside ---- */
+  function compare() {
+    var root = $('compare'), C = D.compare;
+    if (!root || !C) return;
+    var mode = 'ranges', metric = 0, TOP = 25;
+    var METRICS = [['inclusive', 4], ['exclusive', 6], ['GPU', 8]];
+    var bar = el('div', 'bar');
+    var mk = function (t, f) { var b = el('button', null, t); b.onclick = f; bar.appendChild(b); return b; };
+    var bR = mk('ranges', function () { mode = 'ranges'; draw(); });
+    var bK = mk('kernels', function () { mode = 'kernels'; draw(); });
+    var sel = el('select');
+    METRICS.forEach(function (m, i) { var o = el('option', null, m[0] + ' time'); o.value = i; sel.appendChild(o); });
+    sel.onchange = function () { metric = +sel.value; draw(); };
+    bar.appendChild(sel);
+    var st = el('span', 'st');
+    bar.appendChild(st);
+    var cv = el('canvas');
+    cv.id = 'compare-canvas';
+    root.appendChild(bar);
+    root.appendChild(cv);
+    root.appendChild(el('div', 'help', 'A: ' + C.a + ' (grey) · B: ' + C.b + ' (blue). ' +
+      (C.per_step ? 'The runs have different step counts: every figure is per step. ' : '') +
+      'Rows sorted by the size of the change; red: B takes longer, green: B is faster. The tables below have ' +
+      'every figure.'));
+    var rowsDrawn = [];
+    function draw() {
+      var rows = (mode === 'ranges' ? C.ranges : C.kernels).map(function (r) {
+        var ai = mode === 'ranges' ? METRICS[metric][1] : 8;
+        return {name: r[0], inn: r[1], ca: r[2], cb: r[3], a: r[ai], b: r[ai + 1]};
+      }).filter(function (r) { return r.a || r.b; });
+      rows.sort(function (x, y) { return Math.abs(y.b - y.a) - Math.abs(x.b - x.a) || (x.name < y.name ? -1 : 1); });
+      rows = rows.slice(0, TOP);
+      sel.style.display = mode === 'ranges' ? '' : 'none';
+      bR.disabled = mode === 'ranges';
+      bK.disabled = mode === 'kernels';
+      var W = Math.max(500, root.clientWidth - 2), RH = 26, ML = 300, MR = 190, MT = 24;
+      var H = MT + rows.length * RH + 8, ctx = sizeCanvas(cv, W, Math.max(H, 60));
+      ctx.font = FONT;
+      ctx.textBaseline = 'middle';
+      var max = 1;
+      rows.forEach(function (r) { max = Math.max(max, r.a, r.b); });
+      var step = niceStep(max, 5);
+      max = Math.ceil(max / step) * step;
+      var pw = W - ML - MR, X = function (v) { return ML + v / max * pw; };
+      ctx.strokeStyle = '#e6e6e6';
+      ctx.fillStyle = '#333';
+      ctx.textAlign = 'center';
+      for (var v = 0; v <= max * 1.0001; v += step) {
+        var xx = Math.round(X(v)) + 0.5;
+        ctx.beginPath(); ctx.moveTo(xx, MT - 4); ctx.lineTo(xx, H); ctx.stroke();
+        ctx.fillText(tickLabel(v, step), xx, 10);
+      }
+      ctx.textAlign = 'left';
+      rowsDrawn = [];
+      rows.forEach(function (r, i) {
+        var y = MT + i * RH;
+        ctx.fillStyle = '#222';
+        var lbl = fitText(ctx, r.name + (r.inn === 1 ? ' (A only)' : r.inn === 2 ? ' (B only)' : ''), ML - 8);
+        if (lbl) ctx.fillText(lbl, 4, y + RH / 2);
+        ctx.fillStyle = '#a8a8a8';
+        ctx.fillRect(ML, y + 3, X(r.a) - ML, 9);
+        ctx.fillStyle = '#2f6db0';
+        ctx.fillRect(ML, y + 13, X(r.b) - ML, 9);
+        var d = r.b - r.a, pct = r.a ? ' (' + (d >= 0 ? '+' : '') + (100 * d / r.a).toFixed(1) + ' %)' : '';
+        ctx.fillStyle = d > 0 ? '#b3261e' : d < 0 ? '#1e7b34' : '#555';
+        ctx.fillText((d >= 0 ? '+' : '−') + fmt(Math.abs(d)) + pct, W - MR + 8, y + RH / 2);
+        rowsDrawn.push([y, r]);
+      });
+      st.textContent = rows.length + ' of ' + (mode === 'ranges' ? C.ranges_total : C.kernels_total) + ' ' + mode +
+        ' with the largest change' + (mode === 'ranges' ? ' in ' + METRICS[metric][0] + ' time' : ' in GPU time');
+      cv.dataset.rows = rows.length;
+      cv.dataset.mode = mode + ':' + metric;
+      cv.dataset.first = rows.length ? rows[0].name : '';
+    }
+    cv.addEventListener('mousemove', function (ev) {
+      var rc = cv.getBoundingClientRect(), my = ev.clientY - rc.top;
+      for (var i = 0; i < rowsDrawn.length; i++) {
+        var y = rowsDrawn[i][0], r = rowsDrawn[i][1];
+        if (my >= y && my < y + 26) {
+          showTip(ev, r.name + '\nA: ' + fmt(r.a) + ' (' + r.ca + '×)\nB: ' + fmt(r.b) + ' (' + r.cb + '×)' +
+            (C.per_step ? '\nper step' : ''));
+          return;
+        }
+      }
+      hideTip();
+    });
+    cv.addEventListener('mouseleave', hideTip);
+    window.addEventListener('resize', draw);
+    draw();
+  }
+
   window.ncReport = {ready: false};
   runHeader();
   timeline();
   flame();
   steps();
   ranks();
+  compare();
   window.ncReport.ready = true;
   document.body.dataset.ready = '1';
 })();
