@@ -52,7 +52,7 @@
  *        the source line and a caret; level "error", "warning" or "note"
  *   run_tool(argv) -> (status, stdout, stderr)
  *        one command of the nctrace or ncrewrite programs, in this process:
- *        argv[0] "nctrace" (summary, filter, merge, kernels: not report,
+ *        argv[0] "nctrace" (summary, filter, merge, kernels, diff: not report,
  *        whose page assets only the CMake build makes) or
  *        "ncrewrite" (feedback, drill, prune, config), argv[1] the command;
  *        the very functions the programs' main() dispatch to. What they
@@ -491,7 +491,7 @@ static const struct {
   int (*fn)(int, char **);
 } tools[] = {
   {"nctrace", "summary", cmd_summary}, {"nctrace", "filter", cmd_filter},   {"nctrace", "merge", cmd_merge},
-  {"nctrace", "kernels", cmd_kernels}, {"ncrewrite", "feedback", cmd_feedback},
+  {"nctrace", "kernels", cmd_kernels}, {"nctrace", "diff", cmd_diff}, {"ncrewrite", "feedback", cmd_feedback},
   {"ncrewrite", "drill", cmd_drill},   {"ncrewrite", "prune", cmd_prune},   {"ncrewrite", "config", cmd_config},
 };
 

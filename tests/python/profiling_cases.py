@@ -259,6 +259,8 @@ def run(t, usersite, work, env, tmp):
     os.makedirs(d)
     torch_case(t, d, env)
     loader_case(t, d, env)
+    if os.path.isfile(os.path.join(usersite, "ncrewrite", "libncrt.so")):
+        gpu_case(t, d, env)
     args_case(t, d, env)
     yaml_case(t, d, env)
     out, _ = t.py(NULL_CONFIG, env, d, name="nullcfg")
@@ -349,6 +351,45 @@ def torch_case(t, d, env):
     t.check(mem, "torch backend: no [memory] events with profile_memory")
     t.check(any(n.startswith("aten::convolution_backward") or "backward" in n.lower() for n in names),
             "torch backend: no backward ops (%s)" % sorted(names)[:30])
+
+
+GPU = '''\
+import json, sys
+import ncrewrite
+import torch
+from ncrewrite.profiler import ProfilerContext
+import ncrt
+
+if not torch.cuda.is_available():
+    print(json.dumps({"skip": "no CUDA device"}))
+    sys.exit(0)
+x = torch.randn(1024, 1024, device="cuda")
+torch.cuda.synchronize()
+with ProfilerContext(output_dir=sys.argv[1], profile_name="gpu", backend="ncrt", activities=["CPU", "GPU"]) as p:
+    with ncrt.range("gpu.matmul"):
+        y = x @ x
+        torch.cuda.synchronize()
+print(json.dumps({"paths": [str(q) for q in p.trace_paths]}))
+'''
+
+
+def gpu_case(t, d, env):
+    """CUPTI attached in-process after CUDA was initialised (the GPU machine
+    only; here it says why it is skipped)."""
+    if t.subprocess.run([t.PY, "-c", "import torch"], capture_output=True).returncode != 0:
+        t.NOTES.append("in-process CUPTI: skipped: no torch for %s" % t.PY)
+        return
+    out, _ = t.py(GPU, env, d, args=[os.path.join(d, "gpu")], name="gpu")
+    if out is None:
+        return
+    if "skip" in out:
+        t.NOTES.append("in-process CUPTI (ncrt backend on a GPU): skipped: %s" % out["skip"])
+        return
+    if t.check(len(out["paths"]) == 1, "in-process CUPTI: files %s" % out["paths"]):
+        names, doc = names_in(out["paths"][0])
+        kernels = [e for e in doc["traceEvents"] if e.get("cat") == "kernel"]
+        t.check(kernels and "gpu.matmul" in names, "in-process CUPTI: %d kernels, ranges %s" % (len(kernels),
+                                                                                                sorted(names)[:10]))
 
 
 def loader_case(t, d, env):
