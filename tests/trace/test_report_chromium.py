@@ -229,13 +229,13 @@ class Gen:
         f.write("\n]}\n")
 
 
-def four_ranks(d):
+def four_ranks(d, steps=8, straggler=1.35):
     os.makedirs(d)
     for r in range(4):
         g = Gen(r, 4)
         t = 100.0 + 37 * r
-        for n in range(1, 9):
-            t = g.step(n, t, slow=1.35 if r == 3 else 1.0 + 0.03 * r)
+        for n in range(1, steps + 1):
+            t = g.step(n, t, slow=straggler if r == 3 else 1.0 + 0.03 * r)
         g.write(os.path.join(d, "train-rank%d.trace.json" % r), 1700000000000000000 + 250000 * r)
     env = {"backend": "ncrt", "host": "gpu-node-07", "kernel": "Linux 6.1.0 x86_64",
            "started": "2026-11-24T09:12:44+0000", "cwd": "/home/me/model",
@@ -351,7 +351,7 @@ def exercise(d, label, shots=None):
     assert attr(d, "timeline-canvas", "sig") != sig0 and pixels(d, "timeline-canvas") != px0, \
         "%s: zooming changed nothing drawn" % label
     zoomed_boxes = int(attr(d, "timeline-canvas", "boxes"))
-    for _ in range(4):  # closer: boxes wide enough for their names
+    for _ in range(15):  # closer: boxes wide enough for their names
         if int(attr(d, "timeline-canvas", "labels")) > 0:
             break
         ActionChains(d).scroll_from_origin(ScrollOrigin.from_element(cv, 150, 0), 0, -600).perform()
@@ -392,10 +392,10 @@ def exercise(d, label, shots=None):
                                                                         root0, root1)
 
 
-def report(nctrace, files, out, extra=()):
+def report(nctrace, files, out, extra=(), cwd=None):
     t = time.time()
     p = subprocess.run([nctrace, "report"] + list(files) + ["-o", out] + list(extra), capture_output=True,
-                       text=True)
+                       text=True, cwd=cwd)
     assert p.returncode == 0, p.stderr
     return time.time() - t
 
@@ -440,7 +440,10 @@ def main():
         run = os.path.join(tmp, "run")
         files = four_ranks(run)
         four = os.path.join(tmp, "four.html")
-        report(nctrace, [run], four)
+        # compared with a run of 10 steps where rank 3 keeps up
+        run_b = os.path.join(tmp, "run-b")
+        four_ranks(run_b, steps=10, straggler=1.05)
+        report(nctrace, ["run"], four, ["--compare", "run-b"], cwd=tmp)  # short paths in the screenshots
         d4 = check_structure_loose(open(four).read())
         assert len(d4["timeline"]["ranks"]) == 4
         secs = open_page(driver, four, "4 ranks")
@@ -450,8 +453,16 @@ def main():
         # GPU streams sit under the thread that launched their work
         labels = [t["label"] for t in d4["timeline"]["ranks"][0]["tracks"]]
         assert labels[0].endswith("(MainThread)") and labels[1].startswith("GPU"), labels
-        lines.append("4 ranks: %d bytes, ready in %.2f s; %s" % (os.path.getsize(four), secs,
-                                                                  exercise(driver, "4 ranks", shots)))
+        lines.append("4 ranks: %d events, %d bytes, ready in %.2f s; %s"
+                     % (d4["timeline"]["events"], os.path.getsize(four), secs, exercise(driver, "4 ranks", shots)))
+        # the comparison: paired bars, ranges then kernels
+        assert int(attr(driver, "compare-canvas", "rows")) > 0
+        first = attr(driver, "compare-canvas", "first")
+        driver.find_element("id", "compare").screenshot(os.path.join(shots, "report-compare.png"))
+        driver.find_element("xpath", "//div[@id='compare']//button[text()='kernels']").click()
+        assert attr(driver, "compare-canvas", "mode").startswith("kernels") and \
+            attr(driver, "compare-canvas", "first") != first, "the comparison did not switch to kernels"
+        assert "per step" in driver.find_element("id", "compare").text
         for f in sorted(os.listdir(shots)):
             if f == "report-header.png":  # a table: black on white
                 continue
@@ -467,9 +478,11 @@ def main():
         secs = open_page(driver, bigpage, "big")
         heap, rss = browser_memory(driver, os.path.join(tmp, "profile"))
         lines.append("big: %d events (%d bytes), report in %.1f s, page %d bytes (%d boxes over %d levels), ready in "
-                     "%.2f s, JS heap %.0f MB, Chromium PSS %.0f MB; %s"
+                     "%.2f s, JS heap %.0f MB, Chromium PSS %.0f MB"
                      % (nev, os.path.getsize(bigtrace), rsecs, os.path.getsize(bigpage), db["timeline"]["boxes"],
-                        len(db["timeline"]["levels"]), secs, heap / 1e6, rss / 1e6, exercise(driver, "big")))
+                        len(db["timeline"]["levels"]), secs, heap / 1e6, rss / 1e6))
+        print(lines[-1], flush=True)
+        lines[-1] += "; " + exercise(driver, "big")
         if shots_env:
             os.makedirs(shots_env, exist_ok=True)
             for f in sorted(os.listdir(shots)):

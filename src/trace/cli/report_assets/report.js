@@ -54,7 +54,7 @@
     .replace(/\?/g, '.') + '$');
   var ISSTEP = NAMES.map(function (n) { return STEPRE.test(n); });
   var nsteps = 0;
-  for (i = 0; i < NN; i++) if (ISSTEP[i]) { COL[i] = '#9db4cc'; TXT[i] = '#111'; nsteps++; }
+  for (i = 0; i < NN; i++) if (ISSTEP[i]) { COL[i] = '#9db4cc'; TXT[i] = '#111'; if (TOT[i] > 0) nsteps++; }
 
   function fitText(ctx, s, w) {
     if (w < 14) return null;
