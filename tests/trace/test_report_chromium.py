@@ -436,6 +436,15 @@ def main():
         heap, rss = browser_memory(driver, os.path.join(tmp, "profile"))
         lines.append("small: %d bytes, ready in %.2f s, JS heap %.0f MB, Chromium PSS %.0f MB; %s"
                      % (os.path.getsize(small), secs, heap / 1e6, rss / 1e6, exercise(driver, "small")))
+        # odd inputs: CPU only (legacy layout), start/end spans, no events at all
+        empty = os.path.join(tmp, "empty.json")
+        with open(empty, "w") as f:
+            f.write('{"traceEvents": []}')
+        for name, trace in (("legacy", os.path.join(CASES, "nesting", "trace.json")),
+                            ("spans", os.path.join(CASES, "spans", "trace.json")), ("empty", empty)):
+            page = os.path.join(tmp, name + ".html")
+            report(nctrace, [trace], page)
+            open_page(driver, page, name)
         # four ranks, a run directory with env.json
         run = os.path.join(tmp, "run")
         files = four_ranks(run)
