@@ -126,6 +126,7 @@ class Hook:
         self.rules = rules
         self.cache_root = os.path.abspath(cache_dir) if cache_dir else default_cache_dir()
         self.cache_dir = os.path.join(self.cache_root, engine_id())
+        self.loaded = {}  # module -> its cache record (ranges, line map), for ProfilingSession's drill
         self.modules = list(modules) if modules is not None else None
         self.exclude_modules = list(exclude_modules or ())
         self.rules_file = rules_file
@@ -203,6 +204,7 @@ class Hook:
         if meta is not None:
             self.stats["cache_hits"] += 1
             self._say(name, meta)
+            self.loaded[name] = {k: v for k, v in meta.items() if k != "_text"}
             return meta.get("_text")
         self._local.busy = True
         try:
@@ -220,6 +222,7 @@ class Hook:
         }
         self._cache_put(base, meta, text)
         self._say(name, meta)
+        self.loaded[name] = meta
         return text
 
     def _cache_get(self, base, key):

@@ -90,6 +90,7 @@ class ProfilingSession:
         self.iterations = []
         self.feedback_history = []
         self.latest_trace = None
+        self._instrumented = {}  # module -> the hook's record of it, as the latest run ran it
         self._write_rules(self._initial)
         self._load_history()
 
@@ -157,6 +158,8 @@ class ProfilingSession:
         if filter_trace:
             path = self.filter_trace(path, **(filter_trace_args or {}))
         self.latest_trace = path
+        hook = _hook.active()
+        self._instrumented = dict(hook.loaded) if hook is not None else {}
         self.iterations.append({"iteration": n, "name": name, "trace": path, "traces": paths or [path],
                                 "config": copy.deepcopy(self.config), "feedback": list(self.feedback_history),
                                 "summary": None, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
@@ -270,11 +273,47 @@ class ProfilingSession:
                  "end_line": int(end_line), "message": err.strip()}
         trace = trace_path or self.latest_trace
         if trace and drill_top:
-            st, o, e = _engine.run_tool(["ncrewrite", "drill", "--config", self.rules_path, "--src", root,
-                                         "--trace", os.fspath(trace), "--top", str(int(drill_top))])
+            argv = ["ncrewrite", "drill", "--config", self.rules_path, "--src", root, "--trace", os.fspath(trace),
+                    "--top", str(int(drill_top))]
+            out_root = self._drill_manifest(root)
+            if out_root:
+                argv += ["--out", out_root]
+            st, o, e = _engine.run_tool(argv)
             entry["drill"] = {"status": st, "message": (e or o).strip()}
         self.feedback_history.append(entry)
         return self.config
+
+    def _drill_manifest(self, root):
+        """drill traces ranges back to their source through a shadow tree's
+        manifest; with the import hook there is none, so write one from the
+        hook's records of the modules under `root` the latest run used
+        (<cache_dir>/drill/.ncrewrite/manifest.json, manifest.c's layout)."""
+        files = []
+        for name, meta in sorted(self._instrumented.items()):
+            path = os.path.abspath(meta.get("path") or "")
+            if meta.get("unchanged") or not path.startswith(root.rstrip(os.sep) + os.sep):
+                continue
+            lmap = sorted(meta.get("line_map") or [])
+
+            def out_line(n):
+                d = 0
+                for at, delta in lmap:
+                    if at <= n:
+                        d = delta
+                return n + d
+
+            files.append({"path": os.path.relpath(path, root), "ranges": [
+                {"name": r["name"], "kind": r["kind"], "lines": r["lines"],
+                 "out_lines": [out_line(r["lines"][0]) - 1, out_line(r["lines"][1])]} for r in meta["ranges"]]})
+        if not files:
+            return None
+        d = os.path.join(self.cache_dir, "drill")
+        os.makedirs(os.path.join(d, ".ncrewrite"), exist_ok=True)
+        tmp = os.path.join(d, ".ncrewrite", "manifest.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump({"files": files}, f, indent=1)
+        os.replace(tmp, os.path.join(d, ".ncrewrite", "manifest.json"))
+        return d
 
     def apply_targeted_markers(self):
         """Enable the import hook with the session's rules; modules already

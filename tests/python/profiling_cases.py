@@ -5,7 +5,8 @@ line is JSON, checked here.
   - the seeds' ProfilingSession example (nCompass's advanced-usage workflow
     with its import lines changed) under every CPython found: trace, summary
     (cached, mean_us), feedback (the engine adds the range; an invalid one
-    raises RulesError with its diagnostic), targeted markers (the new range
+    raises RulesError with its diagnostic; the automatic drill adds one
+    inside the costliest range), targeted markers (the new range
     is in the second trace), filter_trace, save/load_config, reset,
     load_trace_summary, the iteration history;
   - ProfilerContext with the ncrt backend under every CPython: the trace is
@@ -284,9 +285,12 @@ def session_case(t, exe, ver, d, env):
             "%s: summary %s" % (what, {k: out[k] for k in ("mean_us", "same", "md", "keys")}))
     t.check(out["bad"] and "error" in out["bad"] and "400" in out["bad"], "%s: bad feedback: %r" % (what, out["bad"]))
     rng = out["cfg"]["targets"]["demo_model.model"].get("func_line_range_wrappings", [])
-    t.check(len(rng) == 1 and rng[0]["start_line"] == 4 and rng[0]["end_line"] == 5
+    t.check(len(rng) >= 1 and rng[0]["start_line"] == 4 and rng[0]["end_line"] == 5
             and rng[0].get("reasoning", "").startswith("Why does the attention"),
             "%s: config after feedback %s" % (what, out["cfg"]))
+    # the automatic drill, through the manifest the session writes from the hook's records
+    t.check(any(r.get("reasoning", "").startswith("drill: 'attention.forward'") and r["start_line"] == 6
+                for r in rng[1:]), "%s: no drill range inside attention.forward: %s" % (what, rng))
     t.check(out["fc"] == {"feedback_text": "attention performance", "target_module": "demo_model.model"},
             "%s: feedback_context %s" % (what, out["fc"]))
     t.check(out["filtered"] and out["filtered_name"].endswith(".filtered.trace.json.gz"),
