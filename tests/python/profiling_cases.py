@@ -121,6 +121,9 @@ with ProfilerContext(output_dir=out, profile_name="ctx", backend="ncrt") as prof
     for i in range(4):
         with ncrt.range("ctx.work"):
             time.sleep(0.001)
+    from ncrewrite.trace.profile.nvtx import NvtxContext
+    with NvtxContext(name="nv.ctx"):
+        pass
 written_at_end = [os.path.basename(p) for p in prof.trace_paths if os.path.isfile(p)]
 with ncrt.range("outside.after"):
     pass
@@ -155,8 +158,10 @@ conv = torch.nn.Conv2d(3, 8, 3)
 x = torch.randn(2, 3, 16, 16)
 with ProfilerContext(output_dir=out, profile_name="tp", backend="torch", activities=["CPU", "MEM"],
                      record_shapes=True) as prof:
+    from ncrewrite.trace.profile.torch import TorchRecordContext
     with ncrt.range("my.region"):
-        y = conv(x).relu().sum()
+        with TorchRecordContext(name="trc"):
+            y = conv(x).relu().sum()
         y.backward()
 print(json.dumps({"paths": [str(p) for p in prof.trace_paths], "used": prof.used_backend}))
 '''
@@ -314,7 +319,8 @@ def profiler_case(t, exe, ver, d, env):
     ctx = os.path.join(out_dir, "ctx-rank3.trace.json.gz")
     if t.check(os.path.isfile(ctx), "%s: %s missing" % (what, ctx)):
         names, doc = names_in(ctx)
-        t.check(len(names.get("ctx.work", [])) == 4 and not any(n.startswith("outside") for n in names),
+        t.check(len(names.get("ctx.work", [])) == 4 and not any(n.startswith("outside") for n in names)
+                and len(names.get("nv.ctx", [])) == 1,
                 "%s: ranges in ctx trace %s" % (what, {k: len(v) for k, v in names.items()}))
     want = ["sched-cycle1-rank3.trace.json.gz", "sched-cycle2-rank3.trace.json.gz"]
     t.check(out["sched"] == want, "%s: schedule files %s, want %s" % (what, out["sched"], want))
@@ -348,9 +354,10 @@ def torch_case(t, d, env):
     conv = [e for n, es in names.items() if n.startswith("aten::conv") for e in es]
     t.check(conv and any(e.get("args", {}).get("Input Dims") for e in conv),
             "torch backend: no aten::conv* with Input Dims (ops: %s)" % sorted(names)[:20])
-    region = names.get("my.region", [])
-    t.check(region and region[0].get("cat") == "user_annotation",
-            "torch backend: our range is not a user_annotation: %s" % region[:1])
+    for n in ("my.region", "trc"):  # ncrt.range, nCompass's TorchRecordContext
+        region = names.get(n, [])
+        t.check(region and region[0].get("cat") == "user_annotation",
+                "torch backend: our range %s is not a user_annotation: %s" % (n, region[:1]))
     mem = [e for e in doc["traceEvents"] if e.get("name") == "[memory]"]
     t.check(mem, "torch backend: no [memory] events with profile_memory")
     t.check(any(n.startswith("aten::convolution_backward") or "backward" in n.lower() for n in names),

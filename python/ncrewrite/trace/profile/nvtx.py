@@ -3,12 +3,14 @@ nsys and the in-process profilers record)."""
 
 
 class NvtxContext:
-    """with NvtxContext(name="model_forward"): ... -- one NVTX push/pop range."""
+    """with NvtxContext(name="model_forward"): ... -- one NVTX push/pop range.
+    Subclasses pick another ncrt factory (_factory: its name in ncrt)."""
+    _factory = "range"
 
     def __init__(self, name):
         import ncrt
 
-        self._r = ncrt.range(name)
+        self._r = getattr(ncrt, self._factory)(name)
 
     def __enter__(self):
         return self._r.__enter__()

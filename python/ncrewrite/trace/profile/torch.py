@@ -3,22 +3,13 @@ torch record_function, ncrt.torch_range) and TorchProfilerContext (a whole
 torch.profiler session written to output_dir, ncrewrite.profiler with the
 torch backend)."""
 from ...profiler import ProfilerContext
+from .nvtx import NvtxContext
 
 
-class TorchRecordContext:
+class TorchRecordContext(NvtxContext):
     """with TorchRecordContext(name="attention_step"): ... -- a marker inside
     a running profiler (user_annotation in torch's trace, NVTX range too)."""
-
-    def __init__(self, name):
-        import ncrt
-
-        self._r = ncrt.torch_range(name)
-
-    def __enter__(self):
-        return self._r.__enter__()
-
-    def __exit__(self, *exc):
-        return self._r.__exit__(*exc)
+    _factory = "torch_range"
 
 
 class TorchProfilerContext(ProfilerContext):
