@@ -153,8 +153,13 @@ class ProfilingSession:
         paths = [str(p) for p in prof.trace_paths]
         path = paths[-1] if paths else self._newest_trace(t0)
         if path is None:
-            raise RuntimeError("run_profile: no trace was written to %s (see the warnings above)"
-                               % self.trace_output_dir)
+            from . import _runtime
+
+            why = {"ncrun": "under ncrun the profiler only gates ncrun's capture, and ncrun writes the trace into "
+                            "its run directory at exit: run the session without ncrun",
+                   "other": "another NVTX tool (%s) takes the ranges" % os.environ.get("NVTX_INJECTION64_PATH")
+                   }.get(_runtime.mode(), "see the warnings above")
+            raise RuntimeError("run_profile: no trace was written to %s (%s)" % (self.trace_output_dir, why))
         if filter_trace:
             path = self.filter_trace(path, **(filter_trace_args or {}))
         self.latest_trace = path
