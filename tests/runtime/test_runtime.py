@@ -1212,7 +1212,13 @@ def case_multiprocessing(c):
         p, d = c.run([PY, os.path.join(PROGS, "mpool.py"), method, str(n)], opts=["--name", "mp"],
                      env={"PYTHONDONTWRITEBYTECODE": "1"})
         check(p.stdout == "done\n", "%s: output %r" % (method, p.stdout))
-        noise = [l for l in p.stderr.splitlines() if not l.startswith("ncrun: ")]
+        # libncrt's own line when a dying worker gave up waiting for another
+        # thread's claim is a diagnosis, not noise: shown, and the counts
+        # below still say whether anything was lost (reliability.md)
+        gave_up = [l for l in p.stderr.splitlines() if l.startswith("ncrt: a thread still held records")]
+        if gave_up:
+            print("note: %s: %s" % (method, gave_up[0]))
+        noise = [l for l in p.stderr.splitlines() if not l.startswith("ncrun: ") and l not in gave_up]
         check(not noise, "%s: added to the program's stderr: %r" % (method, noise[:5]))
         total = collections.Counter()
         files = traces(d)

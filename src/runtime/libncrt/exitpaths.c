@@ -67,7 +67,12 @@ void rt_exitpaths_init(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_fatal;
+    /* the other fatal signals wait while we save: a second one arriving
+     * mid-save (SIGTERM, then SIGINT from a terminal) would otherwise run
+     * this handler inside it and wait for the first one's claim, which
+     * cannot finish (a suspect for runtime/multiprocessing's rare loss) */
     sigemptyset(&sa.sa_mask);
+    for (int k = 0; k < NFATAL; k++) sigaddset(&sa.sa_mask, fatal_signals[k]);
     sa.sa_flags = SA_RESTART;
     sigaction(fatal_signals[i], &sa, NULL);
   }
