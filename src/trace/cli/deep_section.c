@@ -2,6 +2,7 @@
  * summary's kernel table (see deep_section.h; the thresholds of the hints
  * are in core/deep.h and docs/nctrace.md). */
 #include "deep_section.h"
+#include "json.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -509,46 +510,20 @@ void deep_doc(Doc *d, const Model *m, const Summary *s, const Deep *deep) {
 
 /* ---- JSON ---- */
 
-static void jkey(Buf *b, const char *k) {
-  buf_json_string(b, k);
-  buf_putc(b, ':');
-}
 
-static void jstr(Buf *b, const char *k, const char *v) {
-  jkey(b, k);
-  if (v) buf_json_string(b, v);
-  else buf_puts(b, "null");
-  buf_putc(b, ',');
-}
 
-static void jnum(Buf *b, const char *k, const char *fmt, double v) {
-  jkey(b, k);
-  if (isnan(v)) buf_puts(b, "null");
-  else buf_printf(b, fmt, v);
-  buf_putc(b, ',');
-}
 
-static void jus(Buf *b, const char *k, int64_t ns) {
-  jkey(b, k);
-  if (ns < 0) buf_puts(b, "null");
-  else buf_us(b, ns);
-  buf_putc(b, ',');
-}
 
-static void jend(Buf *b, char close) {
-  if (b->len && b->s[b->len - 1] == ',') b->len--;
-  buf_putc(b, close);
-}
 
 static const char *join_name(int how) { return how == JOIN_NAME ? "name" : how == JOIN_FUNCTION ? "function" : NULL; }
 
 static void jours(Buf *b, const Ours *o, const Joined *x) {
   const KernelRow *r = x->ours >= 0 ? o->rows.v[x->ours] : NULL;
-  jstr(b, "join", join_name(x->join));
-  jkey(b, "count");
+  json_str(b, "join", join_name(x->join));
+  json_key(b, "count");
   if (r) buf_printf(b, "%llu,", (unsigned long long)r->count);
   else buf_puts(b, "null,");
-  jus(b, "total_us", r ? r->total : -1);
+  json_us_opt(b, "total_us", r ? r->total : -1);
 }
 
 void deep_json(Buf *b, const Model *m, const Summary *s, const Deep *deep) {
@@ -556,7 +531,7 @@ void deep_json(Buf *b, const Model *m, const Summary *s, const Deep *deep) {
   Ours o;
   ours_init(&o, m, s);
   if (deep->ncu.n) {
-    jkey(b, "ncu");
+    json_key(b, "ncu");
     buf_putc(b, '[');
     for (size_t f = 0; f < deep->ncu.n; f++) {
       const DeepNcu *x = &deep->ncu.v[f];
@@ -565,47 +540,47 @@ void deep_json(Buf *b, const Model *m, const Summary *s, const Deep *deep) {
       for (size_t i = 0; i < shown(j.n, s->opt.top_kernels); i++) {
         const NcuKernel *k = &x->data.kernels.v[j.v[i].csv];
         buf_putc(b, '{');
-        jstr(b, "file", x->data.path);
-        jstr(b, "pattern", x->pattern);
-        jstr(b, "name", shown_name(m, &o, &j.v[i], k->name));
-        jstr(b, "ncu_name", k->name);
+        json_str(b, "file", x->data.path);
+        json_str(b, "pattern", x->pattern);
+        json_str(b, "name", shown_name(m, &o, &j.v[i], k->name));
+        json_str(b, "ncu_name", k->name);
         jours(b, &o, &j.v[i]);
-        jkey(b, "launches");
+        json_key(b, "launches");
         buf_printf(b, "%llu,", (unsigned long long)k->launches);
-        jus(b, "duration_us", isnan(k->duration_ns) ? -1 : llround(k->duration_ns));
-        jnum(b, "sm_pct", "%.2f", k->sm_pct);
-        jnum(b, "memory_pct", "%.2f", k->mem_pct);
-        jnum(b, "dram_pct", "%.2f", k->dram_pct);
-        jnum(b, "achieved_occupancy_pct", "%.2f", k->occ_achieved);
-        jnum(b, "theoretical_occupancy_pct", "%.2f", k->occ_theoretical);
-        jnum(b, "registers_per_thread", "%.0f", k->registers);
-        jnum(b, "shared_mem_per_block", "%.0f", k->smem_block);
+        json_us_opt(b, "duration_us", isnan(k->duration_ns) ? -1 : llround(k->duration_ns));
+        json_num(b, "sm_pct", "%.2f", k->sm_pct);
+        json_num(b, "memory_pct", "%.2f", k->mem_pct);
+        json_num(b, "dram_pct", "%.2f", k->dram_pct);
+        json_num(b, "achieved_occupancy_pct", "%.2f", k->occ_achieved);
+        json_num(b, "theoretical_occupancy_pct", "%.2f", k->occ_theoretical);
+        json_num(b, "registers_per_thread", "%.0f", k->registers);
+        json_num(b, "shared_mem_per_block", "%.0f", k->smem_block);
         Buf t = {0};
         limiter_text(&t, k->limiter);
-        jstr(b, "occupancy_limiter", k->limiter ? t.s : NULL);
+        json_str(b, "occupancy_limiter", k->limiter ? t.s : NULL);
         buf_free(&t);
-        jstr(b, "block", k->block);
-        jstr(b, "grid", k->grid);
-        jnum(b, "fp32_flops", "%.0f", k->flops);
-        jnum(b, "dram_bytes_per_s", "%.0f", k->dram_bw);
-        jnum(b, "arithmetic_intensity", "%.4f", ncu_intensity(k));
-        jnum(b, "peak_fp32_flops", "%.0f", k->peak_flops);
-        jnum(b, "peak_dram_bytes_per_s", "%.0f", k->peak_bw);
-        jnum(b, "ridge", "%.4f", ncu_ridge(k));
-        jstr(b, "roofline_side", ncu_roofline_side(k));
+        json_str(b, "block", k->block);
+        json_str(b, "grid", k->grid);
+        json_num(b, "fp32_flops", "%.0f", k->flops);
+        json_num(b, "dram_bytes_per_s", "%.0f", k->dram_bw);
+        json_num(b, "arithmetic_intensity", "%.4f", ncu_intensity(k));
+        json_num(b, "peak_fp32_flops", "%.0f", k->peak_flops);
+        json_num(b, "peak_dram_bytes_per_s", "%.0f", k->peak_bw);
+        json_num(b, "ridge", "%.4f", ncu_ridge(k));
+        json_str(b, "roofline_side", ncu_roofline_side(k));
         ncu_hint(k, &t);
-        jstr(b, "hint", t.s);
+        json_str(b, "hint", t.s);
         buf_free(&t);
-        jend(b, '}');
+        json_end(b, '}');
         buf_putc(b, ',');
       }
       vec_free(&j);
     }
-    jend(b, ']');
+    json_end(b, ']');
     buf_putc(b, ',');
   }
   if (deep->nsys.n) {
-    jkey(b, "nsys");
+    json_key(b, "nsys");
     buf_putc(b, '[');
     for (size_t f = 0; f < deep->nsys.n; f++) {
       const DeepNsys *x = &deep->nsys.v[f];
@@ -617,25 +592,25 @@ void deep_json(Buf *b, const Model *m, const Summary *s, const Deep *deep) {
           if (j.v[i].csv == c) jx = &j.v[i];
         const NsysKernel *k = &x->data.kernels.v[c];
         buf_putc(b, '{');
-        jstr(b, "file", x->data.path);
-        jstr(b, "pattern", x->pattern);
-        jstr(b, "name", shown_name(m, &o, jx, k->name));
-        jstr(b, "nsys_name", k->name);
+        json_str(b, "file", x->data.path);
+        json_str(b, "pattern", x->pattern);
+        json_str(b, "name", shown_name(m, &o, jx, k->name));
+        json_str(b, "nsys_name", k->name);
         jours(b, &o, jx);
-        jkey(b, "instances");
+        json_key(b, "instances");
         buf_printf(b, "%llu,", (unsigned long long)k->instances);
-        jus(b, "nsys_total_us", k->total);
-        jus(b, "avg_us", k->avg);
-        jus(b, "med_us", k->med);
-        jus(b, "min_us", k->min);
-        jus(b, "max_us", k->max);
-        jus(b, "std_us", k->std);
-        jend(b, '}');
+        json_us_opt(b, "nsys_total_us", k->total);
+        json_us_opt(b, "avg_us", k->avg);
+        json_us_opt(b, "med_us", k->med);
+        json_us_opt(b, "min_us", k->min);
+        json_us_opt(b, "max_us", k->max);
+        json_us_opt(b, "std_us", k->std);
+        json_end(b, '}');
         buf_putc(b, ',');
       }
       vec_free(&j);
     }
-    jend(b, ']');
+    json_end(b, ']');
     buf_putc(b, ',');
   }
   ours_free(&o);

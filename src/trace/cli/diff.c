@@ -16,17 +16,6 @@
 
 static const char USAGE[] = "usage: nctrace diff A B [--format md|json] [-o OUT] [--top N] [--step GLOB]";
 
-static bool parse_count(const char *s, size_t *out) {
-  if (!*s) return false;
-  size_t v = 0;
-  for (; *s; s++) {
-    if (*s < '0' || *s > '9' || v > (SIZE_MAX - 9) / 10) return false;
-    v = v * 10 + (size_t)(*s - '0');
-  }
-  *out = v;
-  return true;
-}
-
 typedef struct {
   const char *format, *out, *runs[2];
   size_t nruns, top;

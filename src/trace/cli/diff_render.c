@@ -2,6 +2,7 @@
  * (diff_render.h). Every delta is B - A; a percentage is of A, and a name
  * A lacks has no percentage ("new"). */
 #include "diff_render.h"
+#include "json.h"
 
 #include <stdio.h>
 
@@ -150,21 +151,8 @@ void diff_doc(const DiffResult *d, const char *la, const char *lb, size_t top, D
 
 /* ---- JSON ---- */
 
-static void jkey(Buf *b, const char *k) {
-  buf_json_string(b, k);
-  buf_putc(b, ':');
-}
 
-static void jus(Buf *b, const char *k, int64_t ns) {
-  jkey(b, k);
-  buf_us(b, ns);
-  buf_putc(b, ',');
-}
 
-static void jend(Buf *b, char close) {
-  if (b->len && b->s[b->len - 1] == ',') b->len--;
-  buf_putc(b, close);
-}
 
 /* "<k>_a_us", "<k>_b_us", "<k>_delta_us", "<k>_delta_pct" (null: A is 0). */
 static void jtime(Buf *b, const char *k, int64_t a, int64_t v) {
@@ -181,26 +169,26 @@ static void jtime(Buf *b, const char *k, int64_t a, int64_t v) {
 }
 
 static void jrun(Buf *b, const char *k, const char *label, const DiffRunInfo *r) {
-  jkey(b, k);
+  json_key(b, k);
   buf_putc(b, '{');
-  jkey(b, "path");
+  json_key(b, "path");
   buf_json_string(b, label);
   buf_printf(b, ",\"files\":%zu,\"ranks\":%zu,\"steps\":%llu,", r->files, r->ranks, (unsigned long long)r->steps);
-  jus(b, "step_mean_us", r->step_mean);
-  jus(b, "range_self_us", r->range_self);
-  jus(b, "gpu_total_us", r->gpu_total);
-  jend(b, '}');
+  json_us(b, "step_mean_us", r->step_mean);
+  json_us(b, "range_self_us", r->range_self);
+  json_us(b, "gpu_total_us", r->gpu_total);
+  json_end(b, '}');
   buf_putc(b, ',');
 }
 
 static void jrows(Buf *b, const char *k, const DiffRows *rows, size_t only_a, size_t only_b, size_t top,
                   bool ranges) {
-  jkey(b, k);
+  json_key(b, k);
   buf_printf(b, "{\"names\":%zu,\"only_a\":%zu,\"only_b\":%zu,\"rows\":[", rows->n, only_a, only_b);
   for (size_t i = 0; i < shown(rows->n, top); i++) {
     const DiffRow *r = &rows->v[i];
     buf_putc(b, '{');
-    jkey(b, "name");
+    json_key(b, "name");
     buf_json_string(b, r->name);
     buf_printf(b, ",\"in\":\"%s\",\"instances_a\":%llu,\"instances_b\":%llu,\"count_a\":%.3f,\"count_b\":%.3f,",
                r->in == DIFF_IN_A ? "a" : r->in == DIFF_IN_B ? "b" : "both",
@@ -210,10 +198,10 @@ static void jrows(Buf *b, const char *k, const DiffRows *rows, size_t only_a, si
       jtime(b, "exclusive", r->a.excl, r->b.excl);
     }
     jtime(b, "gpu", r->a.gpu, r->b.gpu);
-    jend(b, '}');
+    json_end(b, '}');
     buf_putc(b, ',');
   }
-  jend(b, ']');
+  json_end(b, ']');
   buf_puts(b, "},");
 }
 
@@ -222,11 +210,11 @@ void diff_json(const DiffResult *d, const char *la, const char *lb, size_t top, 
   jrun(b, "a", la, &d->a);
   jrun(b, "b", lb, &d->b);
   buf_printf(b, "\"per_step\":%s,", d->per_step ? "true" : "false");
-  jkey(b, "step_glob");
+  json_key(b, "step_glob");
   buf_json_string(b, d->step_glob);
   buf_putc(b, ',');
   jrows(b, "ranges", &d->ranges, d->only_a[0], d->only_b[0], top, true);
   jrows(b, "kernels", &d->kernels, d->only_a[1], d->only_b[1], top, false);
-  jend(b, '}');
+  json_end(b, '}');
   buf_putc(b, '\n');
 }

@@ -154,17 +154,6 @@ static void write_md(const Model *m, const RangeKernels *k, const char *glob, si
   doc_free(&d);
 }
 
-static bool parse_count(const char *s, size_t *out) {
-  if (!*s) return false;
-  size_t v = 0;
-  for (; *s; s++) {
-    if (*s < '0' || *s > '9' || v > (SIZE_MAX - 9) / 10) return false;
-    v = v * 10 + (size_t)(*s - '0');
-  }
-  *out = v;
-  return true;
-}
-
 int cmd_kernels(int argc, char **argv) {
   Model m = {0};
   const char *glob = "*", *format = "md", *out = "-";

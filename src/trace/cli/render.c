@@ -6,6 +6,7 @@
  * (exact: both come from integer nanoseconds). Names go into the document
  * as plain text, never as markup: a kernel named "k<float**>" is a cell
  * with those characters, which each writer escapes as its format needs. */
+#include "json.h"
 #include "render.h"
 #include "deep_section.h"
 
@@ -493,40 +494,21 @@ void summary_doc(const Model *m, const Summary *s, Doc *d) { summary_doc_deep(m,
 
 /* ---- JSON ---- */
 
-static void jkey(Buf *b, const char *k) {
-  buf_json_string(b, k);
-  buf_putc(b, ':');
-}
 
-static void jus(Buf *b, const char *k, int64_t ns) {
-  jkey(b, k);
-  buf_us(b, ns);
-  buf_putc(b, ',');
-}
 
-static void jint(Buf *b, const char *k, long long v) { buf_printf(b, "\"%s\":%lld,", k, v); }
 
-static void jstr(Buf *b, const char *k, const char *v) {
-  jkey(b, k);
-  buf_json_string(b, v);
-  buf_putc(b, ',');
-}
 
-static void jend(Buf *b, char close) {
-  if (b->len && b->s[b->len - 1] == ',') b->len--;
-  buf_putc(b, close);
-}
 
 static void jstats(Buf *b, const char *k, const Stats *st) {
-  jkey(b, k);
+  json_key(b, k);
   buf_putc(b, '{');
-  jint(b, "count", (long long)st->count);
-  jus(b, "mean_us", st->mean);
-  jus(b, "median_us", st->median);
-  jus(b, "min_us", st->min);
-  jus(b, "max_us", st->max);
-  jus(b, "std_us", st->std);
-  jend(b, '}');
+  json_int(b, "count", (long long)st->count);
+  json_us(b, "mean_us", st->mean);
+  json_us(b, "median_us", st->median);
+  json_us(b, "min_us", st->min);
+  json_us(b, "max_us", st->max);
+  json_us(b, "std_us", st->std);
+  json_end(b, '}');
   buf_putc(b, ',');
 }
 
@@ -534,25 +516,25 @@ static void jstats(Buf *b, const char *k, const Stats *st) {
  * "avg_us_at_throttle", "total_calls" (null: not in the trace)}, ...] */
 static void throttled_json(Buf *b, const Model *m) {
   if (!any_throttled(m)) return;
-  jkey(b, "throttled");
+  json_key(b, "throttled");
   buf_putc(b, '[');
   for (size_t i = 0; i < m->traces.n; i++) {
     const Trace *t = m->traces.v[i];
     for (size_t k = 0; k < t->throttled.n; k++) {
       const Throttled *th = &t->throttled.v[k];
       buf_putc(b, '{');
-      jstr(b, "file", t->path);
-      jint(b, "rank", (long long)(t->rank >= 0 ? t->rank : (int64_t)i));
-      jstr(b, "name", intern_str(&m->names, th->name));
-      jint(b, "calls_at_throttle", (long long)th->calls);
+      json_str(b, "file", t->path);
+      json_int(b, "rank", (long long)(t->rank >= 0 ? t->rank : (int64_t)i));
+      json_str(b, "name", intern_str(&m->names, th->name));
+      json_int(b, "calls_at_throttle", (long long)th->calls);
       buf_printf(b, "\"avg_us_at_throttle\":%.3f,", th->avg_us);
-      if (th->total_calls >= 0) jint(b, "total_calls", (long long)th->total_calls);
+      if (th->total_calls >= 0) json_int(b, "total_calls", (long long)th->total_calls);
       else buf_puts(b, "\"total_calls\":null,");
-      jend(b, '}');
+      json_end(b, '}');
       buf_putc(b, ',');
     }
   }
-  jend(b, ']');
+  json_end(b, ']');
   buf_putc(b, ',');
 }
 
@@ -563,179 +545,179 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   doc_write_md(&doc, &md);
   doc_free(&doc);
   buf_putc(b, '{');
-  jstr(b, "markdown", md.s);
-  jkey(b, "structured");
+  json_str(b, "markdown", md.s);
+  json_key(b, "structured");
   buf_putc(b, '{');
 
-  jkey(b, "operations");
+  json_key(b, "operations");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->ranges.n && i < s->opt.top_ranges; i++) {
     const RangeRow *r = &s->ranges.v[i];
     buf_putc(b, '{');
-    jstr(b, "name", range_row_name(m, s, r));
+    json_str(b, "name", range_row_name(m, s, r));
     tmp.len = 0;
     kinds_text(r->kinds, &tmp);
-    jstr(b, "kind", tmp.s);
-    jint(b, "count", (long long)r->count);
-    jus(b, "inclusive_us", r->incl);
-    jus(b, "exclusive_us", r->excl);
-    jus(b, "gpu_us", r->gpu);
-    jus(b, "mean_us", r->count ? r->sum / (int64_t)r->count : 0); /* as the Markdown's mean */
-    jus(b, "max_us", r->max);
+    json_str(b, "kind", tmp.s);
+    json_int(b, "count", (long long)r->count);
+    json_us(b, "inclusive_us", r->incl);
+    json_us(b, "exclusive_us", r->excl);
+    json_us(b, "gpu_us", r->gpu);
+    json_us(b, "mean_us", r->count ? r->sum / (int64_t)r->count : 0); /* as the Markdown's mean */
+    json_us(b, "max_us", r->max);
     if (row_throttled(m, r)) buf_puts(b, "\"throttled\":true,");
-    jend(b, '}');
+    json_end(b, '}');
     buf_putc(b, ',');
   }
-  jend(b, ']');
+  json_end(b, ']');
   buf_putc(b, ',');
-  jint(b, "operation_names", (long long)s->ranges.n);
+  json_int(b, "operation_names", (long long)s->ranges.n);
 
-  jkey(b, "bottlenecks");
+  json_key(b, "bottlenecks");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->bottlenecks.n; i++) {
     const Bottleneck *x = &s->bottlenecks.v[i];
     buf_putc(b, '{');
-    jint(b, "rank", (long long)i + 1);
-    jstr(b, "title", x->title);
-    jus(b, "time_at_stake_us", x->score);
-    jstr(b, "evidence", x->evidence);
-    jend(b, '}');
+    json_int(b, "rank", (long long)i + 1);
+    json_str(b, "title", x->title);
+    json_us(b, "time_at_stake_us", x->score);
+    json_str(b, "evidence", x->evidence);
+    json_end(b, '}');
     buf_putc(b, ',');
   }
-  jend(b, ']');
+  json_end(b, ']');
   buf_putc(b, ',');
-  jkey(b, "recommendations");
+  json_key(b, "recommendations");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->bottlenecks.n; i++) {
     buf_json_string(b, s->bottlenecks.v[i].recommendation);
     buf_putc(b, ',');
   }
-  jend(b, ']');
+  json_end(b, ']');
   buf_putc(b, ',');
 
-  jkey(b, "kernels");
+  json_key(b, "kernels");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->kernels.n && i < s->opt.top_kernels; i++) {
     const KernelRow *k = &s->kernels.v[i];
     buf_putc(b, '{');
-    jstr(b, "name", intern_str(&m->names, k->name));
-    jstr(b, "class", class_name(k->cls));
-    jint(b, "count", (long long)k->count);
-    jus(b, "total_us", k->total);
-    jus(b, "mean_us", llround(k->mean));
-    jus(b, "min_us", k->min);
-    jus(b, "max_us", k->max);
-    jus(b, "std_us", llround(sqrt(k->m2 / (double)k->count)));
-    jend(b, '}');
+    json_str(b, "name", intern_str(&m->names, k->name));
+    json_str(b, "class", class_name(k->cls));
+    json_int(b, "count", (long long)k->count);
+    json_us(b, "total_us", k->total);
+    json_us(b, "mean_us", llround(k->mean));
+    json_us(b, "min_us", k->min);
+    json_us(b, "max_us", k->max);
+    json_us(b, "std_us", llround(sqrt(k->m2 / (double)k->count)));
+    json_end(b, '}');
     buf_putc(b, ',');
   }
-  jend(b, ']');
+  json_end(b, ']');
   buf_putc(b, ',');
 
-  jkey(b, "ranks");
+  json_key(b, "ranks");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->ranks.n; i++) {
     const RankRow *r = &s->ranks.v[i];
     buf_putc(b, '{');
-    jint(b, "rank", (long long)r->rank);
-    jstr(b, "file", m->traces.v[r->trace]->path);
-    jint(b, "events", (long long)r->events);
-    jint(b, "cpu_ranges", (long long)r->ranges);
-    jint(b, "gpu_ops", (long long)r->gpu_ops);
-    jus(b, "cpu_span_us", r->cpu_last - r->cpu_first);
-    jus(b, "gpu_span_us", r->gpu_span);
-    jus(b, "busy_us", r->busy);
-    jus(b, "compute_us", r->compute);
-    jus(b, "noncompute_us", r->noncompute);
-    jus(b, "idle_us", r->idle);
-    jus(b, "communication_us", r->comm);
-    jus(b, "overlap_us", r->overlap);
+    json_int(b, "rank", (long long)r->rank);
+    json_str(b, "file", m->traces.v[r->trace]->path);
+    json_int(b, "events", (long long)r->events);
+    json_int(b, "cpu_ranges", (long long)r->ranges);
+    json_int(b, "gpu_ops", (long long)r->gpu_ops);
+    json_us(b, "cpu_span_us", r->cpu_last - r->cpu_first);
+    json_us(b, "gpu_span_us", r->gpu_span);
+    json_us(b, "busy_us", r->busy);
+    json_us(b, "compute_us", r->compute);
+    json_us(b, "noncompute_us", r->noncompute);
+    json_us(b, "idle_us", r->idle);
+    json_us(b, "communication_us", r->comm);
+    json_us(b, "overlap_us", r->overlap);
     jstats(b, "steps", &r->steps);
-    jend(b, '}');
+    json_end(b, '}');
     buf_putc(b, ',');
   }
-  jend(b, ']');
+  json_end(b, ']');
   buf_putc(b, ',');
 
-  jkey(b, "streams");
+  json_key(b, "streams");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->streams.n; i++) {
     const StreamRow *r = &s->streams.v[i];
     tmp.len = 0;
     model_thread_label(m, m->traces.v[r->trace], r->thread, &tmp);
     buf_putc(b, '{');
-    jint(b, "rank", (long long)s->ranks.v[r->trace].rank);
-    jstr(b, "stream", tmp.s);
-    jint(b, "ops", (long long)r->ops);
-    jus(b, "span_us", r->span);
-    jus(b, "idle_us", r->idle);
-    jus(b, "host_wait_us", r->host_wait);
-    jus(b, "kernel_wait_us", r->kernel_wait);
-    jus(b, "other_us", r->other);
-    jend(b, '}');
+    json_int(b, "rank", (long long)s->ranks.v[r->trace].rank);
+    json_str(b, "stream", tmp.s);
+    json_int(b, "ops", (long long)r->ops);
+    json_us(b, "span_us", r->span);
+    json_us(b, "idle_us", r->idle);
+    json_us(b, "host_wait_us", r->host_wait);
+    json_us(b, "kernel_wait_us", r->kernel_wait);
+    json_us(b, "other_us", r->other);
+    json_end(b, '}');
     buf_putc(b, ',');
   }
-  jend(b, ']');
+  json_end(b, ']');
   buf_putc(b, ',');
 
   const LaunchStats *l = &s->launch;
-  jkey(b, "launches");
+  json_key(b, "launches");
   buf_putc(b, '{');
-  jint(b, "count", (long long)l->count);
-  jint(b, "unmatched", (long long)l->unmatched);
-  jus(b, "cpu_mean_us", l->count ? l->cpu_total / (int64_t)l->count : 0);
-  jus(b, "cpu_max_us", l->cpu_max);
-  jus(b, "delay_mean_us", l->count ? l->delay_total / (int64_t)l->count : 0);
-  jus(b, "delay_max_us", l->delay_max);
-  jint(b, "cpu_outliers", (long long)l->cpu_outliers);
-  jint(b, "delay_outliers", (long long)l->delay_outliers);
-  jend(b, '}');
+  json_int(b, "count", (long long)l->count);
+  json_int(b, "unmatched", (long long)l->unmatched);
+  json_us(b, "cpu_mean_us", l->count ? l->cpu_total / (int64_t)l->count : 0);
+  json_us(b, "cpu_max_us", l->cpu_max);
+  json_us(b, "delay_mean_us", l->count ? l->delay_total / (int64_t)l->count : 0);
+  json_us(b, "delay_max_us", l->delay_max);
+  json_int(b, "cpu_outliers", (long long)l->cpu_outliers);
+  json_int(b, "delay_outliers", (long long)l->delay_outliers);
+  json_end(b, '}');
   buf_putc(b, ',');
 
-  jkey(b, "memcpy");
+  json_key(b, "memcpy");
   buf_putc(b, '[');
   for (int k = 0; k < COPY_KINDS; k++) {
     const CopyRow *c = &s->copies[k];
     if (!c->count) continue;
     buf_putc(b, '{');
-    jstr(b, "kind", copy_kind_name(k));
-    jint(b, "count", (long long)c->count);
-    jint(b, "bytes", (long long)c->bytes);
-    jus(b, "time_us", c->time);
+    json_str(b, "kind", copy_kind_name(k));
+    json_int(b, "count", (long long)c->count);
+    json_int(b, "bytes", (long long)c->bytes);
+    json_us(b, "time_us", c->time);
     buf_printf(b, "\"bandwidth_gb_s\":%.3f", c->time > 0 ? (double)c->bytes / (double)c->time : 0.0);
     buf_putc(b, '}');
     buf_putc(b, ',');
   }
-  jend(b, ']');
+  json_end(b, ']');
   buf_putc(b, ',');
 
-  jkey(b, "steps");
+  json_key(b, "steps");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->steps.n; i++) {
     const StepRow *st = &s->steps.v[i];
     buf_putc(b, '{');
-    jint(b, "rank", (long long)s->ranks.v[st->trace].rank);
-    jstr(b, "name", step_label(m, st));
-    jus(b, "start_us", st->ts);
-    jus(b, "duration_us", st->dur);
-    jus(b, "gpu_us", st->gpu);
-    jend(b, '}');
+    json_int(b, "rank", (long long)s->ranks.v[st->trace].rank);
+    json_str(b, "name", step_label(m, st));
+    json_us(b, "start_us", st->ts);
+    json_us(b, "duration_us", st->dur);
+    json_us(b, "gpu_us", st->gpu);
+    json_end(b, '}');
     buf_putc(b, ',');
   }
-  jend(b, ']');
+  json_end(b, ']');
   buf_putc(b, ',');
 
   deep_json(b, m, s, deep); /* "ncu", "nsys" when there are */
   throttled_json(b, m);     /* "throttled" when there are */
   Notes notes = {0};
   collect_notes(m, s, &notes);
-  jkey(b, "notes");
+  json_key(b, "notes");
   buf_putc(b, '[');
   for (size_t i = 0; i < notes.n; i++) {
     buf_json_string(b, notes.v[i]);
     buf_putc(b, ',');
   }
-  jend(b, ']');
+  json_end(b, ']');
   free_notes(&notes);
   buf_puts(b, "}}\n");
   buf_free(&md);

@@ -240,3 +240,14 @@ void corrmap_free(CorrMap *c) {
   i64map_free(&c->map);
   memset(c, 0, sizeof *c);
 }
+
+bool parse_count(const char *s, size_t *out) {
+  if (!*s) return false;
+  size_t v = 0;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9' || v > (SIZE_MAX - 9) / 10) return false;
+    v = v * 10 + (size_t)(*s - '0');
+  }
+  *out = v;
+  return true;
+}

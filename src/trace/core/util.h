@@ -34,6 +34,9 @@ void buf_html(Buf *b, const char *s);
  * text is the same on every machine. */
 void buf_ms(Buf *b, int64_t ns);
 void buf_us(Buf *b, int64_t ns);
+/* A count as written on a command line: decimal digits only, no sign, no
+ * overflow; false otherwise. */
+bool parse_count(const char *s, size_t *out);
 
 uint64_t hash_bytes(const void *p, size_t n);
 
