@@ -496,12 +496,7 @@ static const struct {
 };
 
 extern void (*nct_say)(const char *level, const char *where, const char *msg); /* trace core's util.h */
-
-/* nctrace's messages, as its main() prints them */
-static void tool_say(const char *level, const char *where, const char *msg) {
-  if (level) fprintf(stderr, "%s: %s: %s\n", where ? where : "nctrace", level, msg);
-  else fprintf(stderr, "%s: %s\n", where ? where : "nctrace", msg);
-}
+void progress_say(const char *level, const char *where, const char *msg);      /* cli/progress.h */
 
 /* The bytes of a captured descriptor's file, from its start. */
 static PyObject *slurp(int fd) {
@@ -559,7 +554,7 @@ static PyObject *eng_run_tool(PyObject *mod, PyObject *arg) {
     PyErr_SetFromErrno(PyExc_OSError);
     goto restore;
   }
-  nct_say = tool_say;
+  nct_say = progress_say; /* as nctrace prints them */
   int status;
   {
     ENGINE_GUARD(jb, (fflush(stdout), fflush(stderr), dup2(save1, 1), dup2(save2, 2), close(save1), close(save2),

@@ -674,7 +674,7 @@ static void write_cycle_locked(void) {
   else snprintf(name, sizeof name, "%s-cycle%ld", base, cycles_done + 1);
   cycle_open = 0;
   cycles_done++;
-  rt_write_trace_in(sched_dir[0] ? sched_dir : NULL, name);
+  rt_write_trace(sched_dir[0] ? sched_dir : NULL, name);
 }
 
 /* Steps as the trace shows them (ProfilerStep#N, rt_steps_take): each
@@ -836,7 +836,7 @@ static void control(const char *msg) {
     if (n && (size_t)(n - d) < sizeof dir && n[1]) {
       memcpy(dir, d, (size_t)(n - d));
       dir[n - d] = 0;
-      if (rt_write_trace_in(dir, n + 1) < 0) rt_say("the trace %s/%s was not written", dir, n + 1);
+      if (rt_write_trace(dir, n + 1) < 0) rt_say("the trace %s/%s was not written", dir, n + 1);
     }
   } else if (!strncmp(msg, NCRT_LOC_PREFIX, sizeof NCRT_LOC_PREFIX - 1)) {
     /* "loc\t<name>\t<file>\t<line>": where a range name comes from */
@@ -1419,7 +1419,7 @@ void rt_atexit(void) {
     long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
     long want = rt_opt.repeat ? rt_opt.repeat : 1;
     if (cycle_open) write_cycle_locked();
-    else rt_write_trace(NULL); /* nothing to write: removes the spill files */
+    else rt_write_trace(NULL, NULL); /* nothing to write: removes the spill files */
     if (cycles_done < want && rt_opt.repeat != 0)
       rt_say("the run had %ld step%s; the schedule wait=%ld warmup=%ld active=%ld repeat=%ld needs %ld; "
              "%ld of %ld cycle%s recorded%s",
@@ -1430,10 +1430,10 @@ void rt_atexit(void) {
       rt_say("the run had %ld step%s; the schedule needs %ld for one cycle: nothing recorded", step_index + 1,
              step_index + 1 == 1 ? "" : "s", len);
   } else if (rt_opt.dormant && !capture_on) {
-    rt_write_trace(NULL); /* in-process, no region open: the profilers wrote theirs; remove the spill files */
+    rt_write_trace(NULL, NULL); /* in-process, no region open: the profilers wrote theirs; remove the spill files */
   } else {
     __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
-    if (rt_write_trace(rt_opt.name) == 1 && rt_opt.gate[0] && rt_name_count() > 1)
+    if (rt_write_trace(NULL, rt_opt.name) == 1 && rt_opt.gate[0] && rt_name_count() > 1)
       rt_say("nothing recorded: no range matching '%s' was opened", rt_opt.gate);
   }
   pthread_mutex_unlock(&ctl_lock);

@@ -168,12 +168,11 @@ const char *rt_domain_name(uint16_t id);
  * or, when the process died, by ncrt_finalize_dir (ncrun). */
 #define RT_FLUSH_MS 250
 /* Write every record since the last write (and GPU activity) to
- * <dir>/<name>-rank<R>.trace.json.gz atomically; consumes the records.
+ * <dir>/<name>-rank<R>.trace.json.gz atomically (dir NULL: the output
+ * directory; the spill files stay there either way); consumes the records.
+ * name NULL: nothing written, the spill files removed at exit.
  * Returns 0, -1 on failure (said once), 1 when there was nothing to write. */
-int rt_write_trace(const char *name);
-/* rt_write_trace into dir instead of the output directory (the spill files
- * stay where they are); 0 written, 1 nothing to write, -1 failed */
-int rt_write_trace_in(const char *dir, const char *name);
+int rt_write_trace(const char *dir, const char *name);
 /* Async-signal-safe: claim and write t's committed records. 0 ok, -1 lost. */
 int rt_spill_thread(RtThread *t);
 /* Async-signal-safe: spill every thread, write new names and the snapshot

@@ -1633,19 +1633,7 @@ static char *json_dup(const char *s) {
   return e;
 }
 
-/* rt_write_trace_in's dir, else rt_opt.out_dir. Every write is made under
- * the collector's ctl_lock (cycles, the exit, the write verb), which
- * guards this too. */
-static const char *dest_dir;
-
-int rt_write_trace_in(const char *dir, const char *name) {
-  dest_dir = dir;
-  int rc = rt_write_trace(name);
-  dest_dir = NULL;
-  return rc;
-}
-
-int rt_write_trace(const char *name) {
+int rt_write_trace(const char *dir, const char *name) {
   int keep = 0;
   pthread_mutex_lock(&write_lock);
   rt_cupti_flush();
@@ -1673,7 +1661,7 @@ int rt_write_trace(const char *name) {
                 !spill_err))
     goto done;
   char path[2048];
-  const char *dir = dest_dir ? dest_dir : rt_opt.out_dir;
+  if (!dir) dir = rt_opt.out_dir;
   snprintf(path, sizeof path, "%s/%s-rank%d.trace.json.gz", dir, name, rt_opt.rank);
   if (access(path, F_OK) == 0 && !wrote(path))
     snprintf(path, sizeof path, "%s/%s-pid%d-rank%d.trace.json.gz", dir, name, (int)getpid(), rt_opt.rank);

@@ -48,15 +48,10 @@ static void usage(FILE *f, int only) {
 
 /* How the trace core's messages and progress reach the terminal: the bar
  * is erased before any message (the core itself never prints). */
-static void say(const char *level, const char *where, const char *msg) {
-  progress_clear();
-  if (level) fprintf(stderr, "%s: %s: %s\n", where ? where : "nctrace", level, msg);
-  else fprintf(stderr, "%s: %s\n", where ? where : "nctrace", msg);
-}
 static const NctProgress bar = {progress_begin, progress_update, progress_clear};
 
 int main(int argc, char **argv) {
-  nct_say = say;
+  nct_say = progress_say;
   nct_progress = &bar;
   /* -q / --quiet belongs to no command: take it out wherever it stands */
   int n = 0;

@@ -60,3 +60,9 @@ void progress_clear(void) {
   fflush(stderr);
   P.drawn = false;
 }
+
+void progress_say(const char *level, const char *where, const char *msg) {
+  progress_clear();
+  if (level) fprintf(stderr, "%s: %s: %s\n", where ? where : "nctrace", level, msg);
+  else fprintf(stderr, "%s: %s\n", where ? where : "nctrace", msg);
+}

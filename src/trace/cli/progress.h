@@ -16,5 +16,9 @@ void progress_begin(const char *path, uint64_t size);
 void progress_update(uint64_t done);
 /* Erase the bar if drawn (before a message, and at the end of a file). */
 void progress_clear(void);
+/* The trace core's messages (nct_say) as nctrace prints them: the bar
+ * erased, then "where: level: msg" on stderr (the Python package's
+ * in-process commands use it too). */
+void progress_say(const char *level, const char *where, const char *msg);
 
 #endif
