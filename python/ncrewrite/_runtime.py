@@ -31,9 +31,8 @@ PKG = os.path.dirname(os.path.abspath(__file__))
 LIB = os.path.join(PKG, "libncrt.so")
 _CUPTI = ("/usr/local/cuda/lib64/libcupti.so.13", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
           "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13", "/usr/lib/x86_64-linux-gnu/libcupti.so.13")
-RANK_KEYS = ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")  # libncrt's order
 
-_state = {"prepared": None, "late": False, "cupti": None}
+_state = {"prepared": None, "cupti": None}
 
 
 def prepare():
@@ -52,20 +51,26 @@ def prepare():
         how = "in-process"
         os.environ["NVTX_INJECTION64_PATH"] = LIB
         os.environ["NCRT_DORMANT"] = "1"
-        # spill files (what a killed process leaves for `ncrun --finalize DIR`)
-        os.environ.setdefault("NCRT_OUTPUT_DIR", spill_dir())
-        _state["late"] = "ncrt" in sys.modules  # imported before: its NVTX found no tool
+        # spill files (what a killed process leaves for `ncrun --finalize DIR`);
+        # the folder is made when a profiler starts (nothing is spilled before)
+        if not os.environ.get("NCRT_OUTPUT_DIR"):
+            os.environ["NCRT_OUTPUT_DIR"] = spill_dir()
     _state["prepared"] = how
     return how
 
 
 def spill_dir():
-    d = os.environ.get("NCREWRITE_SPILL_DIR") or os.path.join(tempfile.gettempdir(), "ncrewrite-%d" % os.getuid())
-    try:
-        os.makedirs(d, mode=0o700, exist_ok=True)
-    except OSError:
-        d = tempfile.gettempdir()
-    return d
+    return os.environ.get("NCREWRITE_SPILL_DIR") or os.path.join(tempfile.gettempdir(), "ncrewrite-%d" % os.getuid())
+
+
+def make_spill_dir():
+    """The spill folder libncrt was given, made before a region records."""
+    d = os.environ.get("NCRT_OUTPUT_DIR")
+    if d and prepare() == "in-process":
+        try:
+            os.makedirs(d, mode=0o700, exist_ok=True)
+        except OSError:
+            pass  # libncrt says it cannot spill; the region still runs
 
 
 def mode():
@@ -100,13 +105,9 @@ def unavailable():
 
 
 def rank():
-    for k in RANK_KEYS:
-        if k in os.environ:
-            try:
-                return int(os.environ[k])
-            except ValueError:
-                return 0
-    return 0
+    from ._ncrt_torch_export import rank_from_env  # one rule for both backends (and libncrt's order)
+
+    return rank_from_env(os.environ)[0]
 
 
 def control(msg):

@@ -228,9 +228,9 @@ class _NcrtImpl:
 
     def start(self):
         p = self.p
-        for what, on in (("with_stack", p.with_stack), ("record_shapes (operators)", False)):
-            if on:
-                _say("the ncrt backend records ranges and GPU work, not %s: use backend='torch' for them" % what)
+        if p.with_stack:
+            _say("the ncrt backend records ranges and GPU work, not stacks: use backend='torch' for them")
+        _runtime.make_spill_dir()
         if "GPU" in p.activities:
             _runtime.attach_gpu()
         self.m = _runtime.ncrt()

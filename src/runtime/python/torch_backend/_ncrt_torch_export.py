@@ -10,6 +10,20 @@ imports torch at module level.
 """
 import os
 
+RANK_KEYS = ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")  # libncrt's order (options.c)
+
+
+def rank_from_env(env):
+    """(rank, ranked): the first of RANK_KEYS set (0 if not a number), and
+    whether any was set (torchrun, Slurm, MPI)."""
+    for k in RANK_KEYS:
+        if k in env:
+            try:
+                return int(env[k]), True
+            except ValueError:
+                return 0, True
+    return 0, False
+
 
 def write(prof, out_dir, worker, gzip_level, opt):
     """prof's trace as <out_dir>/<worker>.<ms>.pt.trace.json.gz (TensorBoard's

@@ -38,7 +38,6 @@ import sys
 from _ncrt_torch_backend import _say as say, _why  # noqa: E402
 import _ncrt_torch_export as _export  # noqa: E402
 _FACTORIES = ("range", "span", "torch_range", "torch_span")
-_RANK_KEYS = ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")  # libncrt's order
 
 _backend = None  # the one _Backend of this process
 
@@ -95,15 +94,7 @@ class Config:
         self.quiet = env.get("NCRT_QUIET", "") not in ("", "0")
         self.verbose = env.get("NCRT_VERBOSE", "") not in ("", "0")
         self.root_pid = env.get("NCRT_ROOT_PID", "")
-        self.rank, self.ranked = 0, False
-        for k in _RANK_KEYS:
-            if k in env:
-                self.ranked = True
-                try:
-                    self.rank = int(env[k])
-                except ValueError:
-                    self.rank = 0
-                break
+        self.rank, self.ranked = _export.rank_from_env(env)
 
     def schedule_text(self):
         if not self.schedule:
