@@ -735,11 +735,18 @@ size_t rt_steps_take(RtStep **out) {
   return n;
 }
 
-/* A step begins: move the schedule. Called with ctl_lock held. */
+/* A step begins: move the schedule. Called with ctl_lock held. The step
+ * before ends first (a cycle written here holds it whole); the new one
+ * begins once capture is on, so it lies inside the window the writer keeps
+ * steps by (begun before the window opened, a short step's middle fell
+ * before it under load: runtime/schedule-range lost ProfilerStep#6). */
 static void step_begin_locked(void) {
-  tsteps_begin();
+  tsteps_end();
   step_index++;
-  if (!rt_opt.active) return;
+  if (!rt_opt.active) {
+    tsteps_begin();
+    return;
+  }
   long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
   long c = step_index / len, pos = step_index % len;
   /* pos 0: a new cycle, also when wait and warmup are 0 (the cycles would
@@ -756,6 +763,7 @@ static void step_begin_locked(void) {
   }
   sched_on = on;
   recompute();
+  tsteps_begin();
 }
 
 /* The step range ended: if it was the last active step of a cycle, write. */
