@@ -640,7 +640,7 @@ static size_t prepare_commit(Run *run, Stale *st, bool dirty, bool *manifest_bad
   if (!bad && dirty && stage_ready(run->stage) < 0) {
     diag_at(d, DIAG_ERROR, run->out, NULL, 0, 0, 0, "cannot write the manifest: %s", strerror(errno));
     *manifest_bad = true;
-  } else if (!bad && dirty && manifest_write(stage_root(run->stage), run->opt.config, run->rules.digest,
+  } else if (!bad && dirty && manifest_write(stage_root(run->stage), run->src_real, run->opt.config, run->rules.digest,
                                              run->options_key, run->res, n, d) < 0) {
     *manifest_bad = true;
   }
@@ -665,7 +665,7 @@ static size_t commit(Run *run, Stale *st, bool dirty, bool *manifest_bad, Diags 
   if (!rewrite && dirty)
     rewrite = stage_move(run->stage, ".ncrewrite/manifest.json", d) < 0 ||
               stage_move(run->stage, ".ncrewrite/cache.json", d) < 0;
-  if (rewrite && manifest_write(run->out, run->opt.config, run->rules.digest, run->options_key, run->res, n, d) < 0)
+  if (rewrite && manifest_write(run->out, run->src_real, run->opt.config, run->rules.digest, run->options_key, run->res, n, d) < 0)
     *manifest_bad = true;
   return bad;
 }

@@ -107,12 +107,14 @@ static void file_entry(Buf *b, const FileResult *r, const char *ind) {
   buf_printf(b, "%s%s}", *ind ? "\n" : "", ind);
 }
 
-int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_digest, const char *options,
-                   FileResult *res, size_t n, Diags *d) {
+int manifest_write(const char *out_root, const char *source, const char *rules_path, uint64_t rules_digest,
+                   const char *options, FileResult *res, size_t n, Diags *d) {
   char h[17];
   hex(h, rules_digest);
   Buf m = {0}, c = {0};
-  buf_puts(&m, "{\n  \"tool\": \"ncrewrite\",\n  \"version\": \"" NC_VERSION "\",\n  \"rules\": ");
+  buf_puts(&m, "{\n  \"tool\": \"ncrewrite\",\n  \"version\": \"" NC_VERSION "\",\n  \"source\": ");
+  buf_json_string(&m, source ? source : "");
+  buf_puts(&m, ",\n  \"rules\": ");
   buf_json_string(&m, rules_path ? rules_path : "");
   buf_printf(&m, ",\n  \"rules_digest\": \"%s\",\n  \"options\": ", h);
   buf_json_string(&m, options);

@@ -1,7 +1,7 @@
 /* manifest: what a run wrote, for people and for the next run.
- *   OUT/.ncrewrite/manifest.json  deterministic: per file the action, the
- *       ranges inserted (name, kind, original and output lines, rule) and the
- *       line map; same bytes for the same inputs.
+ *   OUT/.ncrewrite/manifest.json  deterministic: SRC's real path, then per
+ *       file the action, the ranges inserted (name, kind, original and
+ *       output lines, rule) and the line map; same bytes for the same inputs.
  *   OUT/.ncrewrite/cache.json     not deterministic (stat data): lets a
  *       second run skip files whose input, rules and output are unchanged.
  * Ownership: a FileResult owns its strings and vectors (result_free). */
@@ -39,9 +39,12 @@ typedef struct {
 
 void result_free(FileResult *r);
 
-/* Write both files atomically. Returns 0 or -1 (message in d). */
-int manifest_write(const char *out_root, const char *rules_path, uint64_t rules_digest, const char *options,
-                   FileResult *res, size_t n, Diags *d);
+/* Write both files atomically. `source`: SRC's real path, recorded so that
+ * traces and reports can lead from a shadow file back to the user's own
+ * (ncrt's source locations, nctrace report's source view). Returns 0 or -1
+ * (message in d). */
+int manifest_write(const char *out_root, const char *source, const char *rules_path, uint64_t rules_digest,
+                   const char *options, FileResult *res, size_t n, Diags *d);
 
 /* Load cache.json; entries whose digest/options differ are not loaded.
  * With `any`, entries are loaded whatever their digest (to find files a
