@@ -153,11 +153,38 @@ def one_trace(d, name):
     return load(p)
 
 
+def check_no_overlap(d):
+    """What viewers require of X events (Perfetto drops or misdraws the
+    rest): on each (pid, tid) any two are disjoint or one holds the other."""
+    by = collections.defaultdict(list)
+    for e in d["traceEvents"]:
+        if e["ph"] == "X":
+            by[(e["pid"], e["tid"])].append(e)
+    for key, evs in by.items():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in evs:
+            while stack and e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"] - 1e-9:
+                stack.pop()
+            check(not stack or e["ts"] + e["dur"] <= stack[-1]["ts"] + stack[-1]["dur"] + 1e-3,
+                  "X events overlap improperly on %s: %s and %s" % (key, stack[-1] if stack else None, e))
+            stack.append(e)
+
+
 def spans(d):
-    """Start/end ranges: X events marked args["start/end"], never b/e pairs."""
+    """Start/end ranges: X events marked args["start/end"], never b/e pairs,
+    each on a lane of the thread that started it (a thread of its own whose
+    thread_name says "ncrt lane of" that thread), so that no X events
+    overlap improperly on any thread."""
     check(not [e for e in d["traceEvents"] if e["ph"] in "be"], "b/e events in a Kineto-layout trace")
     s = [e for e in d["traceEvents"] if e["ph"] == "X" and e.get("args", {}).get("start/end")]
     check(len({x["args"]["range id"] for x in s}) == len(s), "a start/end range written twice")
+    lane_of = {(e["pid"], e["tid"]): e["args"].get("ncrt lane of") for e in d["traceEvents"]
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    for x in s:
+        check(lane_of.get((x["pid"], x["tid"])) == x["args"].get("thread") is not None,
+              "a start/end range not on a lane of its thread: %s" % x)
+    check_no_overlap(d)
     return s
 
 
@@ -183,7 +210,7 @@ def case_c_basic(c):
     b = spans(t)
     check([x["name"] for x in b] == ["span"] and "end thread" not in b[0]["args"], "spans %s" % b)
     tn = [e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"]
-    check(tn == ["main-thread"], "thread names %s" % tn)
+    check(tn == ["main-thread spans", "main-thread"], "thread names (the span's lane, the thread) %s" % tn)
     env = json.load(open(os.path.join(d, "env.json")))
     for k in ("host", "command", "gpu", "env", "options"):
         check(k in env, "env.json lacks %s" % k)
@@ -523,7 +550,7 @@ def case_python(c):
     check([x["name"] for x in s] == ["handoff"] and s[0]["args"]["end thread"] in tids
           and s[0]["tid"] not in tids and s[0]["dur"] > 0, "span across threads %s" % s)
     tn = {e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
-    check(tn == {"MainThread", "py-worker"}, "thread names %s" % tn)
+    check(tn == {"MainThread", "py-worker", "MainThread spans"}, "thread names (a span's lane too) %s" % tn)
 
 
 def case_python_async(c):
@@ -538,6 +565,16 @@ def case_python_async(c):
     # the consumers overlap in time: that is why they are spans, not push/pop
     cons = sorted((x["ts"], x["ts"] + x["dur"]) for x in b if x["name"] == "consume")
     check(any(cons[i + 1][0] < cons[i][1] for i in range(len(cons) - 1)), "consumers did not overlap")
+    # ... so they needed lanes of their own, named after the thread
+    lanes = {e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and "ncrt lane of" in e["args"]}
+    check(len(lanes) >= 2 and "MainThread spans" in lanes, "lanes %s" % sorted(lanes))
+    # nctrace puts them back on their thread: the summary's counts are the trace's
+    nctrace = os.path.join(os.path.dirname(os.path.dirname(c.ncrun)), "bin", "nctrace")  # the build's bin/
+    out = subprocess.run([nctrace, "summary", "--format", "json", os.path.join(d, "async_prog-rank0.trace.json.gz")],
+                         capture_output=True, text=True)
+    check(out.returncode == 0, "summary failed: %s" % out.stderr)
+    ops = {o["name"]: o["count"] for o in json.loads(out.stdout)["structured"]["operations"]}
+    check(ops == dict(n), "summary counts %s, trace %s" % (ops, dict(n)))
 
 
 def case_python_contract(c):

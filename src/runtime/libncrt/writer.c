@@ -9,8 +9,8 @@
  * ts/dur are µs with 3 decimals relative to baseTimeNanoseconds.
  *
  * Events: push/pop ranges are ph X cat user_annotation on (pid, tid);
- * start/end ranges, which may overlap or end on another thread, are async
- * ph b/e pairs with an id; marks are ph i. GPU work (cupti.c) becomes
+ * start/end ranges, which may overlap or end on another thread, are X
+ * events on lanes of their thread (put_spans); marks are ph i. GPU work (cupti.c) becomes
  * kernel / gpu_memcpy / gpu_memset on (device, stream), API calls become
  * cuda_runtime / cuda_driver on (pid, tid), joined by ac2g flows, and each
  * kernel names the innermost range open on the launching thread when it was
@@ -321,21 +321,122 @@ static void put_devices(Gz *g) {
 static SpanRec *span_carry;
 static size_t span_carry_n;
 
-/* One start/end range as an X event; end_tid 0: still open at exit. */
-static void put_span(Gz *g, int pid, const SpanRec *b, uint64_t end, uint32_t end_tid) {
-  put_annotation(g, 0, b->name, pid, b->tid, b->start);
+/* Start/end ranges overlap freely (generators, async code), but viewers
+ * require the X events of one thread to nest (Perfetto drops or misdraws
+ * the rest). So they go on tracks of their own: lanes of the thread that
+ * started them, each lane holding ranges that are disjoint or properly
+ * nested, packed first-fit in start order. A lane is a virtual thread
+ * LANE_TID(lane, tid): above every real tid (pid_max is at most 2^22), in
+ * 32 bits (Perfetto reads tids as uint32), named "<thread> spans[ N]";
+ * args.thread names the real thread, which is what nctrace attributes
+ * them to. Past MAX_LANES concurrent ranges the last lane takes the rest
+ * (they may overlap there; args "lane full" says so). */
+enum { MAX_LANES = 512 };
+#define LANE_TID(lane, tid) (0x80000000u + ((uint32_t)(lane) << 22) + ((tid) & 0x3fffffu))
+
+typedef struct {
+  SpanRec b;
+  uint64_t end;
+  uint32_t end_tid; /* 0: still open at exit */
+  uint16_t lane;
+  uint8_t full;
+} DoneSpan;
+
+static int done_cmp(const void *a, const void *b) {
+  const DoneSpan *x = a, *y = b;
+  if (x->b.tid != y->b.tid) return x->b.tid < y->b.tid ? -1 : 1;
+  if (x->b.start != y->b.start) return x->b.start < y->b.start ? -1 : 1;
+  if (x->end != y->end) return x->end > y->end ? -1 : 1; /* outer first */
+  return x->b.id < y->b.id ? -1 : x->b.id > y->b.id;
+}
+
+/* Lanes for one thread's ranges v[0..n) (sorted by done_cmp): each lane is a
+ * stack of the ends of its open ranges. Returns the number of lanes used. */
+static unsigned assign_lanes(DoneSpan *v, size_t n) {
+  typedef struct {
+    uint64_t *end;
+    size_t n, cap;
+  } Lane;
+  Lane *lanes = calloc(MAX_LANES, sizeof *lanes); /* not on the stack: a fatal
+                                                  * signal's handler writes too */
+  unsigned used = 0;
+  for (size_t i = 0; i < n && lanes; i++) {
+    uint64_t a = v[i].b.start, b = v[i].end;
+    unsigned k = 0;
+    for (; k < used; k++) {
+      Lane *l = &lanes[k];
+      while (l->n && l->end[l->n - 1] <= a) l->n--;
+      if (!l->n || b <= l->end[l->n - 1]) break;
+    }
+    if (k == used && used < MAX_LANES) lanes[used++] = (Lane){NULL, 0, 0};
+    if (k == used) { /* every lane taken */
+      k = MAX_LANES - 1;
+      v[i].full = 1;
+    }
+    Lane *l = &lanes[k];
+    if (l->n == l->cap) {
+      size_t cap = l->cap ? l->cap * 2 : 8;
+      uint64_t *ne = realloc(l->end, cap * sizeof *ne);
+      if (ne) l->end = ne, l->cap = cap;
+    }
+    if (l->n < l->cap) l->end[l->n++] = b;
+    v[i].lane = (uint16_t)k;
+  }
+  for (unsigned k = 0; k < used; k++) free(lanes[k].end);
+  free(lanes);
+  return used ? used : 1; /* without memory, all on lane 0 */
+}
+
+/* One start/end range as an X event on its lane. */
+static void put_span(Gz *g, int pid, const DoneSpan *d) {
+  const SpanRec *b = &d->b;
+  put_annotation(g, 0, b->name, pid, LANE_TID(d->lane, b->tid), b->start);
   PUTS(g, ",\"dur\":");
-  put_us(g, (int64_t)(end - b->start));
+  put_us(g, (int64_t)(d->end - b->start));
   PUTS(g, ",\"args\":{\"start/end\":true,\"range id\":");
   put_u64(g, b->id);
-  if (!end_tid) {
+  PUTS(g, ",\"thread\":");
+  put_u64(g, b->tid);
+  if (!d->end_tid) {
     PUTS(g, ",\"open at exit\":true");
-  } else if (end_tid != b->tid) {
+  } else if (d->end_tid != b->tid) {
     PUTS(g, ",\"end thread\":");
-    put_u64(g, end_tid);
+    put_u64(g, d->end_tid);
   }
+  if (d->full) PUTS(g, ",\"lane full\":true");
   PUTS(g, "}}");
 }
+
+/* thread_name and thread_sort_index of a thread's lanes 0..nl-1, after the
+ * thread itself: name is its JSON-quoted name, or NULL. */
+static void put_lane_names(Gz *g, int pid, uint32_t tid, const char *name, unsigned nl) {
+  char buf[96];
+  for (unsigned k = 0; k < nl; k++) {
+    PUTS(g, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+    put_i64(g, pid);
+    PUTS(g, ",\"tid\":");
+    put_u64(g, LANE_TID(k, tid));
+    PUTS(g, ",\"args\":{\"name\":");
+    size_t nn = name ? strlen(name) : 0;
+    if (nn >= 2) {
+      put(g, name, nn - 1); /* without its closing quote */
+    } else {
+      snprintf(buf, sizeof buf, "\"thread %u", tid);
+      put(g, buf, strlen(buf));
+    }
+    if (k) snprintf(buf, sizeof buf, " spans %u\",\"ncrt lane of\":%u}}", k + 1, tid);
+    else snprintf(buf, sizeof buf, " spans\",\"ncrt lane of\":%u}}", tid);
+    put(g, buf, strlen(buf));
+    PUTS(g, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+    put_i64(g, pid);
+    PUTS(g, ",\"tid\":");
+    put_u64(g, LANE_TID(k, tid));
+    PUTS(g, ",\"args\":{\"sort_index\":");
+    put_u64(g, tid);
+    PUTS(g, "}}");
+  }
+}
+
 
 /* The steps that ended since the last write (rt_steps_take) as torch's
  * ProfilerStep#N user annotations, which HTA and TensorBoard look for. The
@@ -1248,6 +1349,34 @@ static RtGpuRec *gpu_setup(Gz *g, const Src *s, size_t *ngpu) {
 
 static void trace_tail(Gz *g, const Src *s, BodyState *st, RtGpuRec *gpu, size_t ngpu);
 
+/* The start/end ranges done[0..n) on their lanes, then the lanes' names. */
+static void put_spans(Gz *g, const Src *s, int pid, DoneSpan *done, size_t n) {
+  qsort(done, n, sizeof *done, done_cmp);
+  for (size_t a = 0, z; a < n; a = z) {
+    for (z = a; z < n && done[z].b.tid == done[a].b.tid; z++) {}
+    unsigned nl = assign_lanes(done + a, z - a);
+    for (size_t i = a; i < z; i++) put_span(g, pid, &done[i]);
+    const char *name = NULL;
+    for (uint32_t i = 0; i < s->nthreads; i++)
+      if (s->tids[i] == done[a].b.tid) name = s->tnames[i];
+    put_lane_names(g, pid, done[a].b.tid, name, nl);
+  }
+}
+
+static void push_done(Gz *g, DoneSpan **v, size_t *n, size_t *cap, DoneSpan d) {
+  if (*n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 64;
+    DoneSpan *nv = realloc(*v, nc * sizeof *nv);
+    if (!nv) {
+      if (!g->err) g->err = ENOMEM;
+      return;
+    }
+    *v = nv;
+    *cap = nc;
+  }
+  (*v)[(*n)++] = d;
+}
+
 static void write_from(Gz *g, const Src *s) {
   src = s;
   int pid = s->pid;
@@ -1289,12 +1418,15 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
     if (keep_open) spans_add(keep_open, a, now, f->name, f->depth);
   }
 
-  /* Start/end ranges become X events on the thread that started them */
+  /* Start/end ranges become X events on lanes of the thread that started
+   * them (put_spans) */
   size_t hcap = 1;
   while (hcap < nspans * 2 + 2) hcap *= 2;
   uint32_t *h = calloc(hcap, sizeof *h);
   uint8_t *ended = calloc(nspans + 1, 1);
   if ((!h || !ended) && nspans && !g->err) g->err = ENOMEM;
+  DoneSpan *done = NULL;
+  size_t ndone = 0, capdone = 0;
   for (size_t i = 0; h && i < nspans; i++)
     if (!spans[i].end) {
       size_t j = (spans[i].id * 2654435761u) & (hcap - 1);
@@ -1310,14 +1442,16 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
         ended[h[j] - 1] = 1;
         break;
       }
-    if (b) put_span(g, pid, b, e->start, e->tid);
+    if (b) push_done(g, &done, &ndone, &capdone, (DoneSpan){*b, e->start, e->tid ? e->tid : b->tid, 0, 0});
   }
   size_t nkeep = 0;
   for (size_t i = 0; h && ended && i < nspans; i++) {
     if (spans[i].end || ended[i]) continue;
-    if (s->exiting) put_span(g, pid, &spans[i], now, 0);
+    if (s->exiting) push_done(g, &done, &ndone, &capdone, (DoneSpan){spans[i], now, 0, 0, 0});
     else spans[nkeep++] = spans[i];
   }
+  if (ndone) put_spans(g, s, pid, done, ndone);
+  free(done);
   free(ended);
   free(h);
   span_carry = nkeep ? spans : NULL;

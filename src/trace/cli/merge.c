@@ -81,13 +81,15 @@ static int merge_event(void *ctx, Walker *w, const Member *mem, size_t n, Span r
   return 0;
 }
 
+/* lane_of >= 0: the thread is a lane of start/end ranges of that tid */
 static void meta(Output *o, uint64_t *written, const char *name, int64_t pid, int64_t tid, const char *key,
-                 const char *sval, long long ival) {
+                 const char *sval, long long ival, long long lane_of) {
   Buf b = {0};
   buf_printf(&b, "{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"%s\": ", name,
              (long long)pid, (long long)tid, key);
   if (sval) buf_json_string(&b, sval);
   else buf_printf(&b, "%lld", ival);
+  if (lane_of >= 0) buf_printf(&b, ", \"ncrt lane of\": %lld", lane_of);
   buf_puts(&b, "}}");
   if ((*written)++) out_puts(o, ",\n");
   out_write(o, b.s, b.len);
@@ -151,8 +153,8 @@ int cmd_merge(int argc, char **argv) {
     int64_t rank = by_position ? (int64_t)i : t->rank;
     Buf name = {0}, tmp = {0};
     buf_printf(&name, "rank %lld", (long long)rank);
-    meta(o, &written, "process_name", rank, 0, "name", name.s, 0);
-    meta(o, &written, "process_sort_index", rank, 0, "sort_index", NULL, rank);
+    meta(o, &written, "process_name", rank, 0, "name", name.s, 0, -1);
+    meta(o, &written, "process_sort_index", rank, 0, "sort_index", NULL, rank, -1);
     for (size_t k = 0; k < t->threads.n; k++) {
       const Thread *th = &t->threads.v[k];
       name.len = 0;
@@ -160,9 +162,12 @@ int cmd_merge(int argc, char **argv) {
       if (i64map_get(&t->process_label, th->pid, &plabel))
         buf_printf(&name, "%s / ", intern_str(&m.names, (uint32_t)plabel));
       model_thread_label(&m, t, (uint32_t)k, &name);
-      meta(o, &written, "thread_name", rank, (int64_t)k + 1, "name", name.s, 0);
+      /* a lane of start/end ranges stays a thread of its own, beside the
+       * thread it belongs to, and says so */
+      long long lane = th->lane_of >= 0 ? th->lane_of + 1 : -1;
+      meta(o, &written, "thread_name", rank, (int64_t)k + 1, "name", name.s, 0, lane);
       meta(o, &written, "thread_sort_index", rank, (int64_t)k + 1, "sort_index", NULL,
-           (th->gpu ? 100000 : 0) + (long long)k);
+           (th->gpu ? 100000 : 0) + (lane >= 0 ? lane - 1 : (long long)k), -1);
     }
     buf_free(&name);
     buf_free(&tmp);

@@ -74,6 +74,7 @@ static uint32_t thread_index(Loader *L, uint32_t pid, uint32_t tid) {
   th.pid = pid;
   th.tid = tid;
   th.label = -1;
+  th.lane_of = -1;
   vec_push(&L->t->threads, th);
   i64map_put(&L->t->thread_of, key, (int64_t)L->t->threads.n - 1);
   return (uint32_t)L->t->threads.n - 1;
@@ -199,10 +200,15 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
     if (!proc && !thr) return 0;
     size_t na;
     const Member *am = walk_args(w, &na);
+    uint32_t pidid = intern(&L->m->ids, pid.s ? pid.s : "0", pid.s ? pid.n : 1);
     for (size_t k = 0; k < na; k++) {
+      if (thr && span_eq(am[k].key, "ncrt lane of") && am[k].val.n && am[k].val.s[0] != '"') {
+        /* until the load ends: Model.ids of the real thread's tid */
+        uint32_t tidid = intern(&L->m->ids, tid.s ? tid.s : "0", tid.s ? tid.n : 1);
+        t->threads.v[thread_index(L, pidid, tidid)].lane_of = intern(&L->m->ids, am[k].val.s, am[k].val.n);
+      }
       if (!span_eq(am[k].key, "name") || !span_string(am[k].val, &L->tmp2, &an)) continue;
       uint32_t label = intern(&L->m->names, an.s, an.n);
-      uint32_t pidid = intern(&L->m->ids, pid.s ? pid.s : "0", pid.s ? pid.n : 1);
       if (proc) {
         i64map_put(&t->process_label, pidid, label);
       } else {
@@ -395,6 +401,7 @@ static void half_merge(Loader *L, Half *h, uint64_t events_before) {
     threads[i] = thread_index(L, ids[x->pid], ids[x->tid]);
     Thread *y = &t->threads.v[threads[i]];
     if (x->label >= 0) y->label = names[x->label]; /* later metadata wins, as in one pass */
+    if (x->lane_of >= 0) y->lane_of = ids[x->lane_of];
     y->gpu |= x->gpu;
   }
   vec_grow(&t->ev, t->ev.n + u->ev.n);
@@ -475,6 +482,29 @@ int model_load(Model *m, const char *path) {
   return load_file(m, path);
 }
 
+/* ncrt writes start/end ranges on lanes (virtual threads, so that viewers
+ * see no improper overlap); their events go back to the thread they belong
+ * to, where the analyses expect them (EV_ASYNC: outside the nesting). The
+ * lanes stay, empty, with lane_of turned into that thread's index. */
+static void fold_lanes(Loader *L) {
+  Trace *t = L->t;
+  size_t n = t->threads.n;
+  uint32_t *to = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (t->threads.v[i].lane_of < 0) continue;
+    if (!to) {
+      to = xmalloc(n * sizeof *to);
+      for (size_t k = 0; k < n; k++) to[k] = (uint32_t)k;
+    }
+    uint32_t real = thread_index(L, t->threads.v[i].pid, (uint32_t)t->threads.v[i].lane_of); /* may add one */
+    t->threads.v[i].lane_of = real;
+    to[i] = real;
+  }
+  if (!to) return;
+  for (size_t i = 0; i < t->ev.n; i++) t->ev.v[i].thread = to[t->ev.v[i].thread];
+  free(to);
+}
+
 static int load_file(Model *m, const char *path) {
   Trace *t = xcalloc(1, sizeof *t);
   t->path = xstrdup(path);
@@ -500,6 +530,7 @@ static int load_file(Model *m, const char *path) {
   buf_free(&L.tmp);
   buf_free(&L.tmp2);
   if (rc < 0) return -1;
+  fold_lanes(&L);
   /* B without E: dropped (their end is unknown) */
   for (size_t i = 0; i < t->threads.n; i++) {
     t->notes.unclosed_begin += t->threads.v[i].open.n;

@@ -58,6 +58,10 @@ typedef struct {
   uint32_t pid, tid; /* Model.ids: raw JSON text of the pid/tid values */
   int64_t label;     /* Model.names id of thread_name, -1 if none */
   bool gpu;          /* carries GPU ops */
+  int64_t lane_of;   /* a lane of ncrt's start/end ranges ("ncrt lane of" in
+                      * its thread_name): the index in Trace.threads of the
+                      * thread they belong to, which holds its events after
+                      * loading; -1 for a real thread */
   VEC(uint32_t) open; /* B events not yet closed by an E */
 } Thread;
 
