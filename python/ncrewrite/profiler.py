@@ -6,14 +6,14 @@
         for batch in loader:
             step(batch)
             prof.step()                      # only needed with a schedule
-    print(prof.trace_path)                   # prof/infer-rank0.trace.json.gz
+    print(prof.trace_path)                   # prof/infer-rank0.pt.trace.json.gz
 
 Two backends, one interface:
   - "ncrt": libncrt, the collector ncrun injects, here inside the process
     (ncrewrite._runtime): the NVTX ranges of instrumented code, ncrt.range
     and any NVTX user, GPU kernels and copies through CUPTI when the gpu
     activity is on. The trace is written when the region ends, as
-    <output_dir>/<profile_name>-rank<R>.trace.json.gz (with a schedule, one
+    <output_dir>/<profile_name>-rank<R>.pt.trace.json.gz (with a schedule, one
     file per cycle: -cycle<K> before -rank when repeat is not 1): the layout
     ncrun writes, read by nctrace, Perfetto, TensorBoard and HTA.
   - "torch": torch.profiler (Kineto): aten::* operators with shapes, stacks

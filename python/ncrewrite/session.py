@@ -361,7 +361,7 @@ class ProfilingSession:
         trace = self._trace(trace_path)
         if output_path is None:
             base = trace
-            for ext in (".gz", ".json", ".trace"):
+            for ext in (".gz", ".json", ".trace", ".pt"):
                 if base.endswith(ext):
                     base = base[: -len(ext)]
             output_path = base + ".filtered.trace.json.gz"

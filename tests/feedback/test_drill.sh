@@ -89,7 +89,7 @@ has "$T/stdout" "drill: nothing to add" "nothing new"
 same "$R" "$T/want1.yaml" "nothing added the second time"
 # a run directory as ncrun prints it: the same as its trace named by hand
 mkdir -p "$T/rundir"
-cp "$T/t.json.gz" "$T/rundir/m-rank0.trace.json.gz"
+cp "$T/t.json.gz" "$T/rundir/m-rank0.pt.trace.json.gz"
 echo '{}' > "$T/rundir/env.json"
 expect_rc 0 "drill --trace RUNDIR" "$NC" drill --config "$R" --src "$T/src" --trace "$T/rundir" --top 3
 hsq "$T/stdout" "A.g 0.900 ms exclusive (37.5%), 1 call" "a run directory is read like its trace"
@@ -111,7 +111,7 @@ PY
 }
 expect_rc 0 "re-instrument (the rules changed above)" "$NC" -q --config "$R" "$T/src" "$T/out"
 mkdir -p "$T/staledir"
-cp "$T/t.json.gz" "$T/staledir/m-rank0.trace.json.gz"
+cp "$T/t.json.gz" "$T/staledir/m-rank0.pt.trace.json.gz"
 envjson "$T/out" "" > "$T/staledir/env.json"
 expect_rc 0 "drill: the run matches OUT and the rules" "$NC" drill --config "$R" --src "$T/src" --trace "$T/staledir" --top 3
 cp "$R" "$T/before-stale.yaml"

@@ -80,7 +80,7 @@ def under_ncrun(prefix, tmp, name, cmd, **kw):
     """Run cmd under the installed ncrun; return (output, trace path, run dir)."""
     out = run([os.path.join(prefix, "bin/ncrun"), "-o", os.path.join(tmp, "runs"), "-n", name, "--"] + cmd,
               env=clean_env(), **kw)
-    traces = glob.glob(os.path.join(tmp, "runs", name + "-*", name + "-rank0.trace.json.gz"))
+    traces = glob.glob(os.path.join(tmp, "runs", name + "-*", name + "-rank0.pt.trace.json.gz"))
     check(len(traces) == 1, "%s: one trace expected, found %s\n%s" % (name, traces, out))
     return out, traces[0], os.path.dirname(traces[0])
 

@@ -314,15 +314,15 @@ def profiler_case(t, exe, ver, d, env):
     if out is None:
         return
     what = "ProfilerContext ncrt (%s)" % ver
-    t.check(out["mode"] == "in-process" and out["at_end"] == ["ctx-rank3.trace.json.gz"],
+    t.check(out["mode"] == "in-process" and out["at_end"] == ["ctx-rank3.pt.trace.json.gz"],
             "%s: trace at region end %s (mode %s)" % (what, out["at_end"], out["mode"]))
-    ctx = os.path.join(out_dir, "ctx-rank3.trace.json.gz")
+    ctx = os.path.join(out_dir, "ctx-rank3.pt.trace.json.gz")
     if t.check(os.path.isfile(ctx), "%s: %s missing" % (what, ctx)):
         names, doc = names_in(ctx)
         t.check(len(names.get("ctx.work", [])) == 4 and not any(n.startswith("outside") for n in names)
                 and len(names.get("nv.ctx", [])) == 1,
                 "%s: ranges in ctx trace %s" % (what, {k: len(v) for k, v in names.items()}))
-    want = ["sched-cycle1-rank3.trace.json.gz", "sched-cycle2-rank3.trace.json.gz"]
+    want = ["sched-cycle1-rank3.pt.trace.json.gz", "sched-cycle2-rank3.pt.trace.json.gz"]
     t.check(out["sched"] == want, "%s: schedule files %s, want %s" % (what, out["sched"], want))
     for f, steps in zip(want, (["step2", "step3"], ["step6", "step7"])):
         path = os.path.join(out_dir, f)
@@ -330,7 +330,7 @@ def profiler_case(t, exe, ver, d, env):
             names, _ = names_in(path)
             got = sorted(n for n in names if n.startswith("step"))
             t.check(got == steps, "%s: %s has %s, want %s" % (what, f, got, steps))
-    deco = os.path.join(out_dir, "decorated-rank3.trace.json.gz")
+    deco = os.path.join(out_dir, "decorated-rank3.pt.trace.json.gz")
     if t.check(out["deco"] == 7 and os.path.isfile(deco), "%s: @profile_function wrote no %s" % (what, deco)):
         names, _ = names_in(deco)
         t.check("deco.inner" in names, "%s: decorated trace %s" % (what, sorted(names)))
@@ -422,7 +422,7 @@ def args_case(t, d, env):
     if out is not None:
         t.check(out["enabled"] and out["name"] == "flux" and out["dir"] == out_dir and out["acts"] == ["CPU", "MEM"]
                 and out["stack"] is True and out["shapes"] is False and out["schedule"] == "None"
-                and out["paths"] == [os.path.join(out_dir, "flux-rank0.trace.json.gz")],
+                and out["paths"] == [os.path.join(out_dir, "flux-rank0.pt.trace.json.gz")],
                 "argparse helper: %s" % out)
     out, _ = t.py(ARGS, env, d, args=["--profile-wait", "2", "--profile-active", "1"], name="args2")
     if out is not None:

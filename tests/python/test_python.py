@@ -464,7 +464,7 @@ def under_ncrun(work, env, rules, build, tmp):
                        capture_output=True, text=True)
     if not check(p.returncode == 0, "ncrun: exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr)):
         return
-    traces = glob.glob(os.path.join(run_dir, "traced-rank0.trace.json.gz"))
+    traces = glob.glob(os.path.join(run_dir, "traced-rank0.pt.trace.json.gz"))
     if not check(len(traces) == 1, "ncrun: no trace in %s" % os.listdir(run_dir)):
         return
     s = subprocess.run([nctrace, "summary", "--format", "json", traces[0]], capture_output=True, text=True)

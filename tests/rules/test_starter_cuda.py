@@ -93,7 +93,7 @@ def main():
                             "-n", "saxpy", "-a", "cpu,gpu,mem", "--", exe], capture_output=True, text=True)
         check(p.returncode == 0 and p.stdout == "rc=0 y[0]=3 y[n-1]=3\n", "run: exit %d, output %r\n%s" %
               (p.returncode, p.stdout, p.stderr))
-        traces = glob.glob(os.path.join(tmp, "run", "saxpy-rank0.trace.json.gz"))
+        traces = glob.glob(os.path.join(tmp, "run", "saxpy-rank0.pt.trace.json.gz"))
         if len(traces) != 1:
             print("FAIL: no trace\n" + p.stderr)
             return 1

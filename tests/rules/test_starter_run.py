@@ -47,7 +47,7 @@ def under_ncrun(ncrun, tmp, name, cmd, cwd):
     p = subprocess.run([ncrun, "-q", "--run-dir", os.path.join(tmp, name), "-n", name, "--"] + cmd, cwd=cwd,
                        env=env, capture_output=True, text=True)
     check(p.returncode == 0, "%s: exit %d\n%s" % (name, p.returncode, p.stderr))
-    traces = glob.glob(os.path.join(tmp, name, name + "-rank0.trace.json.gz"))
+    traces = glob.glob(os.path.join(tmp, name, name + "-rank0.pt.trace.json.gz"))
     if len(traces) != 1:
         FAILS.append("%s: no trace\n%s" % (name, p.stderr))
         return p.stdout, []

@@ -46,6 +46,7 @@ import glob
 import gzip
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -288,8 +289,11 @@ def annotations(doc):
 
 
 def leftovers(run_dir):
-    """Files other than the traces and ncrun's env.json."""
-    return sorted(f for f in os.listdir(run_dir) if not f.endswith(".pt.trace.json.gz") and f != "env.json")
+    """Files other than torch.profiler's traces (<worker>.<ms>.pt.trace.json.gz)
+    and ncrun's env.json: an ncrt trace (<name>-rank<R>.pt.trace.json.gz,
+    no <ms>) is one."""
+    return sorted(f for f in os.listdir(run_dir)
+                  if not re.search(r"\.\d+\.pt\.trace\.json\.gz$", f) and f != "env.json")
 
 
 def same_run(tag, base, p, how):

@@ -87,7 +87,7 @@ def main():
             got = subprocess.run([exe], capture_output=True, text=True, env=env)
             if (got.returncode, got.stdout, got.stderr) != (orig.returncode, orig.stdout, orig.stderr):
                 failures.append("%s: the collector changed the program's output or status" % name)
-            path = os.path.join(tmp, "%s-rank2.trace.json.gz" % name)
+            path = os.path.join(tmp, "%s-rank2.pt.trace.json.gz" % name)
             if not os.path.exists(path):
                 failures.append("%s: no trace %s" % (name, path))
                 continue
@@ -104,7 +104,7 @@ def main():
         subprocess.run(["gcc", "-O1"] + INC + [os.path.join(HERE, "threads.c"), "-o", exe, "-lpthread"], check=True)
         env = dict(os.environ, NVTX_INJECTION64_PATH=lib, NCRT_OUTPUT_DIR=tmp, NCRT_TRACE_NAME="threads")
         subprocess.run([exe], check=True, capture_output=True, env=env)
-        d = load(os.path.join(tmp, "threads-rank0.trace.json.gz"))
+        d = load(os.path.join(tmp, "threads-rank0.pt.trace.json.gz"))
         check_nesting(d, failures, "threads")
         x = [e for e in d["traceEvents"] if e["ph"] == "X"]
         tids = collections.Counter(e["tid"] for e in x)

@@ -86,7 +86,7 @@ def case_decorator_gc(c, pythons, auto):
         check(p.returncode == 0, "%s (%s) under ncrun: exit %d\n%s" % (py, v, p.returncode, p.stderr[-3000:]))
         want = json.loads(p.stdout)
         check(want == json.loads(plain.stdout), "calls differ with and without the collector")
-        t = tr.one_trace(d, "gc-rank0.trace.json.gz")
+        t = tr.one_trace(d, "gc-rank0.pt.trace.json.gz")
         got = all_counts(t)
         check(got == want, "%s (%s): recorded %s, called %s" % (py, v, got, want))
         sp = {e["name"] for e in tr.spans(t)}
@@ -126,7 +126,7 @@ def case_jit_trace(c, pythons, auto):
         check(prof == "PROFILED True ['Block.act', 'Block.forward']",
               "%s: after tracing, torch.profiler saw %s" % (mode, prof))
         # the NVTX ranges are kept, in tracing too (1 traced call, 1 check, 2 eager)
-        n = all_counts(tr.one_trace(d, "jit-rank0.trace.json.gz"))
+        n = all_counts(tr.one_trace(d, "jit-rank0.pt.trace.json.gz"))
         check(n.get("Block.forward", 0) >= 3 and n.get("Block.act", 0) >= 3, "%s: ncrt ranges %s" % (mode, n))
         print("%s: graph unchanged, no profiler:: node; ranges %s" % (mode, n))
 
@@ -183,7 +183,7 @@ def case_python_version(c, pythons, auto, ver):
         p, d = c.run([py, prog])
         check(p.stdout == "total 51\n", "%s: output %r" % (py, p.stdout))
         check("cannot import ncrt" not in p.stderr, "%s: ncrun warned: %s" % (py, p.stderr))
-        t = tr.one_trace(d, "model-rank0.trace.json.gz")
+        t = tr.one_trace(d, "model-rank0.pt.trace.json.gz")
         tr.check_nesting(t)
         want = {"main": 1, "train_step": 6, "Attention.forward": 6, "Block.run": 6, "helper": 6, "42": 1,
                 "worker.item": 10}
@@ -194,7 +194,7 @@ def case_python_version(c, pythons, auto, ver):
         p, d = c.run([py, os.path.join(PROGS, "async_prog.py")])
         check(p.stdout == "10 6\n", "%s: async output %r" % (py, p.stdout))
         n = {}
-        for x in tr.spans(tr.one_trace(d, "async_prog-rank0.trace.json.gz")):
+        for x in tr.spans(tr.one_trace(d, "async_prog-rank0.pt.trace.json.gz")):
             n[x["name"]] = n.get(x["name"], 0) + 1
         check(n == {"main": 1, "consume": 5, "fetch": 5, "gen": 1}, "%s: async spans %s" % (py, n))
         print("%s: CPython %s imports %s and records" % (py, ver, os.path.basename(f)))
@@ -296,7 +296,7 @@ def case_ncrun_check(c, pythons, auto):
     check(not err.strip(), "-q printed %r" % err)
     w, err, d = run(c.ncrun, [py, prog, "x"])
     check(not w, "a false warning: %s" % err)
-    check([os.path.basename(x) for x in tr.traces(d)] == ["prog-rank0.trace.json.gz"],
+    check([os.path.basename(x) for x in tr.traces(d)] == ["prog-rank0.pt.trace.json.gz"],
           "the check must write no trace of its own: %s" % tr.traces(d))
     w, err, _ = run(rt, ["sh", "-c", "%s %s x" % (py, prog)])
     check(not w, "warned for a command that is no Python: %s" % err)
@@ -321,7 +321,7 @@ def case_recursion(c, pythons, auto):
             if int(limit) <= 700:
                 check(r["plain"] - r["decorated"] <= 1, "%s, limit %s: the decorator costs %d levels" % (
                     py, limit, r["plain"] - r["decorated"]))
-        n = all_counts(tr.one_trace(d, "rec-rank0.trace.json.gz"))
+        n = all_counts(tr.one_trace(d, "rec-rank0.pt.trace.json.gz"))
         check(n.get("rec.with", 0) > 0 and n.get("rec.decorated", 0) > 0, "%s: ranges %s" % (py, n))
         print("%s (CPython %s): deepest recursion %s" % (py, v, json.dumps(res)))
 

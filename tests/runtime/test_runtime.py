@@ -195,8 +195,8 @@ def case_c_basic(c):
     plain = subprocess.run([exe], capture_output=True, text=True)
     p, d = c.run([exe], expect_rc=3)
     check((p.stdout, p.returncode) == (plain.stdout, plain.returncode), "output or status changed")
-    check("ncrun: trace: " in p.stderr and "basic_c-rank0.trace.json.gz" in p.stderr, "ncrun did not say where")
-    t = one_trace(d, "basic_c-rank0.trace.json.gz")
+    check("ncrun: trace: " in p.stderr and "basic_c-rank0.pt.trace.json.gz" in p.stderr, "ncrun did not say where")
+    t = one_trace(d, "basic_c-rank0.pt.trace.json.gz")
     check_nesting(t)
     want = {"main": 1, "loop.body": 5, "leaf": 5, "plain": 1, "with-category": 1, "wide": 1}
     check(counts(t) == want, "ranges %s, expected %s" % (counts(t), want))
@@ -221,7 +221,7 @@ def case_c_basic(c):
 def case_cpp_scoped(c):
     exe = c.cc("scoped.cpp", cxx=True)
     p, d = c.run([exe])
-    t = one_trace(d, "scoped_cpp-rank0.trace.json.gz")
+    t = one_trace(d, "scoped_cpp-rank0.pt.trace.json.gz")
     check_nesting(t)
     want = {"main": 1, "work": 4, "registered": 4}
     check(counts(t) == want, "ranges %s, expected %s" % (counts(t), want))
@@ -244,7 +244,7 @@ def case_no_tool(c):
 def case_threads(c):
     exe = c.cc("threads.c")
     p, d = c.run([exe, "8", "100000"], opts=["--throttle", "off"])
-    t = one_trace(d, "threads_c-rank0.trace.json.gz")
+    t = one_trace(d, "threads_c-rank0.pt.trace.json.gz")
     x = xs(t)
     tids = collections.Counter(e["tid"] for e in x)
     check(len(tids) == 8 and set(tids.values()) == {100000}, "threads %s" % tids)
@@ -261,7 +261,7 @@ def case_throttle(c):
     # count alone keeps it. (With the default 10 us, 1000 tiny calls stayed
     # under the limit only while no preemption of over 10 ms fell into them.)
     p, d = c.run([exe], opts=["--throttle", "1000:100000"])
-    t = one_trace(d, "throttle_c-rank0.trace.json.gz")
+    t = one_trace(d, "throttle_c-rank0.pt.trace.json.gz")
     n = counts(t)
     check(n.get("tiny") == 1000 and n.get("slow") == 300, "counts %s" % n)
     th = t["ncrt"]["throttled"]
@@ -271,7 +271,7 @@ def case_throttle(c):
           "throttle settings %s" % t["ncrt"]["throttle"])
     # the default (100000 calls, 10 us) throttles nothing here
     p, d = c.run([exe])
-    t = one_trace(d, "throttle_c-rank0.trace.json.gz")
+    t = one_trace(d, "throttle_c-rank0.pt.trace.json.gz")
     check(counts(t) == {"tiny": 5000, "slow": 300} and t["ncrt"]["throttled"] == [], "default throttle")
     # counts are process-wide: 8 threads x 20 000 calls of each name (160 000
     # in all) pass the default N = 100 000 although no thread reaches it alone
@@ -280,7 +280,7 @@ def case_throttle(c):
     exe = c.cc("threads.c")
     lifted = ["--throttle", "100000:100000"]
     p, d = c.run([exe, "8", "40000"], opts=lifted)
-    t = one_trace(d, "threads_c-rank0.trace.json.gz")
+    t = one_trace(d, "threads_c-rank0.pt.trace.json.gz")
     th = {x["name"]: x for x in t["ncrt"]["throttled"]}
     check(sorted(th) == ["inner", "outer"], "threads throttled %s" % t["ncrt"]["throttled"])
     for name, n in counts(t).items():
@@ -290,7 +290,7 @@ def case_throttle(c):
     # threads that end hand over what they counted: 40 threads x 5 000 calls,
     # each under the N/16 batch, still add up to the 100 000
     p, d = c.run([exe, "40", "10000"], opts=lifted)
-    t = one_trace(d, "threads_c-rank0.trace.json.gz")
+    t = one_trace(d, "threads_c-rank0.pt.trace.json.gz")
     th = {x["name"]: x for x in t["ncrt"]["throttled"]}
     check(sorted(th) == ["inner", "outer"] and all(x["calls"] >= 100000 for x in th.values()),
           "short-lived threads throttled %s" % t["ncrt"]["throttled"])
@@ -313,8 +313,8 @@ def inside(inner, outer):
 def case_schedule_range(c):
     exe = c.cc("steps.c")
     p, d = c.run([exe, "10"], opts=["--step", "train_step", "--schedule", "wait=1,warmup=1,active=2,repeat=2"])
-    t1 = one_trace(d, "steps_c-cycle1-rank0.trace.json.gz")
-    t2 = one_trace(d, "steps_c-cycle2-rank0.trace.json.gz")
+    t1 = one_trace(d, "steps_c-cycle1-rank0.pt.trace.json.gz")
+    t2 = one_trace(d, "steps_c-cycle2-rank0.pt.trace.json.gz")
     check(iters(t1) == [2, 3] and iters(t2) == [6, 7], "cycles hold %s and %s" % (iters(t1), iters(t2)))
     check(counts(t1).get("train_step") == 2, "step ranges %s" % counts(t1))
     # each --step range is a ProfilerStep#N holding it, on its thread
@@ -334,7 +334,7 @@ def case_schedule_range(c):
 def case_schedule_explicit(c):
     exe = c.cc("steps.c")
     p, d = c.run([exe, "10", "explicit"], opts=["--schedule", "2,1,3"])
-    t = one_trace(d, "steps_c-rank0.trace.json.gz")
+    t = one_trace(d, "steps_c-rank0.pt.trace.json.gz")
     check(iters(t) == [3, 4, 5], "recorded %s" % iters(t))
     # ncrt_step() before iteration i > 0: ProfilerStep#k runs from one call to
     # the next and holds iteration k; the step running at exit is not written
@@ -344,7 +344,7 @@ def case_schedule_explicit(c):
     # without a schedule: ProfilerStep#0 from the start to the first call;
     # nctrace summary finds them with its default step glob
     p, d = c.run([exe, "4", "explicit"])
-    t = one_trace(d, "steps_c-rank0.trace.json.gz")
+    t = one_trace(d, "steps_c-rank0.pt.trace.json.gz")
     st = profiler_steps(t)
     check(sorted(st) == [0, 1, 2] and all(e["args"].get("ncrt step") for e in st.values()), "unscheduled %s" % st)
     nctrace = os.path.join(os.path.dirname(os.path.dirname(c.ncrun)), "bin", "nctrace")  # the build's bin/
@@ -355,7 +355,7 @@ def case_schedule_explicit(c):
               "nctrace summary steps %s" % s["steps"])
     # Python: ncrt.step()
     p, d = c.run([PY, os.path.join(PROGS, "pysteps.py")], opts=["--schedule", "wait=1,warmup=1,active=2"])
-    t = one_trace(d, "pysteps-rank0.trace.json.gz")
+    t = one_trace(d, "pysteps-rank0.pt.trace.json.gz")
     check(iters(t) == [2, 3], "python steps recorded %s" % iters(t))
     st = profiler_steps(t)
     it = {int(e["name"].split()[1]): e for e in xs(t) if e["name"].startswith("iter ")}
@@ -372,7 +372,7 @@ def case_schedule_too_short(c):
 def case_gating(c):
     exe = c.cc("steps.c")
     p, d = c.run([exe, "10"], opts=["--capture-range", "capt*"])
-    t = one_trace(d, "steps_c-rank0.trace.json.gz")
+    t = one_trace(d, "steps_c-rank0.pt.trace.json.gz")
     check(iters(t) == [3, 4], "gated recording holds %s" % iters(t))
     check(counts(t) == {"capture": 1, "train_step": 2, "iter 3": 1, "iter 4": 1}, "gated %s" % counts(t))
     check_nesting(t)
@@ -385,20 +385,20 @@ def case_rank_naming(c):
     exe = c.cc("basic.c")
     for var, val in (("RANK", "3"), ("SLURM_PROCID", "5"), ("OMPI_COMM_WORLD_RANK", "6"), ("PMI_RANK", "7")):
         p, d = c.run([exe], env={var: val, "WORLD_SIZE": "8"}, expect_rc=3)
-        t = one_trace(d, "basic_c-rank%s.trace.json.gz" % val)
+        t = one_trace(d, "basic_c-rank%s.pt.trace.json.gz" % val)
         check(t["distributedInfo"]["rank"] == int(val) and t["distributedInfo"]["world_size"] == 8,
               "distributedInfo %s" % t["distributedInfo"])
     # a launcher starting ranks: one run directory, one trace per rank
     sh = "for r in 0 1 2 3; do RANK=$r WORLD_SIZE=4 %s & done; wait" % exe
     p, d = c.run(["sh", "-c", sh], opts=["--name", "job"])
     names = sorted(os.path.basename(x) for x in traces(d))
-    check(names == ["job-rank%d.trace.json.gz" % r for r in range(4)], "per-rank traces %s" % names)
+    check(names == ["job-rank%d.pt.trace.json.gz" % r for r in range(4)], "per-rank traces %s" % names)
 
 
 def case_fork(c):
     exe = c.cc("forks.c")
     p, d = c.run([exe])
-    t = one_trace(d, "forks_c-rank0.trace.json.gz")
+    t = one_trace(d, "forks_c-rank0.pt.trace.json.gz")
     check(counts(t) == {"parent.before": 3, "parent.after": 2}, "parent %s" % counts(t))
     kids = [x for x in traces(d) if "-pid" in x]
     check(len(kids) == 1, "child traces %s" % traces(d))
@@ -423,7 +423,7 @@ def case_exit_paths(c):
         check(plain_status(plain.returncode) == rc, "%s: plain run exited %d" % (mode, plain.returncode))
         p, d = c.run([exe, mode], expect_rc=rc)
         check(p.stdout == plain.stdout, "%s: output %r vs %r" % (mode, p.stdout, plain.stdout))
-        t = one_trace(d, "faults_c-rank0.trace.json.gz")
+        t = one_trace(d, "faults_c-rank0.pt.trace.json.gz")
         check(counts(t) == {"main.done": 5, "worker.done": 3, "main.open": 1, "worker.open": 1},
               "%s: ranges %s" % (mode, counts(t)))
         opened = {e["name"]: e for e in xs(t) if e["args"].get("open at exit")}
@@ -438,7 +438,7 @@ def case_exit_paths(c):
             "os._exit(7) if sys.argv[1] == '_exit' else os.kill(os.getpid(), signal.SIGTERM)\n")
     for mode, rc in (("_exit", 7), ("sigterm", 128 + 15)):
         p, d = c.run([PY, "-c", code, mode], opts=["--name", "py"], expect_rc=rc)
-        t = one_trace(d, "py-rank0.trace.json.gz")
+        t = one_trace(d, "py-rank0.pt.trace.json.gz")
         check(p.stdout == "py work\n" and counts(t) == {"py.done": 1, "py.open": 1}, "python %s: %s" % (mode, counts(t)))
     # SIGKILL at once: what the flusher had written by then (maybe nothing:
     # it runs every 250 ms); either way a valid trace or ncrun's one line,
@@ -447,11 +447,11 @@ def case_exit_paths(c):
         p, d = c.run([exe, mode], opts=opts, expect_rc=rc)
         check(p.stdout == "work done\n", "%s: output %r" % (mode, p.stdout))
         if traces(d):
-            t = one_trace(d, "faults_c-rank0.trace.json.gz")
+            t = one_trace(d, "faults_c-rank0.pt.trace.json.gz")
             check(set(counts(t)) <= {"main.done", "worker.done", "main.open", "worker.open"}, "%s: %s" % (mode, counts(t)))
         else:
             check("no trace was written" in p.stderr, "%s: %s" % (mode, p.stderr))
-        check(sorted(os.listdir(d)) in (["env.json"], ["env.json", "faults_c-rank0.trace.json.gz"]),
+        check(sorted(os.listdir(d)) in (["env.json"], ["env.json", "faults_c-rank0.pt.trace.json.gz"]),
               "%s: left %s" % (mode, os.listdir(d)))
 
 
@@ -504,13 +504,13 @@ def case_valgrind(c):
         check(p.returncode == rc, "%s %s under valgrind exited %d (99: memcheck errors)\n%s" % (
             name, args, p.returncode, p.stderr[-3000:]))
         check("Invalid" not in p.stderr and "uninitialised" not in p.stderr, "memcheck: %s" % p.stderr[-3000:])
-        t = one_trace(d, name + "-rank0.trace.json.gz")
+        t = one_trace(d, name + "-rank0.pt.trace.json.gz")
         check(counts(t) == want, "%s: ranges %s" % (name, counts(t)))
 
 
 def case_subprocess(c):
     p, d = c.run([PY, os.path.join(PROGS, "subproc.py")])
-    t = one_trace(d, "subproc-rank0.trace.json.gz")
+    t = one_trace(d, "subproc-rank0.pt.trace.json.gz")
     check(counts(t) == {"parent.work": 1}, "parent %s" % counts(t))
     kids = [x for x in traces(d) if "-pid" in x]
     check(len(kids) == 1 and counts(load(kids[0])) == {"child.work": 2}, "child traces %s" % traces(d))
@@ -525,7 +525,7 @@ def case_multilib(c):
         libs.append(so)
     exe = c.cc("multilib.c", *libs, "-Wl,-rpath," + c.tmp)
     p, d = c.run([exe])
-    t = one_trace(d, "multilib_c-rank0.trace.json.gz")
+    t = one_trace(d, "multilib_c-rank0.pt.trace.json.gz")
     check(counts(t) == {"main": 1, "liba": 3, "libb": 3}, "ranges %s" % counts(t))
     check_nesting(t)
 
@@ -536,7 +536,7 @@ def case_python(c):
     plain = subprocess.run([PY, prog], capture_output=True, text=True, cwd=c.tmp, env=env)
     p, d = c.run([PY, prog])
     check(p.stdout == plain.stdout == "total 51\n", "output %r vs %r" % (p.stdout, plain.stdout))
-    t = one_trace(d, "model-rank0.trace.json.gz")
+    t = one_trace(d, "model-rank0.pt.trace.json.gz")
     check_nesting(t)
     want = {"main": 1, "train_step": 6, "Attention.forward": 6, "Block.run": 6, "helper": 6, "42": 1,
             "worker.item": 10}
@@ -557,7 +557,7 @@ def case_python_async(c):
     prog = os.path.join(PROGS, "async_prog.py")
     p, d = c.run([PY, prog])
     check(p.stdout == "10 6\n", "output %r" % p.stdout)
-    t = one_trace(d, "async_prog-rank0.trace.json.gz")
+    t = one_trace(d, "async_prog-rank0.pt.trace.json.gz")
     b = spans(t)
     n = collections.Counter(x["name"] for x in b)
     check(n == {"main": 1, "consume": 5, "fetch": 5, "gen": 1}, "spans %s" % n)
@@ -570,7 +570,7 @@ def case_python_async(c):
     check(len(lanes) >= 2 and "MainThread spans" in lanes, "lanes %s" % sorted(lanes))
     # nctrace puts them back on their thread: the summary's counts are the trace's
     nctrace = os.path.join(os.path.dirname(os.path.dirname(c.ncrun)), "bin", "nctrace")  # the build's bin/
-    out = subprocess.run([nctrace, "summary", "--format", "json", os.path.join(d, "async_prog-rank0.trace.json.gz")],
+    out = subprocess.run([nctrace, "summary", "--format", "json", os.path.join(d, "async_prog-rank0.pt.trace.json.gz")],
                          capture_output=True, text=True)
     check(out.returncode == 0, "summary failed: %s" % out.stderr)
     ops = {o["name"]: o["count"] for o in json.loads(out.stdout)["structured"]["operations"]}
@@ -621,7 +621,7 @@ def case_python_instrumented(c):
     plain = subprocess.run([PY, os.path.join(src, "app.py")], capture_output=True, text=True)
     p, d = c.run([PY, os.path.join(out, "app.py")], opts=["--rules", os.path.join(src, "rules.yaml")])
     check(p.stdout == plain.stdout == "total 35\n", "output %r vs %r" % (p.stdout, plain.stdout))
-    t = one_trace(d, "app-rank0.trace.json.gz")
+    t = one_trace(d, "app-rank0.pt.trace.json.gz")
     check_nesting(t)
     want = {"main": 1, "train_step": 4, "Model.forward": 4, "Model.loss": 4}
     check(counts(t) == want, "ranges %s, expected %s" % (counts(t), want))
@@ -641,7 +641,7 @@ def case_torch_bridge(c):
     p, d = c.run([PY, os.path.join(PROGS, "torch_bridge.py")])
     check(p.stdout.strip() == "bridged 3 1", "record_function not seen by torch.profiler: %r %r" % (p.stdout,
                                                                                                  p.stderr))
-    t = one_trace(d, "torch_bridge-rank0.trace.json.gz")
+    t = one_trace(d, "torch_bridge-rank0.pt.trace.json.gz")
     check(counts(t).get("bridged") == 3, "ncrt ranges %s" % counts(t))
 
 
@@ -659,10 +659,10 @@ def case_torchrun(c):
         return SKIP
     p, d = c.run(cmd, opts=["--name", "dist"])
     names = sorted(os.path.basename(x) for x in traces(d))
-    check(names == ["dist-rank0.trace.json.gz", "dist-rank1.trace.json.gz"], "traces %s" % {
+    check(names == ["dist-rank0.pt.trace.json.gz", "dist-rank1.pt.trace.json.gz"], "traces %s" % {
         n: collections.Counter(e.get("cat") for e in load(os.path.join(d, n))["traceEvents"]) for n in names})
     for r in (0, 1):
-        t = one_trace(d, "dist-rank%d.trace.json.gz" % r)
+        t = one_trace(d, "dist-rank%d.pt.trace.json.gz" % r)
         check(t["distributedInfo"]["rank"] == r and t["distributedInfo"]["world_size"] == 2, "distributedInfo")
         check(counts(t) == {"worker.step": 3}, "rank %d ranges %s" % (r, counts(t)))
 
@@ -722,9 +722,9 @@ def case_mpirun(c):
               "%s: mpirun's output %r is not the ranks' lines %r (without ncrun: %r; stderr %r)" % (
                   way, p.stdout, list(got.values()), plain.stdout, p.stderr[-500:]))
         names = sorted(os.path.basename(x) for x in traces(d))
-        check(names == ["mpi-rank0.trace.json.gz", "mpi-rank1.trace.json.gz"], "traces %s" % names)
+        check(names == ["mpi-rank0.pt.trace.json.gz", "mpi-rank1.pt.trace.json.gz"], "traces %s" % names)
         for r in (0, 1):
-            t = one_trace(d, "mpi-rank%d.trace.json.gz" % r)
+            t = one_trace(d, "mpi-rank%d.pt.trace.json.gz" % r)
             check(t["distributedInfo"]["rank"] == r and t["distributedInfo"]["world_size"] == 2,
                   "distributedInfo %s" % t["distributedInfo"])
             check(counts(t) == {"worker.step": 3}, "rank %d ranges %s" % (r, counts(t)))
@@ -741,7 +741,7 @@ def case_longjmp(c):
         plain = subprocess.run([exe, str(rounds)], capture_output=True, text=True)
         p, d = c.run([exe, str(rounds)])
         check(p.stdout == plain.stdout == "rounds %d\n" % rounds, "%s: output %r" % (flags, p.stdout))
-        t = one_trace(d, os.path.basename(exe) + "-rank0.trace.json.gz")
+        t = one_trace(d, os.path.basename(exe) + "-rank0.pt.trace.json.gz")
         check_nesting(t)
         want = {"main": 1, "round": rounds, "f": rounds, "g": rounds, "h": rounds, "f.mid": rounds, "g2": rounds,
                 "h2": rounds, "f.mid.after": rounds, "f.sig": rounds, "h3": rounds, "nested": rounds,
@@ -771,7 +771,7 @@ def gpu_trace(c, opts=()):
     exe = c.nvcc("gpu.cu")
     p, d = c.run([exe], opts=["--activities", "cpu,gpu,mem"] + list(opts))
     check(p.stdout == "h[0]=0\n", "output %r" % p.stdout)
-    t = one_trace(d, "gpu-rank0.trace.json.gz")
+    t = one_trace(d, "gpu-rank0.pt.trace.json.gz")
     check(t["ncrt"]["cupti"].startswith("recording"), "CUPTI: %s" % t["ncrt"]["cupti"])
     return t
 
@@ -862,7 +862,7 @@ def case_gpu_cupti_busy(c):
         return SKIP
     exe = c.nvcc("busy.cu", "-ldl")
     p, d = c.run([exe])
-    t = one_trace(d, "busy-rank0.trace.json.gz")
+    t = one_trace(d, "busy-rank0.pt.trace.json.gz")
     check(counts(t) == {"busy.work": 1}, "NVTX ranges %s" % counts(t))
     status = t["ncrt"]["cupti"]
     msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
@@ -899,7 +899,7 @@ def case_gpu_crash_kill(c):
     os.kill(pid, signal.SIGKILL)
     out, err = p.communicate(timeout=120)
     check(p.returncode == 128 + 9, "ncrun exited %d\n%s" % (p.returncode, err))
-    t = one_trace(d, "gpu_crash-rank0.trace.json.gz")
+    t = one_trace(d, "gpu_crash-rank0.pt.trace.json.gz")
     check("finalized" in t["ncrt"], "ncrt %s" % t["ncrt"])
     check("kept until" in t["ncrt"]["cupti"], "CUPTI status %r" % t["ncrt"]["cupti"])
     k = xs(t, "kernel")
@@ -924,7 +924,7 @@ def case_gpu_incremental(c):
         return SKIP
     exe = c.nvcc("gpu_crash.cu")
     p, d = c.run([exe, "incremental"], opts=["-a", "cpu,gpu,mem", "--throttle", "off"])
-    t = one_trace(d, "gpu_crash-rank0.trace.json.gz")
+    t = one_trace(d, "gpu_crash-rank0.pt.trace.json.gz")
     k = xs(t, "kernel")
     att = collections.Counter(e["args"].get("range") for e in k)
     check(att == {"step.compute": 12, "nested.inner": 6}, "kernel attribution %s" % att)
@@ -1001,7 +1001,7 @@ def crash_run(c, how):
         out, err = p.communicate("go\n", timeout=120)
         want = 128 + 11
     check(p.returncode == want, "%s: ncrun exited %d\n%s" % (how, p.returncode, err))
-    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    t = one_trace(d, "longrun-rank0.pt.trace.json.gz")
     check(counts(t) == {"done": 1000, "late.open": 1}, "%s: ranges %s" % (how, counts(t)))
     opened = [e["name"] for e in xs(t) if e["args"].get("open at exit")]
     check(opened == ["late.open"], "%s: open ranges %s" % (how, opened))
@@ -1032,7 +1032,7 @@ def case_bounded_memory(c):
     check(growth < 128 * 1024, "RSS grew %d KiB over %d ranges" % (growth, n))
     rss_all = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     only_traces_left(d, "rss")
-    found, _ = count_named(os.path.join(d, "longrun-rank0.trace.json.gz"), "r")
+    found, _ = count_named(os.path.join(d, "longrun-rank0.pt.trace.json.gz"), "r")
     check(found == n, "%d ranges in the trace, %d recorded" % (found, n))
     print("rss growth %d KiB for %d ranges; max RSS of any child so far %d KiB" % (growth, n, rss_all))
 
@@ -1045,7 +1045,7 @@ def case_signal_ranges(c):
     n = 300000
     p, d = c.run([exe, "sigalrm", str(n)], opts=["--throttle", "off"])
     calls = int(p.stdout.split("handler_calls")[1].split()[0])
-    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    t = one_trace(d, "longrun-rank0.pt.trace.json.gz")
     k = counts(t)
     check(k.get("main.loop") == n and k.get("main.inner") == n, "main ranges %s" % k)
     check(set(k) <= {"main.loop", "main.inner", "in.handler"}, "names %s" % k)
@@ -1061,7 +1061,7 @@ def case_term_exit(c):
     exe = c.cc("longrun.c", out="longrun")
     for i in range(10):
         p, d = c.run([exe, "term-exit"], expect_rc=3)
-        t = one_trace(d, "longrun-rank0.trace.json.gz")
+        t = one_trace(d, "longrun-rank0.pt.trace.json.gz")
         check(counts(t) == {"before.term": 2000}, "run %d: %s" % (i, counts(t)))
         only_traces_left(d, "term-exit")
 
@@ -1077,7 +1077,7 @@ def case_term_in_claim(c):
     300 ms: deterministic."""
     exe = c.cc("longrun.c", out="longrun")
     p, d = c.run([exe, "wait-term"], expect_rc=143, env={"NCRT_TEST_TERM_IN_CLAIM": "1"})
-    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    t = one_trace(d, "longrun-rank0.pt.trace.json.gz")
     check(counts(t) == {"claimed": 5000}, "ranges %s" % counts(t))
     only_traces_left(d, "term-in-claim")
 
@@ -1087,7 +1087,7 @@ def case_atexit_order(c):
     by the program's own atexit handler is in the trace."""
     exe = c.cc("longrun.c", out="longrun")
     p, d = c.run([exe, "atexit"])
-    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    t = one_trace(d, "longrun-rank0.pt.trace.json.gz")
     check(counts(t) == {"in.main": 1, "in.atexit": 1}, "ranges %s" % counts(t))
 
 
@@ -1186,7 +1186,7 @@ def case_ctrl_c(c):
         else:
             check(rc == 0 and "clean" in out, "%s: ncrun exited %d (130: a second SIGINT)\n%s" % (mode, rc, out))
             want["cleanup"] = 1
-        tr = one_trace(d, "ctrlc-rank0.trace.json.gz")
+        tr = one_trace(d, "ctrlc-rank0.pt.trace.json.gz")
         check(counts(tr) == want, "%s: ranges %s, want %s" % (mode, counts(tr), want))
         check(not [e for e in xs(tr) if e["args"].get("open at exit")], "%s: open ranges" % mode)
         check("ncrt:" not in out, "%s: output %r" % (mode, out))
@@ -1232,7 +1232,7 @@ def case_ncrun_killed(c):
     check(r, "the command (pid %d) still ran 120 s after ncrun was killed" % pid)
     f = subprocess.run([c.ncrun, "--finalize", d], capture_output=True, text=True)
     check(f.returncode == 0, "ncrun --finalize: %s" % f.stderr)
-    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    t = one_trace(d, "longrun-rank0.pt.trace.json.gz")
     check(counts(t) == {"done": 1000, "late.open": 1}, "ranges %s" % counts(t))
     only_traces_left(d, "ncrun killed")
 
@@ -1262,7 +1262,7 @@ def case_multiprocessing(c):
         for f in files:
             total.update(counts(load(f)))
         check(total == {"task": n, "proc": n, "parent": 1}, "%s: ranges %s in %d traces" % (method, total, len(files)))
-        check(counts(one_trace(d, "mp-rank0.trace.json.gz")) == {"parent": 1}, "%s: the parent's trace" % method)
+        check(counts(one_trace(d, "mp-rank0.pt.trace.json.gz")) == {"parent": 1}, "%s: the parent's trace" % method)
         only_traces_left(d, method)
 
 
@@ -1279,7 +1279,7 @@ def case_many_names(c):
     # generous: 64 threads' stacks as touched, first chunks and throttle
     # tables (about 100 KiB each), malloc arenas
     check(growth < 128 * 1024, "64 threads grew RSS by %d KiB" % growth)
-    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    t = one_trace(d, "longrun-rank0.pt.trace.json.gz")
     k = counts(t)
     check(len(k) == n and k["n%d" % (n - 1)] == nt + 1 and sum(k.values()) == n + nt, "%d names, %d ranges, last %s" % (
         len(k), sum(k.values()), k.get("n%d" % (n - 1))))
@@ -1338,7 +1338,7 @@ def case_launcher_name(c):
     for cmd in ([fake, "-np", "2", exe, "timed", "10"], ["env", "FOO=1", exe, "timed", "10"]):
         p, d = c.run(cmd)
         check(os.path.basename(d).startswith("run") and [os.path.basename(x) for x in traces(d)] ==
-              ["solver-rank0.trace.json.gz"], "%s: traces %s" % (cmd[:2], traces(d)))
+              ["solver-rank0.pt.trace.json.gz"], "%s: traces %s" % (cmd[:2], traces(d)))
         env = json.load(open(os.path.join(d, "env.json")))
         check(env["command"] == cmd, "env.json command %s" % env["command"])
 
@@ -1388,7 +1388,7 @@ def case_many_threads(c):
         check(growth < 8 * 1024, "%d threads grew RSS by %d KiB" % (n, growth))
     else:
         print("RSS not checked under AddressSanitizer (its own per-thread memory)")
-    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    t = one_trace(d, "longrun-rank0.pt.trace.json.gz")
     check(counts(t) == {"t.one": n} and t["ncrt"]["dropped"] == 0, "ranges %s, dropped %s" % (
         counts(t), t["ncrt"]["dropped"]))
     only_traces_left(d, "threads")
@@ -1404,7 +1404,7 @@ def case_incremental(c):
     exe = c.cc("longrun.c", out="longrun")
     p, d = c.run([exe, "incremental"], opts=["--throttle", "off"])
     check("converted_while_running" in p.stdout, "output %r" % p.stdout)
-    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    t = one_trace(d, "longrun-rank0.pt.trace.json.gz")
     check(counts(t) == {"outer": 200000, "inner": 200000, "t.one": 1}, "ranges %s" % counts(t))
     check_nesting(t)
     depth = collections.Counter((e["name"], e["args"]["depth"]) for e in xs(t))
@@ -1441,7 +1441,7 @@ def case_oom_rlimit(c):
     check(p.returncode == 0, "exit %d\n%s" % (p.returncode, p.stderr))
     blocks = int(p.stdout.split("blocks")[1].split()[0])
     check(blocks > 100, "only %d blocks before malloc failed" % blocks)
-    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    t = one_trace(d, "longrun-rank0.pt.trace.json.gz")
     check(counts(t) == {"before": 100000, "alloc": blocks + 1}, "ranges %s (blocks %d)" % (counts(t), blocks))
     msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
     check(len(msgs) <= 1, "more than one line from libncrt: %s" % msgs)
@@ -1479,7 +1479,7 @@ def case_term_mid_write(c):
             continue
         check(p.returncode == 128 + 15, "ncrun exited %d\n%s" % (p.returncode, err))
         t = [f for f in os.listdir(d) if f.endswith(".trace.json.gz")]
-        check(t == ["longrun-rank0.trace.json.gz"], "traces %s" % t)
+        check(t == ["longrun-rank0.pt.trace.json.gz"], "traces %s" % t)
         found, end = count_named(os.path.join(d, t[0]), "r")
         check(found == n, "%d of %d ranges" % (found, n))
         check(b'"finalized"' in end, "not written by the finalizer")
@@ -1506,7 +1506,7 @@ def case_handler_new_names(c):
         raise Fail("hung (a deadlock) with a handler interning names")
     check(p.returncode == 0, "exited %d: %s" % (p.returncode, p.stderr))
     calls = int(p.stdout.split("handler_calls")[1].split()[0])
-    t = one_trace(d, "longrun-rank0.trace.json.gz")
+    t = one_trace(d, "longrun-rank0.pt.trace.json.gz")
     k = counts(t)
     main = {x for x in k if x.startswith("m")}
     hand = {x: v for x, v in k.items() if x.startswith("h")}

@@ -17,7 +17,7 @@
 #define NCRT_VERB_STOP "stop"
 #define NCRT_LOC_PREFIX "loc\t" /* "loc\t<name>\t<file>\t<line>" */
 /* "write\t<dir>\t<name>": write what was recorded since the last write now,
- * as <dir>/<name>-rank<R>.trace.json.gz (the Python package's profilers
+ * as <dir>/<name>-rank<R>.pt.trace.json.gz (the Python package's profilers
  * stop, then write: a trace when the profiled region ends) */
 #define NCRT_WRITE_PREFIX "write\t"
 /* "schedule\t<wait>\t<warmup>\t<active>\t<repeat>\t<dir>\t<name>": a
@@ -27,7 +27,7 @@
 #define NCRT_SCHEDULE_PREFIX "schedule\t"
 #define NCRT_VERB_SCHEDULE_END "schedule_end"
 
-/* Traces: <dir>/<name>-rank<R>.trace.json.gz (-pid<PID> added when taken) */
+/* Traces: <dir>/<name>-rank<R>.pt.trace.json.gz (-pid<PID> added when taken) */
 #define NCRT_TRACE_SUFFIX ".trace.json.gz"
 
 /* The environment ncrun sets for libncrt and the module (docs/runtime.md,

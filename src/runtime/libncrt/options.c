@@ -2,7 +2,7 @@
  * sets these; they can also be set by hand).
  *
  *   NCRT_OUTPUT_DIR     where traces go (default ".")
- *   NCRT_TRACE_NAME     <name> in <name>-rank<R>.trace.json.gz (default: the
+ *   NCRT_TRACE_NAME     <name> in <name>-rank<R>.pt.trace.json.gz (default: the
  *                       program's name)
  *   NCRT_ACTIVITIES     comma list of cpu, gpu, mem (default cpu,gpu)
  *   NCRT_SCHEDULE       wait=W,warmup=U,active=A,repeat=R over steps

@@ -25,7 +25,7 @@
 typedef struct {
   int cpu, gpu, mem;            /* activities */
   char out_dir[1024];           /* where traces go (a run directory) */
-  char name[256];               /* <name>-rank<R>.trace.json.gz */
+  char name[256];               /* <name>-rank<R>.pt.trace.json.gz */
   int rank, world_size;
   /* schedule over steps; active == 0: no schedule, record everything */
   long wait, warmup, active, repeat;
@@ -168,7 +168,7 @@ const char *rt_domain_name(uint16_t id);
  * or, when the process died, by ncrt_finalize_dir (ncrun). */
 #define RT_FLUSH_MS 250
 /* Write every record since the last write (and GPU activity) to
- * <dir>/<name>-rank<R>.trace.json.gz atomically (dir NULL: the output
+ * <dir>/<name>-rank<R>.pt.trace.json.gz atomically (dir NULL: the output
  * directory; the spill files stay there either way); consumes the records.
  * name NULL: nothing written, the spill files removed at exit.
  * Returns 0, -1 on failure (said once), 1 when there was nothing to write. */

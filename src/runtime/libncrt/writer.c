@@ -19,7 +19,7 @@
  * The writer consumes what it writes: chunks it has read are freed. A
  * process that recorded nothing writes no file; one whose file name is
  * already taken by another process (a subprocess with the same rank)
- * writes <name>-pid<PID>-rank<R>.trace.json.gz instead. */
+ * writes <name>-pid<PID>-rank<R>.pt.trace.json.gz instead. */
 #define _GNU_SOURCE
 #include "rt.h"
 #include "ncrt_protocol.h"
@@ -1796,9 +1796,9 @@ int rt_write_trace(const char *dir, const char *name) {
     goto done;
   char path[2048];
   if (!dir) dir = rt_opt.out_dir;
-  snprintf(path, sizeof path, "%s/%s-rank%d.trace.json.gz", dir, name, rt_opt.rank);
+  snprintf(path, sizeof path, "%s/%s-rank%d.pt.trace.json.gz", dir, name, rt_opt.rank);
   if (access(path, F_OK) == 0 && !wrote(path))
-    snprintf(path, sizeof path, "%s/%s-pid%d-rank%d.trace.json.gz", dir, name, (int)getpid(), rt_opt.rank);
+    snprintf(path, sizeof path, "%s/%s-pid%d-rank%d.pt.trace.json.gz", dir, name, (int)getpid(), rt_opt.rank);
   rc = -1;
   int err = spill_err;
   if (!err) {
@@ -2143,8 +2143,8 @@ static int finalize_one(const char *dir, long pid, int quiet) {
   s.note = note;
   if (s.to > s.from || s.nopen || s.gto > s.gfrom) {
     char path[2300];
-    snprintf(path, sizeof path, "%s/%s-rank%d.trace.json.gz", dir, trace, s.rank);
-    if (access(path, F_OK) == 0) snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d.trace.json.gz", dir, trace, pid, s.rank);
+    snprintf(path, sizeof path, "%s/%s-rank%d.pt.trace.json.gz", dir, trace, s.rank);
+    if (access(path, F_OK) == 0) snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d.pt.trace.json.gz", dir, trace, pid, s.rank);
     name_json = fin_name_json;
     int err = write_file(path, &s, level, NULL);
     name_json = esc_name;

@@ -9,7 +9,7 @@
  * at libncrt, puts the ncrt Python module (and a rewritten shadow tree) on
  * PYTHONPATH, runs the command and exits with its status. Every process of
  * the command (torchrun / mpirun ranks, forks) writes
- * <name>-rank<R>.trace.json.gz into the same run directory; ncrun lists them
+ * <name>-rank<R>.pt.trace.json.gz into the same run directory; ncrun lists them
  * at the end. Its own messages go to stderr, prefixed "ncrun:". */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>

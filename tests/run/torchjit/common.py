@@ -121,10 +121,10 @@ def under_ncrun(ncrun, run_dir, name, shadow, argv, env, result, cwd=None):
         cmd += ["--shadow", shadow]
     cmd += ["--"] + argv
     r = run_variant("shadow tree under ncrun", cmd, env, result, cwd=cwd)
-    traces = sorted(glob.glob(os.path.join(run_dir, name + "-rank0.trace.json.gz")))
+    traces = sorted(glob.glob(os.path.join(run_dir, name + "-rank0.pt.trace.json.gz")))
     others = sorted(glob.glob(os.path.join(run_dir, "*.trace.json.gz")))
     evs = []
-    if check(len(traces) == 1, "ncrun wrote %s-rank0.trace.json.gz (traces: %s)" %
+    if check(len(traces) == 1, "ncrun wrote %s-rank0.pt.trace.json.gz (traces: %s)" %
              (name, [os.path.basename(t) for t in others])):
         for t in others:
             with gzip.open(t, "rt") as f:
