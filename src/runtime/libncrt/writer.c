@@ -387,8 +387,21 @@ static unsigned assign_lanes(DoneSpan *v, size_t n) {
   return used ? used : 1; /* without memory, all on lane 0 */
 }
 
-/* One start/end range as an X event on its lane. */
-static void put_span(Gz *g, int pid, const DoneSpan *d) {
+/* args.file and args.line of a name, when known (ncrt_source_location; the
+ * Python module sends the user's own file in a shadow tree) */
+static void put_location(Gz *g, uint32_t name) {
+  RtName *nm = rt_name(name);
+  if (nm->file) {
+    PUTS(g, ",\"file\":");
+    put_jstr(g, nm->file);
+    PUTS(g, ",\"line\":");
+    put_i64(g, nm->line);
+  }
+}
+
+/* One start/end range as an X event on its lane; names are known only in
+ * the process (in_process). */
+static void put_span(Gz *g, int pid, const DoneSpan *d, int in_process) {
   const SpanRec *b = &d->b;
   put_annotation(g, 0, b->name, pid, LANE_TID(d->lane, b->tid), b->start);
   PUTS(g, ",\"dur\":");
@@ -404,6 +417,7 @@ static void put_span(Gz *g, int pid, const DoneSpan *d) {
     put_u64(g, d->end_tid);
   }
   if (d->full) PUTS(g, ",\"lane full\":true");
+  if (in_process) put_location(g, b->name);
   PUTS(g, "}}");
 }
 
@@ -1194,15 +1208,7 @@ static const Src *src;
 static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, uint16_t dom, int jumped) {
   PUTS(g, ",\"args\":{\"depth\":");
   put_u64(g, depth);
-  if (src->in_process) {
-    RtName *nm = rt_name(name);
-    if (nm->file) {
-      PUTS(g, ",\"file\":");
-      put_jstr(g, nm->file);
-      PUTS(g, ",\"line\":");
-      put_i64(g, nm->line);
-    }
-  }
+  if (src->in_process) put_location(g, name);
   if (dom) {
     const char *d = src->domain_json(dom);
     PUTS(g, ",\"domain\":");
@@ -1355,7 +1361,7 @@ static void put_spans(Gz *g, const Src *s, int pid, DoneSpan *done, size_t n) {
   for (size_t a = 0, z; a < n; a = z) {
     for (z = a; z < n && done[z].b.tid == done[a].b.tid; z++) {}
     unsigned nl = assign_lanes(done + a, z - a);
-    for (size_t i = a; i < z; i++) put_span(g, pid, &done[i]);
+    for (size_t i = a; i < z; i++) put_span(g, pid, &done[i], s->in_process);
     const char *name = NULL;
     for (uint32_t i = 0; i < s->nthreads; i++)
       if (s->tids[i] == done[a].b.tid) name = s->tnames[i];

@@ -20,7 +20,8 @@
  * and never imports torch on its own otherwise.
  *
  * The first time a name is seen, its source file and line (the caller's
- * frame) go to the collector as a control mark, so traces carry them.
+ * frame; in a shadow tree the user's own, through the manifest: _where)
+ * go to the collector as a control mark, so traces carry them.
  *
  * Built once per CPython minor version (3.9 and later: one file per
  * EXT_SUFFIX, see src/runtime/CMakeLists.txt), so only public API: frames
@@ -54,6 +55,7 @@ static PyObject *cache;      /* str -> RangeObject */
 static PyObject *record_function; /* torch.profiler.record_function or NULL */
 static int torch_checked, torch_forced;
 static PyObject *async_wrap; /* Python helper: torch_* and coroutine/generator decorators */
+static PyObject *where_fn;   /* Python helper: a shadow copy's location -> the user's */
 
 #define CACHE_MAX 100000
 
@@ -101,13 +103,23 @@ static void tell_location(PyObject *name) {
   PyObject *fname = code ? PyObject_GetAttrString((PyObject *)code, "co_filename") : NULL;
   const char *file = fname && PyUnicode_Check(fname) ? PyUnicode_AsUTF8(fname) : NULL;
   const char *n = PyUnicode_AsUTF8(name);
+  int line = PyFrame_GetLineNumber(f);
+  /* in a shadow tree, the user's own file and line (_where) */
+  PyObject *orig = file && n && where_fn ? PyObject_CallFunction(where_fn, "Osi", fname, n, line) : NULL;
+  if (orig && PyTuple_Check(orig) && PyTuple_GET_SIZE(orig) == 2) {
+    const char *of = PyUnicode_Check(PyTuple_GET_ITEM(orig, 0)) ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(orig, 0)) : NULL;
+    long ol = PyLong_Check(PyTuple_GET_ITEM(orig, 1)) ? PyLong_AsLong(PyTuple_GET_ITEM(orig, 1)) : -1;
+    if (of && ol > 0) file = of, line = (int)ol;
+  }
+  PyErr_Clear();
   if (file && n) {
-    PyObject *msg = PyUnicode_FromFormat(NCRT_LOC_PREFIX "%s\t%s\t%d", n, file, PyFrame_GetLineNumber(f));
+    PyObject *msg = PyUnicode_FromFormat(NCRT_LOC_PREFIX "%s\t%s\t%d", n, file, line);
     const char *m = msg ? PyUnicode_AsUTF8(msg) : NULL;
     if (m) control_mark(m);
     Py_XDECREF(msg);
   }
   PyErr_Clear();
+  Py_XDECREF(orig);
   Py_XDECREF(fname);
   Py_XDECREF(code);
 }
@@ -582,7 +594,53 @@ static const char helper_src[] =
     "        def w(*a, **k):\n"
     "            with life(name):\n"
     "                return (yield from fn(*a, **k))\n"
-    "    return functools.update_wrapper(w, fn)\n";
+    "    return functools.update_wrapper(w, fn)\n"
+    /* _where(file, name, line): the user's (file, line) for a range first
+     * seen at `line` of `file`, when file is a shadow copy: the nearest
+     * directory above it holding .ncrewrite/manifest.json is the shadow
+     * tree, the manifest's "source" the user's tree, and the range of that
+     * name whose output lines hold `line` (the inserted `with` sits just
+     * above them) gives the original first line. None when it is not one.
+     * Manifests and directory look-ups are cached: once per process. */
+    "def _where(file, name, line, _roots={}, _maps={}):\n"
+    "    import os, json\n"
+    "    f = os.path.abspath(file)\n"
+    "    d, walked = os.path.dirname(f), []\n"
+    "    while d not in _roots:\n"
+    "        walked.append(d)\n"
+    "        if os.path.isfile(os.path.join(d, '.ncrewrite', 'manifest.json')):\n"
+    "            _roots[d] = d\n"
+    "            break\n"
+    "        up = os.path.dirname(d)\n"
+    "        if up == d:\n"
+    "            _roots[d] = None\n"
+    "            break\n"
+    "        d = up\n"
+    "    root = _roots[d]\n"
+    "    for w in walked:\n"
+    "        _roots[w] = root\n"
+    "    if root is None:\n"
+    "        return None\n"
+    "    if root not in _maps:\n"
+    "        try:\n"
+    "            with open(os.path.join(root, '.ncrewrite', 'manifest.json'), encoding='utf-8') as fh:\n"
+    "                m = json.load(fh)\n"
+    "            _maps[root] = (m.get('source') or None, {e['path']: e.get('ranges', []) for e in m['files']})\n"
+    "        except Exception:\n"
+    "            _maps[root] = (None, {})\n"
+    "    src, files = _maps[root]\n"
+    "    rel = os.path.relpath(f, root)\n"
+    "    if not src or rel not in files:\n"
+    "        return None\n"
+    "    best = None\n"
+    "    for r in files[rel]:\n"
+    "        if r.get('name') != name:\n"
+    "            continue\n"
+    "        o, l = r.get('out_lines', [0, 0]), r.get('lines', [0, 0])\n"
+    "        if o[0] - 1 <= line <= o[1]:\n"
+    "            return os.path.join(src, rel), l[0]\n"
+    "        best = best or (os.path.join(src, rel), l[0])\n"
+    "    return best\n";
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ncrt",
                                     "NVTX ranges for Python (ncrewrite's runtime).", -1, methods};
@@ -605,6 +663,8 @@ __attribute__((visibility("default"))) PyMODINIT_FUNC PyInit_ncrt(void) {
   Py_DECREF(r);
   async_wrap = PyDict_GetItemString(g, "_wrap");
   Py_XINCREF(async_wrap);
+  where_fn = PyDict_GetItemString(g, "_where");
+  Py_XINCREF(where_fn);
   Py_CLEAR(g);
   static const char *const kinds[K_N] = {"range", "span", "torch_range", "torch_span"};
   for (int k = 0; k < K_N; k++)
