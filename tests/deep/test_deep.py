@@ -360,7 +360,7 @@ def case_recorded_h100(e):
     csv_path = os.path.join(rec, "ncu", "raw.csv")
     e.env["FAKE_CSV"] = csv_path
     run = os.path.join(e.tmp, "run")
-    r = e.run(["--ncu", "Net.forward", "--trace", os.path.join(rec, "train-rank0.pt.trace.json.gz"),
+    r = e.run(["--ncu", "Net.forward", "--trace", os.path.join(rec, "train-rank0.trace.json.gz"),
                "--run-dir", run, "--", "/bin/true"])
     e.check(r.returncode == 0, "exit status 0", r.stderr)
     calls = ncu_profile_call(e)
@@ -375,7 +375,7 @@ def case_recorded_h100(e):
         for n in names:
             e.check(rx.match(n) is not None, "the filter matches ncu's " + n[:60], rx.pattern[:300])
     r = subprocess.run([os.path.join(e.build, "bin", "nctrace"), "summary", "--ncu", csv_path,
-                        os.path.join(rec, "train-rank0.pt.trace.json.gz")], capture_output=True, text=True)
+                        os.path.join(rec, "train-rank0.trace.json.gz")], capture_output=True, text=True)
     md = r.stdout
     e.check(r.returncode == 0, "summary exit 0", r.stderr)
     section = md[md.find("## Nsight Compute"):]

@@ -197,6 +197,11 @@ def case_c_basic(c):
     check((p.stdout, p.returncode) == (plain.stdout, plain.returncode), "output or status changed")
     check("ncrun: trace: " in p.stderr and "basic_c-rank0.pt.trace.json.gz" in p.stderr, "ncrun did not say where")
     t = one_trace(d, "basic_c-rank0.pt.trace.json.gz")
+    # TensorBoard's PyTorch profiler plugin lists the files its worker
+    # pattern matches (torch_tb_profiler's consts.WORKER_PATTERN), no others
+    tb = re.compile(r"^(.*?)(\.\d+)?\.pt\.trace\.json(?:\.gz)?$")
+    m = tb.match(os.path.basename(traces(d)[0]))
+    check(len(traces(d)) == 1 and m and m.group(1) == "basic_c-rank0", "TensorBoard would not list %s" % traces(d))
     check_nesting(t)
     want = {"main": 1, "loop.body": 5, "leaf": 5, "plain": 1, "with-category": 1, "wide": 1}
     check(counts(t) == want, "ranges %s, expected %s" % (counts(t), want))
