@@ -14,7 +14,21 @@ node, and labels must be drawn. Screenshots of each view are decoded to
 check that they are painted; NCTRACE_SCREENSHOTS=DIR saves them there
 (docs/img is made that way). Without chromium: 77 (skipped) after the
 structural checks; with chromium but no chromium-driver/selenium, a
---dump-dom check of the small page, then 77."""
+--dump-dom check of the small page, then 77.
+
+The source view: a small Python program instrumented by ncrewrite (its
+path and ncrun's folder are the second and third arguments; without them
+that part is left out, saying so) and run under `ncrun --shadow`; a click
+on a range name in the operations table, on "source" after a click in the
+flame chart, and on "source of" after a click in the timeline must show
+that range's file and lines with a time. Hand-made manifests cover the
+rest: no shadow tree (no source view), a missing and a malformed manifest
+(a note, no error), one from an older ncrewrite (no "source": the shadow
+copies), a source file changed after the shadow tree was made, paths
+leaving the tree, bytes that are not UTF-8, and the cap on the embedded
+text. Nothing depends on how long the program ran: only that its ranges
+have some time, and their call counts."""
+import glob
 import html.parser
 import json
 import os
@@ -262,6 +276,313 @@ def big(path, want):
     return g.written
 
 
+# ---- the source view ----
+
+ATTN = '''"""A toy attention: pure Python, no GPU."""
+
+
+def matmul(a, b):
+    return [[sum(x * y for x, y in zip(r, c)) for c in zip(*b)] for r in a]
+
+
+def softmax(row):
+    m = max(row)
+    e = [2.718281828 ** (v - m) for v in row]
+    s = sum(e)
+    return [v / s for v in e]
+
+
+class Attention:
+    def __init__(self, n):
+        self.wq = [[(i + j) % 3 - 1 for j in range(n)] for i in range(n)]
+        self.wk = [[(i * j) % 5 - 2 for j in range(n)] for i in range(n)]
+
+    def forward(self, x):
+        q = matmul(x, self.wq)
+        k = matmul(x, self.wk)
+        scores = matmul(q, list(zip(*k)))
+
+        probs = [softmax(r) for r in scores]
+        return matmul(probs, x)
+'''
+
+TRAIN = '''"""Five steps of a toy attention."""
+from model.attn import Attention
+
+
+def main():
+    a = Attention(24)
+    x = [[(i + j) % 7 / 7 for j in range(24)] for i in range(24)]
+    for _ in range(5):
+        y = a.forward(x)
+    print("done", round(y[0][0], 3))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+# forward as a whole, a line range inside it and its matmul calls (four
+# sites, one name): ranges nested three deep
+RULES = """targets:
+  model.attn:
+    func_context_wrappings:
+      softmax: {}
+      Attention.forward: {}
+    class_func_context_wrappings:
+      Attention:
+        forward:
+          wrap_calls:
+            - call_pattern: matmul
+    func_line_range_wrappings:
+      - function: Attention.forward
+        start_line: 21
+        end_line: 23
+  train:
+    func_context_wrappings:
+      main: {}
+"""
+
+TIME_RE = re.compile(r"\d+(\.\d+)? (s|ms|µs|ns)")
+
+
+def write(path, text, mode="w"):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, mode) as f:
+        f.write(text)
+
+
+def page_data(path):
+    text = open(path, encoding="utf-8").read()  # not UTF-8: an exception here
+    p = Page()
+    p.feed(text)
+    return p, json.loads([v for k, v in p.scripts if k == "application/json" and v.startswith('{"step_glob"')][0])
+
+
+def instrumented(tmp, ncrewrite, ncrun_dir, nctrace):
+    """The program instrumented, run under ncrun --shadow, reported: (page, manifest)."""
+    base = os.path.join(tmp, "inst")
+    src, out, run = os.path.join(base, "src"), os.path.join(base, "out"), os.path.join(base, "run")
+    write(os.path.join(src, "model", "__init__.py"), "")
+    write(os.path.join(src, "model", "attn.py"), ATTN)
+    write(os.path.join(src, "train.py"), TRAIN)
+    write(os.path.join(base, "rules.yaml"), RULES)
+    r = subprocess.run([ncrewrite, "-q", "--config", os.path.join(base, "rules.yaml"), src, out], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, "ncrewrite: %s" % r.stderr
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "WORLD_SIZE", "NCRT_OUTPUT_DIR")}
+    r = subprocess.run([os.path.join(ncrun_dir, "ncrun"), "--run-dir", run, "--shadow", out, "--", sys.executable,
+                        os.path.join(out, "train.py")], capture_output=True, text=True, cwd=base, env=env)
+    assert r.returncode == 0 and r.stdout.startswith("done"), "ncrun: %s %s" % (r.stdout, r.stderr)
+    # the trace's name is ncrun's business (it is about to change): any trace in the run directory
+    assert glob.glob(os.path.join(run, "*.trace.json.gz")), "no trace in %s: %s" % (run, os.listdir(run))
+    page = os.path.join(tmp, "inst.html")
+    report(nctrace, [run], page)
+    manifest = json.load(open(os.path.join(out, ".ncrewrite", "manifest.json")))
+    return page, manifest
+
+
+def check_instrumented_data(data, manifest):
+    S = data["source"]
+    assert S["ok"] and S["origin"] == manifest["source"] and not S["notes"], S["notes"]
+    files = {f["path"]: f for f in S["files"]}
+    assert set(files) == {"model/attn.py", "train.py"}, list(files)
+    attn = files["model/attn.py"]
+    assert attn["from"] == "source" and attn["text"] == ATTN and attn["time"] > 0, (attn["from"], attn["why"])
+    # every range of the manifest, on the user's lines, with its calls
+    want = [[r["name"], r["kind"], r["lines"][0], r["lines"][1]] for m in manifest["files"]
+            if m["path"] == "model/attn.py" for r in m.get("ranges", [])]
+    got = [r[:4] for r in attn["ranges"]]
+    assert got == want, (got, want)
+    calls = {r[0]: r[4] for f in S["files"] for r in f["ranges"]}
+    assert calls == {"main": 1, "Attention.forward": 5, "Attention.forward:L21-23": 5,
+                     "Attention.forward:matmul": 20, "softmax": 120}, calls
+    # the file that holds forward's work comes first: main keeps only its own time
+    assert S["files"][0]["path"] == "model/attn.py", [f["path"] for f in S["files"]]
+
+
+def exercise_source(d, manifest, shots=None):
+    """Clicks that open the source view; returns a description."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    fwd = [r for m in manifest["files"] for r in m.get("ranges", []) if r["name"] == "Attention.forward"][0]["lines"]
+
+    def links():
+        return {a.text: a for a in d.find_elements(By.CSS_SELECTOR, "#summary a.srclink")}
+    assert {"main", "Attention.forward", "softmax"} <= set(links()), list(links())
+    links()["Attention.forward"].click()  # one click, from the operations table
+    time.sleep(0.1)
+    assert attr(d, "source-code", "file") == "model/attn.py", attr(d, "source-code", "file")
+    assert attr(d, "source-code", "range") == "Attention.forward"
+    assert attr(d, "source-code", "lines") == "%d-%d" % tuple(fwd), attr(d, "source-code", "lines")
+    label = attr(d, "source-code", "label")
+    assert TIME_RE.search(label) and "5 calls" in label, label
+    rows = d.execute_script("return Array.prototype.map.call(document.querySelectorAll('#source-code .sl.sel'),"
+                            "function (r) { return [+r.dataset.l, r.querySelector('.sc').textContent]; });")
+    assert [r[0] for r in rows] == list(range(fwd[0], fwd[1] + 1)), rows
+    assert [r[1] for r in rows] == ATTN.splitlines()[fwd[0] - 1:fwd[1]], rows
+    assert int(attr(d, "source-code", "selected")) == fwd[1] - fwd[0] + 1
+    # the label shows on the page, and the page scrolled to the view
+    lab = d.find_element(By.CSS_SELECTOR, "#source-code .sa.sel .lab")
+    assert lab.text.startswith("Attention.forward · ") and lab.is_displayed(), lab.text
+    top = d.execute_script("return document.getElementById('source-h').getBoundingClientRect().top;")
+    assert abs(top) < 5, "the page did not scroll to the source view (%s)" % top
+    if shots:
+        d.find_element(By.ID, "source").screenshot(os.path.join(shots, "report-source.png"))
+    # a shared name (four call sites): its first site
+    links()["Attention.forward:matmul"].click()
+    time.sleep(0.1)
+    assert attr(d, "source-code", "lines") == "21-21" and "4 ranges share this name" in attr(d, "source-code", "label")
+    # the flame chart: zoom to main (the root's only child), then "source"
+    fl = d.find_element(By.ID, "flame-canvas")
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'});", fl)
+    ActionChains(d).move_to_element_with_offset(fl, -fl.size["width"] // 2 + 5, -fl.size["height"] // 2 + 17 + 8) \
+        .click().perform()
+    time.sleep(0.1)
+    assert attr(d, "flame-canvas", "root") == "main", attr(d, "flame-canvas", "root")
+    btn = d.find_element(By.ID, "flame-source")
+    assert btn.is_displayed()
+    btn.click()
+    time.sleep(0.1)
+    assert attr(d, "source-code", "file") == "train.py" and attr(d, "source-code", "range") == "main"
+    # the timeline: a click in the middle of the first lane (main's), then "source of main"
+    cv = d.find_element(By.ID, "timeline-canvas")
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'});", cv)
+    tb = d.find_element(By.ID, "timeline-source")
+    assert not tb.is_displayed()
+    ActionChains(d).move_to_element_with_offset(cv, 120, 24 + 20 + 7 - cv.size["height"] // 2).click().perform()
+    time.sleep(0.1)
+    assert tb.is_displayed() and tb.text == "source of main", tb.text
+    tb.click()
+    time.sleep(0.1)
+    assert attr(d, "source-code", "range") == "main", attr(d, "source-code", "range")
+    return "source: Attention.forward at model/attn.py:%d-%d (%s); main from the flame chart and the timeline" % (
+        fwd[0], fwd[1], label)
+
+
+def simple_run(d, names, env=None):
+    """A run directory with one trace: [(name, ts us, dur us)] on one thread."""
+    os.makedirs(d)
+    ev = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python3"}}]
+    ev += [{"ph": "X", "cat": "user_annotation", "name": n, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": {}}
+           for n, ts, dur in names]
+    with open(os.path.join(d, "x-rank0.trace.json"), "w") as f:
+        json.dump({"schemaVersion": 1, "traceEvents": ev}, f)
+    if env is not None:
+        with open(os.path.join(d, "env.json"), "w") as f:
+            json.dump(env, f)
+    return d
+
+
+def manifest_text(source, files):
+    m = {"tool": "ncrewrite", "version": "0.1.0", "rules": "r.yaml", "rules_digest": "0", "options": "", "files": files}
+    if source is not None:
+        m["source"] = source
+    return json.dumps(m, indent=2)
+
+
+def source_cases(nctrace, tmp):
+    """Hand-made shadow trees and manifests; returns [(label, page)] to open in a browser."""
+    base = os.path.join(tmp, "sv")
+    pages = []
+
+    def rng(name, lines, out_lines=None, kind="function"):
+        return {"name": name, "kind": kind, "lines": lines, "out_lines": out_lines or lines}
+
+    def case(label, shadow, extra=()):
+        run = simple_run(os.path.join(base, label + "-run"),
+                         [("outer", 0, 1000), ("inner", 100, 300), ("other", 2000, 50)],
+                         {"shadow": {"dir": shadow, "manifest": "0"}} if shadow else {"backend": "ncrt"})
+        page = os.path.join(base, label + ".html")
+        p = subprocess.run([nctrace, "report", run, "-o", page] + list(extra), capture_output=True, text=True)
+        assert p.returncode == 0, "%s: %s" % (label, p.stderr)
+        parsed, data = page_data(page)
+        pages.append((label, page))
+        return parsed, data, p.stderr
+
+    # no shadow tree: no source view at all
+    parsed, data, err = case("none", None)
+    assert "source" not in parsed.ids and "source" not in data and not err, (parsed.ids, err)
+    # a shadow tree without a manifest, and one with a broken manifest: a note, a warning
+    os.makedirs(os.path.join(base, "empty"))
+    parsed, data, err = case("missing", os.path.join(base, "empty"))
+    S = data["source"]
+    assert "source" in parsed.ids and not S["ok"] and "could not be read" in S["notes"][0], S
+    assert "warning: report: no source view" in err, err
+    write(os.path.join(base, "bad", ".ncrewrite", "manifest.json"), '{"files": [\n  {"path": "a.py",,}\n]}\n')
+    parsed, data, err = case("bad", os.path.join(base, "bad"))
+    S = data["source"]
+    assert not S["ok"] and "manifest.json:2:" in S["notes"][0] and "not valid JSON" in S["notes"][0], S["notes"]
+    # an older manifest (no "source"): the shadow copies, on their own lines; a byte that is
+    # not UTF-8 (a Latin-1 comment) comes out as U+FFFD; paths out of the tree are refused
+    old = os.path.join(base, "old")
+    write(os.path.join(old, "m.py"), b"# caf\xe9\n\ndef outer():\n    with r('outer'):\n        inner()\n"
+          b"        with r('inner'):\n            pass\n", "wb")
+    write(os.path.join(old, ".ncrewrite", "manifest.json"), manifest_text(None, [
+        {"path": "m.py", "action": "rewritten",
+         "ranges": [rng("outer", [4, 6], [5, 7]), rng("inner", [6, 6], [7, 7], "lines")]},
+        {"path": "../escape.py", "action": "rewritten", "ranges": [rng("other", [1, 1])]},
+        {"path": "quiet.py", "action": "rewritten", "ranges": [rng("never_ran", [1, 2])]}]))
+    parsed, data, err = case("old", old)
+    S = data["source"]
+    assert S["ok"] and S["origin"] is None and "older" in S["notes"][1] and "outside the tree" in S["notes"][2], S
+    assert [f["path"] for f in S["files"]] == ["m.py"] and S["untimed_files"] == 1, S
+    f = S["files"][0]
+    assert f["from"] == "shadow" and f["text"].startswith("# caf\ufffd\n"), f
+    assert [r[:6] for r in f["ranges"]] == [["outer", "function", 5, 7, 1, 1000000],
+                                            ["inner", "lines", 7, 7, 1, 300000]], f["ranges"]
+    assert f["time"] == 1000000, f["time"]  # outer's own 700 us and inner's 300 us
+    # the source tree named, one file changed after the shadow tree was made, one
+    # over the cap (the file with the most time: listed, without its text), and
+    # --shadow given on the command line
+    src, sh = os.path.join(base, "src"), os.path.join(base, "shadow")
+    big_text = "x = 1\n" * ((5 << 20) // 6 + 1)
+    write(os.path.join(src, "big.py"), big_text)
+    write(os.path.join(sh, "big.py"), big_text)
+    write(os.path.join(src, "small.py"), "def inner():\n    pass\n")
+    write(os.path.join(sh, "small.py"), "def inner():\n    with r('inner'):\n        pass\n")
+    write(os.path.join(src, "late.py"), "def other():\n    pass\n")
+    write(os.path.join(sh, "late.py"), "def other():\n    with r('other'):\n        pass\n")
+    write(os.path.join(sh, ".ncrewrite", "manifest.json"), manifest_text(src, [
+        {"path": "big.py", "action": "rewritten", "ranges": [rng("outer", [1, 3])]},
+        {"path": "late.py", "action": "rewritten", "ranges": [rng("other", [2, 2], [3, 3])]},
+        {"path": "small.py", "action": "rewritten", "ranges": [rng("inner", [2, 2], [3, 3])]}]))
+    t = os.stat(os.path.join(sh, ".ncrewrite", "manifest.json")).st_mtime
+    os.utime(os.path.join(src, "late.py"), (t + 10, t + 10))
+    parsed, data, err = case("cap", "/no/such/shadow", ["--shadow", sh])
+    S = data["source"]
+    assert S["ok"] and S["via"] == "--shadow" and S["origin"] == src, S["notes"]
+    assert [f["path"] for f in S["files"]] == ["big.py", "small.py", "late.py"], [f["path"] for f in S["files"]]
+    big, small, late = S["files"]
+    assert big["text"] is None and big["capped"] and S["left_out"] == {"files": 1, "bytes": len(big_text)}, big
+    assert small["from"] == "source" and small["text"] == "def inner():\n    pass\n" and small["ranges"][0][2:4] == [2, 2]
+    assert late["from"] == "shadow" and "changed after the shadow tree was made" in late["why"], late
+    assert late["ranges"][0][2:4] == [3, 3] and late["text"].count("\n") == 3, late
+    assert os.path.getsize(os.path.join(base, "cap.html")) < (5 << 20), "the cap did not hold"
+    return pages
+
+
+def check_source_pages(d, pages):
+    """The hand-made cases in the browser: no console error, the notes shown."""
+    from selenium.webdriver.common.by import By
+    for label, page in pages:
+        open_page(d, page, "source " + label)
+        has = d.execute_script("return !!document.getElementById('source');")
+        assert has == (label != "none"), label
+        links = {a.text: a for a in d.find_elements(By.CSS_SELECTOR, "#summary a.srclink")}
+        if label in ("none", "missing", "bad"):
+            assert not links, (label, list(links))
+            assert label == "none" or "No source view" in d.find_element(By.ID, "source").text
+        elif label == "cap":
+            assert "listed without their text" in d.find_element(By.ID, "source").text
+            links["outer"].click()
+            assert attr(d, "source-code", "file") == "big.py" and "left out" in \
+                d.find_element(By.ID, "source-code").text
+            links["other"].click()
+            assert attr(d, "source-code", "from") == "shadow" and attr(d, "source-code", "lines") == "3-3"
+
+
 # ---- the browser ----
 
 def chromium_exe():
@@ -402,9 +723,18 @@ def report(nctrace, files, out, extra=(), cwd=None):
 
 def main():
     nctrace = sys.argv[1]
+    ncrewrite = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
+    ncrun_dir = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
     tmp = tempfile.mkdtemp(prefix="nctrace-report-")
     driver = None
     try:
+        source_pages = source_cases(nctrace, tmp)
+        inst = manifest = None
+        if ncrewrite and ncrun_dir:
+            inst, manifest = instrumented(tmp, ncrewrite, ncrun_dir, nctrace)
+            check_instrumented_data(page_data(inst)[1], manifest)
+        else:
+            print("note: no ncrewrite and ncrun given (a runtime-only build): the instrumented run is left out")
         small = os.path.join(tmp, "small.html")
         report(nctrace, [os.path.join(CASES, "multirank", "rank0.json"),
                          os.path.join(CASES, "multirank", "rank1.json")], small)
@@ -472,6 +802,12 @@ def main():
         assert attr(driver, "compare-canvas", "mode").startswith("kernels") and \
             attr(driver, "compare-canvas", "first") != first, "the comparison did not switch to kernels"
         assert "per step" in driver.find_element("id", "compare").text
+        # the source view: an instrumented run, then the hand-made cases
+        if inst:
+            open_page(driver, inst, "instrumented")
+            lines.append(exercise_source(driver, manifest, shots))
+        check_source_pages(driver, source_pages)
+        lines.append("source cases: %s" % ", ".join(label for label, _ in source_pages))
         for f in sorted(os.listdir(shots)):
             if f == "report-header.png":  # a table: black on white
                 continue

@@ -21,8 +21,9 @@ static const struct {
   {"filter", "nctrace filter TRACE -o OUT [--min-dur-us X] [--include-cuda-kernels]\n"
              "                      [--include-direct-children] [--name GLOB]\n", " -o --min-dur-us --name ", cmd_filter},
   {"merge", "nctrace merge RANK_TRACE... -o OUT\n", " -o ", cmd_merge},
-  {"report", "nctrace report TRACE... -o report.html [--top N] [--step GLOB] [--compare TRACE]...\n",
-   " -o --top --step --compare ", cmd_report},
+  {"report", "nctrace report TRACE... -o report.html [--top N] [--step GLOB] [--compare TRACE]...\n"
+             "                      [--shadow DIR]\n",
+   " -o --top --step --compare --shadow ", cmd_report},
   {"kernels", "nctrace kernels TRACE... [--range GLOB] [--top N] [--format md|tsv|json] [-o OUT]\n",
    " --range --top --format -o ", cmd_kernels},
   {"diff", "nctrace diff A B [--format md|json] [-o OUT] [--top N] [--step GLOB]\n", " --format -o --top --step ",

@@ -7,7 +7,9 @@
  * Under the pictures, the summary document (render.c) written as HTML by
  * doc_write_html, the same document `nctrace summary` writes as Markdown.
  * No external resource: the page works offline, in a browser or a headless
- * one; without scripts the tables still show.
+ * one; without scripts the tables still show. For runs of an instrumented
+ * shadow tree, a source view: the user's files with each range's time
+ * (report_source.c reads the manifest and embeds them).
  *
  * The timeline's data is aggregated per zoom level rather than cut: level
  * L has a resolution r (ns per bin: the run's span over 2048 at level 0,
@@ -25,6 +27,7 @@
 #include "diff_render.h"
 #include "output.h"
 #include "report_assets.h"
+#include "report_source.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
@@ -583,7 +586,9 @@ static char *run_label(const char *const *files, size_t n) {
 
 /* ---- run header: env.json of the first file's run directory ---- */
 
-static char *env_json_text(const char *first) {
+/* The page's env.json (for the header) and, in *raw, the file as read (for
+ * the source view); both NULL when there is none. */
+static char *env_json_text(const char *first, char **raw) {
   struct stat st;
   Buf path = {0};
   if (stat(first, &st) == 0 && S_ISDIR(st.st_mode)) buf_puts(&path, first);
@@ -612,6 +617,7 @@ static char *env_json_text(const char *first) {
         else buf_putc(&o, t.s[i]);
       buf_puts(&o, "}");
       text = buf_steal(&o);
+      *raw = buf_steal(&t);
     }
     buf_free(&t);
   }
@@ -630,7 +636,7 @@ static void put_text_asset(Buf *b, const unsigned char *p, size_t n) { buf_add(b
 int cmd_report(int argc, char **argv) {
   Model m = {0}, mb = {0};
   SummaryOptions opt = {"ProfilerStep#*", 20, 20};
-  const char *out = NULL;
+  const char *out = NULL, *shadow = NULL;
   VEC(const char *) files = {0};
   VEC(const char *) cmp = {0};
   int rc = 1;
@@ -640,6 +646,7 @@ int cmd_report(int argc, char **argv) {
     else if (!strcmp(a, "--top") && i + 1 < argc) opt.top_ranges = opt.top_kernels = (size_t)atol(argv[++i]);
     else if (!strcmp(a, "--step") && i + 1 < argc) opt.step_glob = argv[++i];
     else if (!strcmp(a, "--compare") && i + 1 < argc) vec_push(&cmp, argv[++i]);
+    else if (!strcmp(a, "--shadow") && i + 1 < argc) shadow = argv[++i];
     else if (a[0] == '-' && a[1]) {
       nct_error("report: unknown or incomplete option '%s'", a);
       rc = 2;
@@ -647,7 +654,8 @@ int cmd_report(int argc, char **argv) {
     } else vec_push(&files, a);
   }
   if (!files.n || !out) {
-    nct_error("usage: nctrace report TRACE... -o report.html [--top N] [--step GLOB] [--compare TRACE]...");
+    nct_error("usage: nctrace report TRACE... -o report.html [--top N] [--step GLOB] [--compare TRACE]... "
+              "[--shadow DIR]");
     rc = 2;
     goto done;
   }
@@ -665,6 +673,11 @@ int cmd_report(int argc, char **argv) {
     summary_compute(&mb, &opt, &sb);
     diff_compute(&(DiffRun){&m, &s}, &(DiffRun){&mb, &sb}, &dr);
   }
+  /* the source view: the shadow tree's manifest, the user's files */
+  char *env_raw = NULL, *env = env_json_text(files.v[0], &env_raw);
+  Buf src = {0};
+  bool has_source = source_json(&m, &s, shadow, env_raw, SOURCE_MAX_BYTES, &src);
+  free(env_raw);
   Buf b = {0};
   buf_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta name=\"viewport\" content=\"width=device-width\">"
@@ -680,8 +693,9 @@ int cmd_report(int argc, char **argv) {
   buf_puts(&b, "</p>\n<noscript><p>The pictures are drawn by the page's script; the tables below need "
                "none.</p></noscript>\n"
                "<h2>Timeline</h2>\n<div id=\"timeline\" class=\"view\"></div>\n"
-               "<h2>Flame chart of range nesting</h2>\n<div id=\"flame\" class=\"view\"></div>\n"
-               "<h2>Steps and ranks</h2>\n<div id=\"steps\" class=\"view\"></div>\n"
+               "<h2>Flame chart of range nesting</h2>\n<div id=\"flame\" class=\"view\"></div>\n");
+  if (has_source) buf_puts(&b, "<h2 id=\"source-h\">Source</h2>\n<div id=\"source\" class=\"view\"></div>\n");
+  buf_puts(&b, "<h2>Steps and ranks</h2>\n<div id=\"steps\" class=\"view\"></div>\n"
                "<div id=\"ranks\" class=\"view\"></div>\n");
   if (cmp.n) {
     buf_puts(&b, "<h2>Comparison with <code>");
@@ -723,6 +737,10 @@ int cmd_report(int argc, char **argv) {
     buf_putc(&data, ',');
     compare_json(&dr, label_a, label_b, &data);
   }
+  if (has_source) {
+    buf_putc(&data, ',');
+    buf_add(&data, src.s, src.len);
+  }
   buf_puts(&data, ",\"names\":[");
   for (size_t i = 0; i < pn.strs.n; i++) {
     if (i) buf_putc(&data, ',');
@@ -734,7 +752,6 @@ int cmd_report(int argc, char **argv) {
   buf_puts(&b, "<script type=\"application/json\" id=\"nc-data\">");
   buf_add(&b, data.s, data.len);
   buf_puts(&b, "</script>\n");
-  char *env = env_json_text(files.v[0]);
   if (env) {
     buf_puts(&b, "<script type=\"application/json\" id=\"nc-env\">");
     buf_puts(&b, env);
@@ -747,6 +764,7 @@ int cmd_report(int argc, char **argv) {
   rc = out_write_file(out, &b) < 0 ? 1 : 0;
   buf_free(&b);
   buf_free(&data);
+  buf_free(&src);
   free(pn.page_of);
   vec_free(&pn.strs);
   for (size_t i = 0; i < pn.extra.n; i++) free(pn.extra.v[i]);

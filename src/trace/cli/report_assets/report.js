@@ -2,8 +2,10 @@
  * report.c embeds (#nc-data, #nc-env). Hand-written, no library: a
  * timeline (one clock for every rank and thread, zoom, pan, search, legend,
  * labels, GPU streams under the thread that launched their work), a flame
- * chart (click to zoom), the steps and ranks charts, the run header and,
- * with --compare, two runs side by side.
+ * chart (click to zoom), the steps and ranks charts, the run header,
+ * with --compare two runs side by side, and for instrumented runs the
+ * source view (the user's files, each wrapped line range with its time;
+ * range names in the tables open it).
  * Every canvas keeps what it drew in its data-* attributes (boxes, labels,
  * matched, view, root) for the browser tests. Plain ES2017, no network. */
 (function () {
@@ -164,6 +166,238 @@
     box.appendChild(t);
   }
 
+  /* ---- source view: the user's files, each wrapped line range with its time ---- */
+  var SRC = D.source || null, SRCAT = {}, NAMEIDX = {};
+  NAMES.forEach(function (n, i) { if (!(n in NAMEIDX)) NAMEIDX[n] = i; });
+  if (SRC && SRC.ok) SRC.files.forEach(function (f, fi) {
+    f.ranges.forEach(function (r, ri) {
+      if (!r[4]) return; /* never ran: nothing to open it from */
+      (SRCAT[r[0]] = SRCAT[r[0]] || []).push([fi, ri]);
+    });
+  });
+  function srcHas(name) { return Object.prototype.hasOwnProperty.call(SRCAT, name); }
+  var srcOpen = function () {};
+  function openSource(name, which) { srcOpen(name, which || 0); }
+  function esc(s) { return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'); }
+  function sourceView() {
+    var root = $('source');
+    if (!root || !SRC) return;
+    (SRC.notes || []).forEach(function (n) { root.appendChild(el('p', 'cap srcnote', n)); });
+    if (!SRC.ok) { root.dataset.files = 0; return; }
+    var FILES = SRC.files;
+    if (!FILES.length) {
+      root.appendChild(el('p', 'cap', 'No range of the manifest (' + SRC.manifest_ranges + ' ranges) ran in these ' +
+        'traces.'));
+      root.dataset.files = 0;
+      return;
+    }
+    var ALL = D.flame.nodes.length ? D.flame.nodes[2] : 0, GW = 56, RH = 16;
+    FILES.forEach(function (f) { f.ranges.forEach(function (r) { ALL = Math.max(ALL, r[5]); }); });
+    var bar = el('div', 'bar'), st = el('span', 'st');
+    var wrap = el('div', 'srcwrap'), list = el('div', 'srcfiles'), code = el('div', 'srccode');
+    list.id = 'source-files';
+    code.id = 'source-code';
+    bar.appendChild(st);
+    wrap.appendChild(list);
+    wrap.appendChild(code);
+    root.appendChild(bar);
+    root.appendChild(wrap);
+    var left = SRC.left_out.files ? ' The page holds at most ' + (SRC.cap / 1048576).toFixed(0) + ' MB of source, the files with the most time first: ' + SRC.left_out.files + ' file' +
+      (SRC.left_out.files === 1 ? '' : 's') + ' (' + (SRC.left_out.bytes / 1048576).toFixed(1) +
+      ' MB) are listed without their text.' : '';
+    root.appendChild(el('div', 'help', 'Your source files as the shadow tree\'s manifest maps them: each wrapped ' +
+      'line range is marked, its bar ' +
+      'scaled by its inclusive time, its label with the time, the share of all ranges\' time, the calls and the ' +
+      'self time. Files by the time spent in their ranges and not in a nested range of another file. Click a range name in a table below, or a box in the ' +
+      'flame chart or the timeline and then "source", to come here.' + left +
+      (SRC.untimed_files ? ' ' + SRC.untimed_files + ' more file' + (SRC.untimed_files === 1 ? '' : 's') +
+        ' of the manifest had no range that ran (not listed).' : '') +
+      (SRC.unlisted ? ' ' + SRC.unlisted + ' more files with time are not listed.' : '') +
+      ' Source tree: ' + (SRC.origin || 'not recorded') + '; shadow tree: ' + SRC.shadow + '.'));
+    var maxT = 1;
+    FILES.forEach(function (f) { maxT = Math.max(maxT, f.time); });
+    var items = FILES.map(function (f, fi) {
+      var d = el('div');
+      var nm = el('span', null, f.path);
+      d.appendChild(nm);
+      d.appendChild(el('span', 'st', ' ' + fmt(f.time) + (f.from === 'shadow' ? ' · shadow copy' : '') +
+        (f.text == null ? ' · no text' : '')));
+      var b = el('i');
+      b.style.width = Math.max(1, 100 * f.time / maxT) + '%';
+      d.appendChild(b);
+      d.title = f.file + '\n' + fmt(f.time) + ' in its ranges, not in a nested range of another file';
+      d.onclick = function () { show(fi, -1); };
+      list.appendChild(d);
+      return d;
+    });
+    list.dataset.count = FILES.length;
+    var cur = -1, info = null;
+    function col(name) { var n = NAMEIDX[name]; return n == null ? '#bbb' : COL[n]; }
+    function label(r) {
+      if (!r[4]) return r[0] + ' · not run in these traces';
+      return r[0] + ' · ' + fmt(r[5]) + (ALL ? ' (' + (100 * r[5] / ALL).toFixed(1) + ' % of all)' : '') + ' · ' +
+        r[4] + (r[4] === 1 ? ' call' : ' calls') + ' · self ' + fmt(r[6]) + (SRC.gpu ? ' · GPU ' + fmt(r[7]) : '') +
+        (r[8] ? ' · ' + (r[8] + 1) + ' ranges share this name: the figures are theirs together' : '');
+    }
+    function shortLabel(x) { return x.r[0] + ' · the same name as line ' + x.first.r[2] + ': its figures are there'; }
+    /* one file: rows of code, ranges outer first; a label row above each range */
+    function build(fi) {
+      var f = FILES[fi], R = f.ranges.map(function (r, i) { return {r: r, i: i}; });
+      R.sort(function (a, b) { return a.r[2] - b.r[2] || b.r[3] - a.r[3] || a.i - b.i; });
+      var stack = [], maxD = 0, maxI = 1;
+      R.forEach(function (x) {
+        while (stack.length && stack[stack.length - 1].r[3] < x.r[2]) stack.pop();
+        x.d = stack.length;
+        stack.push(x);
+        maxD = Math.max(maxD, x.d + 1);
+        maxI = Math.max(maxI, x.r[5]);
+      });
+      var DS = Math.min(maxD, 6), firstOf = {};
+      R.forEach(function (x) { x.first = firstOf[x.r[0]] = firstOf[x.r[0]] || x; });
+      info = {R: R, byIndex: {}, DS: DS};
+      R.forEach(function (x) { info.byIndex[x.i] = x; });
+      var h = [];
+      h.push('<div class="srchead" title="' + esc(f.file).replace(/"/g, '&quot;') + '">' + esc(f.path) +
+        (f.from === 'shadow' ? ' <span class="warn">(the shadow tree\'s copy, with its own line numbers' +
+          (f.why ? ': ' + esc(f.why) : '') + ')</span>' : '') + '</div>');
+      if (f.text == null) {
+        h.push('<p class="cap">' + (f.capped ? 'The text of this file is left out: the page holds at most ' +
+          (SRC.cap / 1048576).toFixed(0) + ' MB of source, the files with the most time first.' :
+          'This file could not be read' + (f.why ? ': ' + esc(f.why) : '') + '.') + ' Its ranges:</p><table>' +
+          '<tr><th>range</th><th>lines</th><th>time</th></tr>' + R.map(function (x) {
+            return '<tr data-r="' + x.i + '"><td>' + esc(x.r[0]) + '</td><td>' + x.r[2] + '–' + x.r[3] + '</td><td>' +
+              esc(label(x.r).slice(x.r[0].length + 3)) + '</td></tr>';
+          }).join('') + '</table>');
+        code.innerHTML = h.join('');
+        code.dataset.rows = 0;
+        return;
+      }
+      var lines = f.text.split('\n');
+      if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+      var starts = {}, cover = new Array(lines.length + 2);
+      R.forEach(function (x) {
+        (starts[x.r[2]] = starts[x.r[2]] || []).push(x);
+        for (var l = x.r[2]; l <= Math.min(x.r[3], lines.length); l++) (cover[l] = cover[l] || []).push(x);
+      });
+      /* rows of 16 px: a label row above each range, then its lines; only
+       * the rows in view are in the page (a file may have 100 000 lines) */
+      var rows = [];
+      for (var l = 1; l <= lines.length; l++) {
+        (starts[l] || []).forEach(function (x) { x.row = rows.length; rows.push({x: x, l: l}); });
+        rows.push({l: l});
+      }
+      info.lines = lines;
+      info.cover = cover;
+      info.rowsOf = rows;
+      info.maxI = maxI;
+      h.push('<div class="srcbody" style="height:' + rows.length * RH + 'px"><div class="srcwin"></div></div>');
+      code.innerHTML = h.join('');
+      info.body = code.lastChild;
+      info.win = info.body.firstChild;
+      info.from = info.to = -1;
+      code.dataset.rows = lines.length;
+    }
+    function stripes(cv, upto) {
+      var s = '', at = [];
+      (cv || []).forEach(function (x) { if (x.d < upto) at[Math.min(x.d, info.DS - 1)] = x; });
+      for (var d = 0; d < info.DS; d++) s += at[d] ? '<b style="background:' + col(at[d].r[0]) + '"></b>' : '<b></b>';
+      return '<span class="ss">' + s + '</span>';
+    }
+    function rowHtml(row) {
+      var x = row.x, sel = info.selx, l = row.l, cv = info.cover[l];
+      if (x) {
+        var on = sel && (x === sel || (x.r[2] >= sel.r[2] && x.r[2] <= sel.r[3] && x.d > sel.d));
+        return '<div class="sa' + (on ? ' sel' : '') + '" data-r="' + x.i + '"><span class="sg"></span>' +
+          stripes(cv, x.d + 1) + '<span class="sn"></span><span class="lab" style="margin-left:' + (x.d * 14) +
+          'px;border-color:' + col(x.r[0]) + '">' + esc(x.first === x ? label(x.r) : shortLabel(x)) + '</span></div>';
+      }
+      var inner = cv ? cv[cv.length - 1] : null, t = info.lines[l - 1];
+      if (t.charAt(t.length - 1) === '\r') t = t.slice(0, -1);
+      return '<div class="sl' + (sel && l >= sel.r[2] && l <= sel.r[3] ? ' sel' : '') + '" data-l="' + l + '"' +
+        (inner ? ' data-r="' + inner.i + '"' : '') + '><span class="sg">' + (inner && inner.r[5] ? '<i' +
+        (inner.r[8] ? ' class="shared"' : '') + ' style="width:' + Math.max(1, GW * inner.r[5] / info.maxI).toFixed(1) +
+        'px;background-color:' + col(inner.r[0]) + '"></i>' : '') + '</span>' + stripes(cv, 99) +
+        '<span class="sn">' + l + '</span><span class="sc">' + esc(t) + '</span></div>';
+    }
+    /* the rows in view, with 60 more on each side */
+    function paint(force) {
+      if (!info || !info.rowsOf) return;
+      var top = code.scrollTop - info.body.offsetTop, n = info.rowsOf.length;
+      var a = Math.max(0, Math.floor(top / RH) - 60), b = Math.min(n, Math.ceil((top + code.clientHeight) / RH) + 60);
+      if (!force && a >= info.from && b <= info.to) return;
+      a = Math.max(0, a - 60);
+      b = Math.min(n, b + 60);
+      var h = [];
+      for (var i = a; i < b; i++) h.push(rowHtml(info.rowsOf[i]));
+      info.win.style.top = a * RH + 'px';
+      info.win.innerHTML = h.join('');
+      info.from = a;
+      info.to = b;
+    }
+    code.addEventListener('scroll', function () { paint(false); });
+    function show(fi, ri) {
+      if (fi !== cur) { build(fi); cur = fi; code.scrollTop = 0; }
+      items.forEach(function (d, i) { d.className = i === fi ? 'on' : ''; });
+      var f = FILES[fi], x = ri >= 0 ? info.byIndex[ri] : null;
+      info.selx = x;
+      if (x && info.rowsOf && x.row != null) code.scrollTop = Math.max(0, info.body.offsetTop + x.row * RH - 48);
+      paint(true);
+      st.textContent = f.path + ' · ' + fmt(f.time) + ' in its own ranges · ' + f.ranges.length + ' range' +
+        (f.ranges.length === 1 ? '' : 's') + (x ? ' · ' + x.r[0] + ', lines ' + x.r[2] + '–' + x.r[3] +
+        (f.from === 'shadow' ? ' of the shadow copy' : '') : '');
+      code.dataset.file = f.path;
+      code.dataset.from = f.from;
+      code.dataset.range = x ? x.r[0] : '';
+      code.dataset.lines = x ? x.r[2] + '-' + x.r[3] : '';
+      code.dataset.label = x ? label(x.r) : '';
+      code.dataset.selected = x && info.lines ? Math.max(0, Math.min(x.r[3], info.lines.length) - x.r[2] + 1) : 0;
+    }
+    srcOpen = function (name, which) {
+      var at = SRCAT[name];
+      if (!at) return;
+      var p = at[Math.min(which, at.length - 1)];
+      show(p[0], p[1]);
+      var h = $('source-h') || root;
+      h.scrollIntoView({block: 'start'});
+    };
+    code.addEventListener('click', function (ev) {
+      var t = ev.target.closest ? ev.target.closest('[data-r]') : null;
+      if (t && code.contains(t)) show(cur, +t.dataset.r);
+    });
+    code.addEventListener('mousemove', function (ev) {
+      var t = ev.target.closest ? ev.target.closest('.sg, .ss') : null;
+      var row = t ? t.parentNode : null;
+      if (!row || !row.dataset.r || !info) { hideTip(); return; }
+      var x = info.byIndex[+row.dataset.r];
+      showTip(ev, x ? label(x.r).replace(/ · /g, '\n') + '\nlines ' + x.r[2] + '–' + x.r[3] + ' (' + x.r[1] + ')' : '');
+    });
+    code.addEventListener('mouseleave', hideTip);
+    show(0, -1);
+    root.dataset.files = FILES.length;
+    window.ncReport.source = {open: openSource, places: function (n) { return (SRCAT[n] || []).length; }};
+  }
+  /* range names in the summary's tables (first column "range") open the source view */
+  function linkTables() {
+    ['summary', 'compare-tables'].forEach(function (id) {
+      var box = $(id);
+      if (!box) return;
+      Array.prototype.forEach.call(box.querySelectorAll('table'), function (t) {
+        var th = t.querySelector('th');
+        if (!th || th.textContent.trim() !== 'range') return;
+        Array.prototype.forEach.call(t.querySelectorAll('tbody tr'), function (tr) {
+          var td = tr.querySelector('td'), name = td ? td.textContent : '';
+          if (!td || !srcHas(name)) return;
+          var a = el('a', 'srclink', name);
+          a.href = '#source';
+          a.title = 'show its lines in the source view';
+          a.onclick = function (ev) { ev.preventDefault(); openSource(name); };
+          td.textContent = '';
+          td.appendChild(a);
+        });
+      });
+    });
+  }
+
   /* ---- timeline ---- */
   function timeline() {
     var root = $('timeline'), TL = D.timeline;
@@ -231,7 +465,8 @@
     root.appendChild(legend);
     root.appendChild(scroller);
     var help = el('div', 'help', 'Wheel: zoom at the pointer · drag: pan (and scroll the tracks) · shift+wheel: ' +
-      'scroll the tracks · double-click a box: zoom to it · hover: name and time. Boxes marked ×N stand for N ' +
+      'scroll the tracks · double-click a box: zoom to it · hover: name and time' +
+      (SRC && SRC.ok && SRC.files.length ? ' · click a range: "source of" it shows its lines' : '') + '. Boxes marked ×N stand for N ' +
       'events too short to draw apart at this zoom (coloured by the name with the most time among them): zoom in ' +
       'to split them.');
     root.appendChild(help);
@@ -250,6 +485,10 @@
     btn('◀', 'pan left', function () { var w = v1 - v0; v0 -= w / 3; v1 -= w / 3; clampView(); draw(); });
     btn('▶', 'pan right', function () { var w = v1 - v0; v0 += w / 3; v1 += w / 3; clampView(); draw(); });
     btn('whole run', 'show the whole run', function () { v0 = 0; v1 = SPAN; draw(); });
+    var picked = null;
+    var srcBtn = btn('source', 'show the clicked range\'s lines in the source view', function () { openSource(picked); });
+    srcBtn.id = 'timeline-source';
+    srcBtn.style.display = 'none';
     bar.appendChild(st);
 
     /* legend: the names with the most time, click to highlight */
@@ -427,10 +666,19 @@
       zoomAt(t, Math.exp(Math.max(-300, Math.min(300, ev.deltaY)) * 0.002));
     }, {passive: false});
     scroller.addEventListener('scroll', draw);
-    cv.addEventListener('mousedown', function (ev) { drag = {x: ev.clientX, y: ev.clientY, v0: v0, v1: v1, top: scroller.scrollTop}; ev.preventDefault(); });
+    var moved = false;
+    cv.addEventListener('mousedown', function (ev) { drag = {x: ev.clientX, y: ev.clientY, v0: v0, v1: v1, top: scroller.scrollTop}; moved = false; ev.preventDefault(); });
     window.addEventListener('mouseup', function () { drag = null; });
+    cv.addEventListener('click', function (ev) {
+      if (moved) return;
+      var b = boxAt(ev), name = b && b.L.c[b.k] === 1 ? NAMES[b.L.nm[b.k]] : null;
+      picked = name && srcHas(name) ? name : null;
+      srcBtn.style.display = picked ? '' : 'none';
+      srcBtn.textContent = picked ? 'source of ' + (picked.length > 40 ? picked.slice(0, 39) + '…' : picked) : 'source';
+    });
     window.addEventListener('mousemove', function (ev) {
       if (!drag) return;
+      if (Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) > 3) moved = true;
       var npp = (drag.v1 - drag.v0) / (W - LABEL);
       v0 = drag.v0 - (ev.clientX - drag.x) * npp;
       v1 = drag.v1 - (ev.clientX - drag.x) * npp;
@@ -502,13 +750,19 @@
     var reset = el('button', null, 'whole tree');
     reset.onclick = function () { zr = 0; draw(); };
     bar.appendChild(reset);
+    var srcBtn = el('button', null, 'source');
+    srcBtn.id = 'flame-source';
+    srcBtn.title = 'show the zoomed range\'s lines in the source view';
+    srcBtn.onclick = function () { openSource(NAMES[nm[zr]]); };
+    bar.appendChild(srcBtn);
     bar.appendChild(crumbs);
     root.appendChild(bar);
     root.appendChild(cv);
     root.appendChild(el('div', 'help', 'Range nesting, every thread and rank together: each box is a call path, ' +
       'its width the path\'s total time, children under their parent, widest first' +
       (D.flame.built > D.flame.shown ? ' (' + D.flame.shown + ' widest of ' + D.flame.built + ' paths)' : '') +
-      '. Steps (' + D.step_glob + ') are one row. Click a box to zoom to it, a row above to zoom out.'));
+      '. Steps (' + D.step_glob + ') are one row. Click a box to zoom to it, a row above to zoom out' +
+      (SRC && SRC.ok && SRC.files.length ? '; "source" then shows its lines' : '') + '.'));
     function draw() {
       W = Math.max(400, root.clientWidth - 2);
       var zd = dep[zr], rowsN = maxDep + 1;
@@ -548,6 +802,7 @@
       cv.dataset.labels = labels;
       cv.dataset.matched = matched;
       cv.dataset.root = NAMES[nm[zr]];
+      srcBtn.style.display = zr && srcHas(NAMES[nm[zr]]) ? '' : 'none';
       void zd;
     }
     function hitAt(ev) {
@@ -817,6 +1072,8 @@
   runHeader();
   timeline();
   flame();
+  sourceView();
+  linkTables();
   steps();
   ranks();
   compare();

@@ -1,0 +1,464 @@
+/* report_source: the source view's data (report_source.h says what and
+ * why). The page draws it (report_assets/report.js, sourceView). */
+#include "report_source.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum {
+  MAX_MANIFEST_BYTES = 256 << 20,
+  MAX_LISTED_FILES = 2000, /* files with time beyond these are counted, not listed */
+};
+
+/* ---- text ---- */
+
+/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if invalid. */
+static size_t utf8_len(const unsigned char *p, size_t n) {
+  unsigned c = p[0];
+  size_t k;
+  unsigned min;
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) k = 2, min = 0x80;
+  else if (c >= 0xe0 && c <= 0xef) k = 3, min = 0x800;
+  else if (c >= 0xf0 && c <= 0xf4) k = 4, min = 0x10000;
+  else return 0;
+  if (n < k) return 0;
+  unsigned v = c & (0x7f >> k);
+  for (size_t i = 1; i < k; i++) {
+    if ((p[i] & 0xc0) != 0x80) return 0;
+    v = v << 6 | (p[i] & 0x3f);
+  }
+  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+  return k;
+}
+
+/* n bytes as a JSON string safe inside <script>: '<' as \u003c (no
+ * "</script>"), control bytes and NUL escaped, bytes that are not UTF-8
+ * (a Latin-1 file) as U+FFFD, so the page's data always parses. */
+static void json_strn(Buf *b, const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + n;
+  buf_putc(b, '"');
+  while (p < end) {
+    const unsigned char *run = p;
+    while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\' && *p != '<') p++;
+    if (p > run) buf_add(b, run, (size_t)(p - run));
+    if (p == end) break;
+    if (*p == '"' || *p == '\\') buf_putc(b, '\\'), buf_putc(b, (char)*p++);
+    else if (*p == '<') buf_puts(b, "\\u003c"), p++;
+    else if (*p == '\n') buf_puts(b, "\\n"), p++;
+    else if (*p == '\t') buf_puts(b, "\\t"), p++;
+    else if (*p < 0x20) buf_printf(b, "\\u%04x", *p++);
+    else {
+      size_t k = utf8_len(p, (size_t)(end - p));
+      if (k) buf_add(b, p, k), p += k;
+      else buf_puts(b, "\\ufffd"), p++;
+    }
+  }
+  buf_putc(b, '"');
+}
+
+static void json_s(Buf *b, const char *s) {
+  if (s) json_strn(b, s, strlen(s));
+  else buf_puts(b, "null");
+}
+
+/* The whole file, up to max bytes: 0, or -1 with errno (EFBIG: larger). */
+static int read_all(const char *path, size_t max, Buf *out) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  char chunk[65536];
+  size_t got;
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (out->len + got > max) {
+      fclose(f);
+      errno = EFBIG;
+      return -1;
+    }
+    buf_add(out, chunk, got);
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    errno = EIO;
+    return -1;
+  }
+  if (!out->s) buf_puts(out, ""); /* an empty file: still text */
+  return 0;
+}
+
+static int count_lines(const Buf *t) {
+  int n = 0;
+  for (size_t i = 0; i < t->len; i++) n += t->s[i] == '\n';
+  return n + (t->len && t->s[t->len - 1] != '\n');
+}
+
+/* "1:5" of the byte at pos in text */
+static void line_col(const char *text, size_t pos, Buf *out) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < pos; i++)
+    if (text[i] == '\n') line++, col = 1;
+    else col++;
+  buf_printf(out, "%zu:%zu", line, col);
+}
+
+/* A manifest path that stays inside the tree: relative, no "..". */
+static bool safe_rel(const char *p) {
+  if (!*p || *p == '/') return false;
+  for (const char *c = p; *c;) {
+    const char *e = strchr(c, '/');
+    size_t n = e ? (size_t)(e - c) : strlen(c);
+    if (n == 2 && c[0] == '.' && c[1] == '.') return false;
+    if (!e) break;
+    c = e + 1;
+  }
+  return true;
+}
+
+/* ---- the manifest's files, with the trace's times ---- */
+
+typedef struct {
+  const char *name, *kind;
+  int l0, l1, o0, o1;   /* original lines, shadow lines */
+  const RangeRow *row;  /* NULL: the name is not in the traces */
+  int shared;           /* other ranges (anywhere) with the same name */
+} SrcRange;
+
+typedef struct {
+  const char *rel;
+  VEC(SrcRange) r;
+  int64_t time;         /* time whose innermost instrumented range is one of its */
+  bool timed;           /* a range of it ran */
+  int max_l1, max_o1;
+} SrcFile;
+
+static int cmp_file(const void *a, const void *b) {
+  const SrcFile *x = a, *y = b;
+  if (x->time != y->time) return x->time > y->time ? -1 : 1;
+  return strcmp(x->rel, y->rel);
+}
+
+static int jint(const cJSON *arr, int i) {
+  const cJSON *v = cJSON_GetArrayItem(arr, i);
+  return cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble < 1e9 ? v->valueint : 0;
+}
+
+static const char *jstr(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Per file, the time whose innermost instrumented range is one of its
+ * ranges: on each thread the ranges whose names the manifest has are
+ * nested with a stack (as the summary nests them, other events ignored),
+ * and each gets its duration less its instrumented children's, which goes
+ * to its name's file (to each, for a name several files have). A file's
+ * figures add up to the instrumented time, nothing counted twice: main()
+ * in train.py holds only what it did outside Attention.forward when that
+ * is in model/attn.py. Start/end ranges, outside the nesting, count whole. */
+typedef struct {
+  int64_t end, own;
+  uint32_t name;
+} Open;
+
+static void add_time(SrcFile *f, const int64_t *head, const int64_t *next, const size_t *file_of, uint32_t name,
+                     int64_t t) {
+  for (int64_t c = head[name]; c >= 0; c = next[c]) f[file_of[c]].time += t;
+}
+
+static void file_times(const Model *m, SrcFile *f, size_t nf) {
+  size_t nn = intern_count(&m->names);
+  /* name id -> files: a chain through next[] (one entry per (name, file)) */
+  int64_t *head = xmalloc((nn ? nn : 1) * sizeof *head);
+  memset(head, 0xff, (nn ? nn : 1) * sizeof *head);
+  VEC(int64_t) next = {0};
+  VEC(size_t) file_of = {0};
+  for (size_t i = 0; i < nf; i++)
+    for (size_t k = 0; k < f[i].r.n; k++) {
+      int64_t id = intern_find(&m->names, f[i].r.v[k].name, strlen(f[i].r.v[k].name));
+      if (id < 0) continue;
+      bool dup = false;
+      for (int64_t c = head[id]; c >= 0 && !dup; c = next.v[c]) dup = file_of.v[c] == i;
+      if (dup) continue;
+      vec_push(&next, head[id]);
+      vec_push(&file_of, i);
+      head[id] = (int64_t)file_of.n - 1;
+    }
+  VEC(Open) st = {0};
+  for (size_t ti = 0; ti < m->traces.n; ti++) {
+    const Trace *t = m->traces.v[ti];
+    VEC(uint32_t) idx = {0};
+    for (size_t i = 0; i < t->ev.n; i++)
+      if (kind_is_cpu_range(t->ev.v[i].kind) && head[t->ev.v[i].name] >= 0) vec_push(&idx, (uint32_t)i);
+    trace_sort_by_thread(t, idx.v, idx.n);
+    st.n = 0;
+    for (size_t k = 0; k <= idx.n; k++) {
+      const Ev *e = k < idx.n ? &t->ev.v[idx.v[k]] : NULL;
+      if (e && (e->flags & EV_ASYNC)) {
+        add_time(f, head, next.v, file_of.v, e->name, e->dur);
+        continue;
+      }
+      bool new_thread = !e || (k > 0 && t->ev.v[idx.v[k - 1]].thread != e->thread);
+      while (st.n && (new_thread || st.v[st.n - 1].end <= e->ts)) {
+        Open o = st.v[--st.n];
+        add_time(f, head, next.v, file_of.v, o.name, o.own);
+      }
+      if (!e) break;
+      int64_t end = e->ts + e->dur;
+      if (st.n && end > st.v[st.n - 1].end) end = st.v[st.n - 1].end;
+      if (st.n) st.v[st.n - 1].own -= end - e->ts;
+      Open o = {end, end - e->ts, e->name};
+      vec_push(&st, o);
+    }
+    vec_free(&idx);
+  }
+  vec_free(&st);
+  free(head);
+  vec_free(&next);
+  vec_free(&file_of);
+}
+
+/* ---- the page's data ---- */
+
+static void note(Buf *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(Buf *notes, const char *fmt, ...) {
+  Buf t = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vprintf(&t, fmt, ap);
+  va_end(ap);
+  if (notes->len) buf_putc(notes, ',');
+  json_strn(notes, t.s, t.len);
+  buf_free(&t);
+}
+
+static void range_json(Buf *b, const SrcRange *r, bool orig, bool first) {
+  buf_puts(b, first ? "[" : ",[");
+  json_s(b, r->name);
+  buf_putc(b, ',');
+  json_s(b, r->kind);
+  const RangeRow *w = r->row;
+  buf_printf(b, ",%d,%d,%llu,%lld,%lld,%lld,%d]", orig ? r->l0 : r->o0, orig ? r->l1 : r->o1,
+             (unsigned long long)(w ? w->count : 0), (long long)(w ? w->incl : 0), (long long)(w ? w->excl : 0),
+             (long long)(w ? w->gpu : 0), r->shared);
+}
+
+bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const char *env_text, size_t max_bytes,
+                 Buf *b) {
+  /* which shadow tree, and the manifest hash the run saw */
+  cJSON *env = env_text ? cJSON_Parse(env_text) : NULL;
+  const cJSON *sh = cJSON_GetObjectItemCaseSensitive(env, "shadow");
+  const char *env_dir = jstr(sh, "dir"), *env_hash = jstr(sh, "manifest");
+  const char *dir = shadow_opt ? shadow_opt : env_dir;
+  if (!dir || !*dir) {
+    cJSON_Delete(env);
+    return false;
+  }
+  Buf notes = {0}, mpath = {0}, text = {0};
+  buf_printf(&mpath, "%s/.ncrewrite/manifest.json", dir);
+  buf_puts(b, "\"source\":{\"shadow\":");
+  json_s(b, dir);
+  buf_puts(b, ",\"via\":");
+  json_s(b, shadow_opt ? "--shadow" : "env.json");
+  buf_puts(b, ",\"manifest\":");
+  json_s(b, mpath.s);
+  cJSON *man = NULL;
+  const cJSON *files = NULL;
+  if (read_all(mpath.s, MAX_MANIFEST_BYTES, &text) < 0) {
+    const char *why = strerror(errno);
+    nct_warning("report: no source view: %s: %s", mpath.s, why);
+    note(&notes, "No source view: %s could not be read (%s). `nctrace report --shadow DIR` reads the manifest of "
+                 "another copy of the shadow tree.", mpath.s, why);
+  } else {
+    const char *end = NULL;
+    man = cJSON_ParseWithLengthOpts(text.s, text.len, &end, 0);
+    files = cJSON_GetObjectItemCaseSensitive(man, "files");
+    if (!man || !cJSON_IsArray(files)) {
+      Buf where = {0};
+      if (!man) line_col(text.s, end && end >= text.s && end <= text.s + text.len ? (size_t)(end - text.s) : 0, &where);
+      nct_warning("report: no source view: %s%s%s: %s", mpath.s, man ? "" : ":", man ? "" : where.s,
+                  man ? "no \"files\" array" : "not valid JSON");
+      note(&notes, "No source view: %s%s%s is not a manifest ncrewrite wrote (%s).", mpath.s, man ? "" : ":",
+           man ? "" : where.s, man ? "no \"files\" array" : "not valid JSON");
+      buf_free(&where);
+      files = NULL;
+    }
+  }
+  buf_printf(b, ",\"ok\":%s", files ? "true" : "false");
+  if (files) {
+    char now[17];
+    snprintf(now, sizeof now, "%016llx", (unsigned long long)fnv1a64(text.s, text.len));
+    if (env_hash && strcmp(env_hash, now))
+      note(&notes, "The shadow tree's manifest is not the one this run was made from (hash %s, the run's %s): "
+                   "ncrewrite ran again since, so lines may have moved.", now, env_hash);
+    struct stat mst;
+    int64_t mtime = stat(mpath.s, &mst) == 0 ? (int64_t)mst.st_mtim.tv_sec * 1000000000 + mst.st_mtim.tv_nsec : 0;
+    const char *origin = jstr(man, "source");
+    if (origin && !*origin) origin = NULL;
+    buf_puts(b, ",\"origin\":");
+    json_s(b, origin);
+    if (!origin)
+      note(&notes, "The manifest does not name the source tree (it was written by an ncrewrite older than this "
+                   "nctrace): the shadow tree's copies are shown, with their own line numbers.");
+    /* the files, their ranges and each range's row in the summary */
+    int64_t *row_of = xmalloc((intern_count(&m->names) + 1) * sizeof *row_of);
+    memset(row_of, 0xff, (intern_count(&m->names) + 1) * sizeof *row_of);
+    for (size_t i = 0; i < s->ranges.n; i++)
+      if (s->ranges.v[i].merged <= 1) row_of[s->ranges.v[i].name] = (int64_t)i;
+    VEC(SrcFile) fs = {0};
+    size_t unsafe = 0, nranges = 0;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, files) {
+      const char *rel = jstr(f, "path");
+      const cJSON *ranges = cJSON_GetObjectItemCaseSensitive(f, "ranges"), *r;
+      if (!rel || !cJSON_IsArray(ranges) || !cJSON_GetArraySize(ranges)) continue;
+      if (!safe_rel(rel)) {
+        unsafe++;
+        continue;
+      }
+      SrcFile sf = {rel, {0}, 0, false, 0, 0};
+      cJSON_ArrayForEach(r, ranges) {
+        const char *nm = jstr(r, "name");
+        const cJSON *ln = cJSON_GetObjectItemCaseSensitive(r, "lines"), *ol = cJSON_GetObjectItemCaseSensitive(r, "out_lines");
+        SrcRange x = {nm, jstr(r, "kind"), jint(ln, 0), jint(ln, 1), jint(ol, 0), jint(ol, 1), NULL, 0};
+        if (!nm || !x.l0 || x.l1 < x.l0 || !x.o0 || x.o1 < x.o0) continue;
+        if (!x.kind) x.kind = "";
+        int64_t id = intern_find(&m->names, nm, strlen(nm));
+        if (id >= 0 && row_of[id] >= 0) x.row = &s->ranges.v[row_of[id]];
+        if (x.row && x.row->count) sf.timed = true;
+        if (x.l1 > sf.max_l1) sf.max_l1 = x.l1;
+        if (x.o1 > sf.max_o1) sf.max_o1 = x.o1;
+        vec_push(&sf.r, x);
+      }
+      nranges += sf.r.n;
+      if (sf.r.n) vec_push(&fs, sf);
+      else vec_free(&sf.r);
+    }
+    free(row_of);
+    if (unsafe) note(&notes, "%zu file(s) of the manifest have a path outside the tree (absolute, or with ..): left out.", unsafe);
+    /* names shared by several ranges: their time is the name's, not the place's */
+    {
+      Intern seen = {0};
+      VEC(int) uses = {0};
+      for (size_t i = 0; i < fs.n; i++)
+        for (size_t k = 0; k < fs.v[i].r.n; k++) {
+          uint32_t id = intern(&seen, fs.v[i].r.v[k].name, strlen(fs.v[i].r.v[k].name));
+          if (id == uses.n) vec_push(&uses, 0);
+          uses.v[id]++;
+        }
+      for (size_t i = 0; i < fs.n; i++)
+        for (size_t k = 0; k < fs.v[i].r.n; k++) {
+          SrcRange *x = &fs.v[i].r.v[k];
+          x->shared = uses.v[intern_find(&seen, x->name, strlen(x->name))] - 1;
+        }
+      intern_free(&seen);
+      vec_free(&uses);
+    }
+    file_times(m, fs.v, fs.n);
+    qsort(fs.v, fs.n, sizeof *fs.v, cmp_file);
+    bool gpu = s->kernel_count > 0;
+    buf_printf(b, ",\"gpu\":%s,\"cap\":%zu,\"files\":[", gpu ? "true" : "false", max_bytes);
+    size_t used = 0, left_files = 0, left_bytes = 0, listed = 0, unlisted = 0, untimed = 0, untimed_ranges = 0;
+    Buf src = {0}, path = {0}, why = {0};
+    for (size_t i = 0; i < fs.n; i++) {
+      SrcFile *x = &fs.v[i];
+      if (!x->timed) {
+        untimed++;
+        untimed_ranges += x->r.n;
+        continue;
+      }
+      if (listed == MAX_LISTED_FILES) {
+        unlisted++;
+        continue;
+      }
+      /* the original, else the shadow copy */
+      bool orig = false, have = false;
+      why.len = 0;
+      if (why.s) why.s[0] = 0;
+      struct stat st;
+      if (origin) {
+        path.len = 0;
+        buf_printf(&path, "%s/%s", origin, x->rel);
+        if (stat(path.s, &st) < 0) buf_printf(&why, "%s: %s", path.s, strerror(errno));
+        else if (!S_ISREG(st.st_mode)) buf_printf(&why, "%s: not a regular file", path.s);
+        else if (mtime && (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec > mtime)
+          buf_printf(&why, "%s changed after the shadow tree was made", path.s);
+        else orig = true;
+      }
+      bool capped = false;
+      size_t size = 0;
+      for (int pass = orig ? 0 : 1; pass < 2 && !have && !capped; pass++) {
+        path.len = 0;
+        buf_printf(&path, "%s/%s", pass ? dir : origin, x->rel);
+        orig = pass == 0;
+        const char *sep = why.len ? "; " : "";
+        if (stat(path.s, &st) < 0) {
+          buf_printf(&why, "%s%s: %s", sep, path.s, strerror(errno));
+          continue;
+        }
+        if (!S_ISREG(st.st_mode)) {
+          buf_printf(&why, "%s%s: not a regular file", sep, path.s);
+          continue;
+        }
+        size = (size_t)st.st_size;
+        src.len = 0;
+        if (used + size > max_bytes || read_all(path.s, max_bytes - used, &src) < 0) {
+          if (used + size > max_bytes || errno == EFBIG) capped = true; /* listed without its text */
+          else buf_printf(&why, "%s%s: %s", sep, path.s, strerror(errno));
+          continue;
+        }
+        if (count_lines(&src) < (orig ? x->max_l1 : x->max_o1)) {
+          buf_printf(&why, "%s%s has fewer lines than the manifest's ranges", sep, path.s);
+          continue;
+        }
+        have = true;
+      }
+      if (capped) left_files++, left_bytes += size;
+      else if (!have) { /* neither could be read: numbered as the original would be */
+        orig = origin != NULL;
+        path.len = 0;
+        buf_printf(&path, "%s/%s", orig ? origin : dir, x->rel);
+      }
+      buf_puts(b, listed ? ",{\"path\":" : "{\"path\":");
+      json_s(b, x->rel);
+      buf_puts(b, ",\"file\":");
+      json_s(b, path.s);
+      buf_printf(b, ",\"from\":\"%s\",\"capped\":%s,\"why\":", orig ? "source" : "shadow", capped ? "true" : "false");
+      json_s(b, why.len ? why.s : NULL);
+      buf_printf(b, ",\"time\":%lld,\"text\":", (long long)x->time);
+      if (have) {
+        json_strn(b, src.s, src.len);
+        used += src.len;
+      } else buf_puts(b, "null");
+      buf_puts(b, ",\"ranges\":[");
+      bool first = true;
+      for (size_t k = 0; k < x->r.n; k++)
+        if (have || (x->r.v[k].row && x->r.v[k].row->count)) {
+          range_json(b, &x->r.v[k], orig, first);
+          first = false;
+        }
+      buf_puts(b, "]}");
+      listed++;
+    }
+    buf_printf(b, "],\"embedded\":%zu,\"left_out\":{\"files\":%zu,\"bytes\":%zu},\"unlisted\":%zu,"
+               "\"untimed_files\":%zu,\"untimed_ranges\":%zu,\"manifest_ranges\":%zu",
+               used, left_files, left_bytes, unlisted, untimed, untimed_ranges, nranges);
+    buf_free(&src);
+    buf_free(&path);
+    buf_free(&why);
+    for (size_t i = 0; i < fs.n; i++) vec_free(&fs.v[i].r);
+    vec_free(&fs);
+  }
+  buf_puts(b, ",\"notes\":[");
+  if (notes.len) buf_add(b, notes.s, notes.len);
+  buf_puts(b, "]}");
+  cJSON_Delete(man);
+  cJSON_Delete(env);
+  buf_free(&notes);
+  buf_free(&mpath);
+  buf_free(&text);
+  return true;
+}

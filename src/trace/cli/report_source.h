@@ -1,0 +1,34 @@
+/* report_source: the data of `nctrace report`'s source view -- the user's
+ * own source files, each wrapped line range marked with the time its range
+ * took in the traces.
+ *
+ * Where it comes from: the shadow tree the run was made from (`--shadow
+ * DIR`, else env.json's "shadow"."dir", as ncrun writes it) holds
+ * .ncrewrite/manifest.json (read with cJSON): per file its ranges, with
+ * the user's original lines ("lines") and the shadow copy's ("out_lines"),
+ * and the source tree it was made from ("source"). A range's time is the
+ * summary's row of the same name. Original files are read from the source
+ * tree; when that is unknown (an older manifest), the file is missing or it
+ * changed after the shadow tree was made, the shadow copy is shown, with
+ * out_lines, and the page says why.
+ *
+ * Files with the most time come first (a file's time: the time whose
+ * innermost instrumented range is one of its ranges, so files add up and
+ * nothing counts twice); their text is embedded up to SOURCE_MAX_BYTES in
+ * all, and the rest are listed without it. A missing or malformed manifest gives a
+ * note on the page and a warning, never an error. */
+#ifndef NCT_REPORT_SOURCE_H
+#define NCT_REPORT_SOURCE_H
+
+#include "analyze.h"
+
+enum { SOURCE_MAX_BYTES = 4 << 20 };
+
+/* Appends `"source":{...}` to b and returns true, or appends nothing and
+ * returns false when no shadow tree is known (neither shadow_opt nor a
+ * "shadow" in env_text, the run directory's env.json as read, may be NULL).
+ * max_bytes caps the embedded source text. */
+bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const char *env_text, size_t max_bytes,
+                 Buf *b);
+
+#endif
