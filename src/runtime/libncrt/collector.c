@@ -509,24 +509,12 @@ static void wait_claimers(RtThread *t) {
     }
 }
 
-/* The thread spills its own chunk. Marked, so that an exit write that
- * interrupts it (a signal handler on this thread) knows which of the
- * claims on this chunk is its own, which it cannot wait for, and still
- * waits for the flusher's. */
-static void own_spill(RtThread *t) {
-  t->self_spill = 1;
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  rt_spill_thread(t); /* a failure is counted there (dropped) */
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  t->self_spill = 0;
-}
-
 /* The chunk is full: write it out, then grow (small chunks) or reuse it. No
  * lock and no malloc: a range recorded in a signal handler may get here. */
 static RtRec *rec_slow(RtThread *t) {
   RtChunk *c = t->cur;
   if (c) {
-    own_spill(t);
+    rt_spill_thread(t); /* a failure is counted there (dropped); no signal handler runs inside it */
     if (c->cap < CHUNK_MAX) {
       RtChunk *nc = chunk_new(c->cap * 2);
       if (nc) {
@@ -1061,7 +1049,7 @@ static void thread_exit(void *arg) {
   if (st != no_stats) munmap(st, STATS_BYTES);
   RtChunk *c = t->cur;
   if (c) {
-    own_spill(t);
+    rt_spill_thread(t);
     __atomic_store_n(&t->cur, NULL, __ATOMIC_SEQ_CST);
     wait_claimers(t);
     rt_chunk_free(c);

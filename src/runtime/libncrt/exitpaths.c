@@ -43,6 +43,24 @@ static const int fatal_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT};
 
 static pid_t init_pid; /* the process that set the collector up (a vfork child is not it) */
 
+/* Every signal a handler may catch, held on this thread (the synchronous
+ * faults excepted: one raised while blocked kills at once, the program's
+ * own handler never seeing it). Around a claim on records (writer.c) and a save on a way out:
+ * those run to their end before any handler, ours or the program's, runs on
+ * their thread, which could not otherwise wait for them nor finish them.
+ * pthread_sigmask is async-signal-safe. */
+static void held_set(sigset_t *s) {
+  sigfillset(s);
+  static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+  for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) sigdelset(s, faults[i]);
+}
+void rt_signals_hold(sigset_t *old) {
+  sigset_t s;
+  held_set(&s);
+  pthread_sigmask(SIG_BLOCK, &s, old);
+}
+void rt_signals_restore(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
+
 static void on_fatal(int sig) {
   int saved = errno;
   if (init_pid && getpid() == init_pid) rt_save_now(1);
@@ -67,12 +85,11 @@ void rt_exitpaths_init(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_fatal;
-    /* the other fatal signals wait while we save: a second one arriving
-     * mid-save (SIGTERM, then SIGINT from a terminal) would otherwise run
-     * this handler inside it and wait for the first one's claim, which
-     * cannot finish (a suspect for runtime/multiprocessing's rare loss) */
-    sigemptyset(&sa.sa_mask);
-    for (int k = 0; k < NFATAL; k++) sigaddset(&sa.sa_mask, fatal_signals[k]);
+    /* the other fatal signals wait while we save (a second one arriving
+     * mid-save, SIGTERM then SIGINT from a terminal, would save again
+     * inside this save); so do the program's other handlers, as on every
+     * way out: the save runs to its end, then the process dies */
+    held_set(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     sigaction(fatal_signals[i], &sa, NULL);
   }
@@ -86,6 +103,12 @@ void rt_exitpaths_child(void) { init_pid = getpid(); }
 static void write_before_exit(void) {
   /* a vfork child shares the parent's memory: it must not touch it */
   if (!init_pid || getpid() != init_pid) return;
+  /* signals wait until the process is gone: a SIGTERM that a pool's
+   * teardown sends a worker calling os._exit ran its handler's save inside
+   * this one (and waited there for this save's claim, on its own thread,
+   * 10 s); the process ends as _exit said */
+  sigset_t old;
+  rt_signals_hold(&old);
   rt_save_now(1);
 }
 
@@ -124,7 +147,12 @@ static void before_own_signal(pid_t pid, int sig) {
   if (!rt_collecting || !init_pid) return;
   pid_t me = getpid();
   if (me != init_pid) return; /* a vfork child: the parent's memory */
-  if ((pid == me || pid == 0 || (pid < -1 && -pid == getpgrp())) && kills_me(sig)) rt_save_now(1);
+  if ((pid == me || pid == 0 || (pid < -1 && -pid == getpgrp())) && kills_me(sig)) {
+    sigset_t old; /* as in _exit: no handler runs inside the save */
+    rt_signals_hold(&old);
+    rt_save_now(1);
+    rt_signals_restore(&old);
+  }
 }
 
 RT_EXPORT int kill(pid_t pid, int sig);

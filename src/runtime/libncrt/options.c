@@ -152,7 +152,11 @@ void rt_options_load(void) {
   rt_opt.level = env(NCRT_ENV_GZIP_LEVEL) ? atoi(env(NCRT_ENV_GZIP_LEVEL)) : 1;
   if (rt_opt.level < 0 || rt_opt.level > 9) rt_opt.level = 1;
   rt_opt.dormant = env(NCRT_ENV_DORMANT) && atoi(env(NCRT_ENV_DORMANT)) > 0;
-  rt_opt.test_term_in_claim = env(NCRT_ENV_TEST_TERM_IN_CLAIM) != NULL;
+  /* whose claim sends SIGTERM (rt_spill_thread): "own-exit" a thread's
+   * claim on its own records in _exit's save, "own-spill" in its own spill
+   * (a full buffer, its end), anything else the flusher's */
+  const char *tc = env(NCRT_ENV_TEST_TERM_IN_CLAIM);
+  rt_opt.test_term_in_claim = !tc ? 0 : !strcmp(tc, "own-exit") ? 2 : !strcmp(tc, "own-spill") ? 3 : 1;
   const char *clk = env(NCRT_ENV_CLOCK);
   rt_opt.use_tsc = clk && !strcmp(clk, "monotonic") ? 0 : invariant_tsc();
 }

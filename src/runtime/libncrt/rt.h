@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <signal.h>
 
 #define RT_EXPORT __attribute__((visibility("default")))
 
@@ -37,7 +38,9 @@ typedef struct {
   int quiet;
   int use_tsc;
   int dormant;                  /* NCRT_DORMANT: capture off until started, no trace at exit unless on */
-  int test_term_in_claim;       /* NCRT_TEST_TERM_IN_CLAIM (tests only): see rt_spill_thread */
+  int test_term_in_claim;       /* NCRT_TEST_TERM_IN_CLAIM (tests only): whose claim gets SIGTERM, 1 the
+                                 * flusher's, 2 a thread's own in _exit's save, 3 in its own spill;
+                                 * see rt_spill_thread */
 } RtOptions;
 extern __thread int rt_in_flusher; /* this thread is the flusher (collector.c) */
 
@@ -128,8 +131,8 @@ typedef struct RtThread {
   char tname[64];
   pthread_mutex_t lock;         /* unused since chunks are spilled; kept for layout */
   RtChunk *volatile cur;        /* the one buffer (NULL once the thread ended) */
-  volatile uint32_t inflight;   /* claimers reading cur right now */
-  volatile uint32_t self_spill; /* 1 while the thread itself is one of them (own_spill) */
+  volatile uint32_t inflight;   /* claimers reading cur right now (none interrupted on its own
+                                 * thread: a claim holds its signals, rt_spill_thread) */
   volatile uint8_t busy;        /* inside push/pop/mark: a signal handler's ranges are ignored */
   volatile uint8_t dead;        /* the thread ended; its buffer was spilled and unmapped */
   uint32_t ignored;             /* pushes ignored in a signal handler, their pops ignored too */
@@ -240,6 +243,11 @@ void rt_atexit(void);
 /* exitpaths.c: signals and _exit */
 void rt_exitpaths_init(void);
 void rt_exitpaths_child(void);
+/* Hold every signal a handler may catch on this thread (the old mask in
+ * *old), and give them back: a claim on records and a save on a way out run
+ * to their end before any handler runs on their thread. */
+void rt_signals_hold(sigset_t *old);
+void rt_signals_restore(const sigset_t *old);
 void rt_flusher_start(void);     /* collector.c: the flusher thread, once per process */
 /* Capture windows (call with the collector's control lock held, as the
  * writer is): was capture on at CLOCK_MONOTONIC time ns? */

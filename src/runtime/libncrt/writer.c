@@ -801,8 +801,21 @@ static int write_block(uint32_t tid, const RtRec *r, uint32_t n) {
   return 0;
 }
 
+static volatile int dying; /* rt_save_now(1) began: the process is dying */
+
+/* A claim runs to its end with the thread's signals held (rt_signals_hold;
+ * the flusher holds them all its life): a handler that ran inside one (a
+ * fatal signal's save, the program's own) could neither wait for it, on its
+ * own thread, nor write its records. A pool worker terminated inside
+ * _exit's save waited 10 s on itself that way and lost the claim's records,
+ * and a signal inside a thread's own spill lost them without a word
+ * (runtime/term-in-own-claim); so no thread ever waits for a claim of its
+ * own. Two system calls per claim: claims come once per full buffer, once
+ * per thread at its end and at a save. */
 int rt_spill_thread(RtThread *t) {
-  int rc = 0;
+  int rc = 0, hold = !rt_in_flusher;
+  sigset_t old;
+  if (hold) rt_signals_hold(&old);
   __atomic_add_fetch(&t->inflight, 1, __ATOMIC_SEQ_CST);
   RtChunk *c = __atomic_load_n(&t->cur, __ATOMIC_SEQ_CST);
   if (c) {
@@ -811,13 +824,22 @@ int rt_spill_thread(RtThread *t) {
     int claimed = n > idx && n <= c->cap &&
                    __atomic_compare_exchange_n(&c->spilled, &s, (s & ~(uint64_t)0xffffffffu) | n, 0,
                                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-    if (claimed && __builtin_expect(rt_opt.test_term_in_claim, 0) && rt_in_flusher) {
-      /* tests only: the exit write must wait for this claim (it ran
-       * without it when the claim was on its own thread's chunk) */
-      rt_opt.test_term_in_claim = 0;
-      kill(getpid(), SIGTERM);
-      struct timespec d = {0, 300000000};
-      nanosleep(&d, NULL);
+    if (claimed && __builtin_expect(rt_opt.test_term_in_claim, 0)) {
+      if (rt_opt.test_term_in_claim == 1 && rt_in_flusher) {
+        /* tests only: the exit write must wait for this claim (it ran
+         * without it when the claim was on its own thread's chunk) */
+        rt_opt.test_term_in_claim = 0;
+        kill(getpid(), SIGTERM);
+        struct timespec d = {0, 300000000};
+        nanosleep(&d, NULL);
+      } else if (rt_opt.test_term_in_claim >= 2 && !rt_in_flusher && (rt_opt.test_term_in_claim == 2) == !!dying &&
+                 t->tid == (uint32_t)syscall(SYS_gettid)) {
+        /* tests only: SIGTERM to this very thread inside its claim on its
+         * own records (a pool worker in _exit's save, terminated; a thread
+         * spilling its full buffer or ending): held until the claim ends */
+        rt_opt.test_term_in_claim = 0;
+        syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGTERM);
+      }
     }
     if (claimed && write_block(t->tid, &c->rec[idx], n - idx)) {
       __atomic_add_fetch(&t->dropped, n - idx, __ATOMIC_RELAXED);
@@ -825,6 +847,7 @@ int rt_spill_thread(RtThread *t) {
     }
   }
   __atomic_sub_fetch(&t->inflight, 1, __ATOMIC_SEQ_CST);
+  if (hold) rt_signals_restore(&old);
   return rc;
 }
 
@@ -907,8 +930,6 @@ static void thread_comm(uint32_t tid, char *out, size_t cap) {
   }
   if (!out[0]) s_u64(out, s_cpy(out, 0, cap, "thread "), cap, tid);
 }
-
-static volatile int dying;
 
 static void info_save(int die) {
   char tmp[1300], fin[1300];
@@ -1034,35 +1055,48 @@ static void info_save(int die) {
 
 /* A thread that claimed records before us (one ending right now: its TLS
  * destructor spills its buffer; the flusher, spilling any thread's chunk,
- * this one's too) may not have reserved its block yet: wait until no other
- * thread is inside a claim, so every claimed record lies below the end
- * read next, on every way out (the exit write, and the snapshot taken as a
- * signal ends the process: a claim the process dies in is never written).
- * On our own chunk only our own claim is not waited for (a signal handler
- * that interrupted it: it cannot finish first); skipping the whole chunk,
- * and not waiting at all on the signal path, lost the flusher's claim (a
- * pool worker ended by SIGTERM under load: 200 of 40 000 ranges gone,
- * runtime/multiprocessing; runtime/term-in-claim). Bounded (10 s; it was
- * 2 s, which a claimer's pwritev stalled by a loaded machine may outlast:
- * that is suspected, not shown, for the rare losses in
- * runtime/multiprocessing): a thread stopped inside a claim by a debugger
- * or a signal handler must not hang the exit; giving up is said on stderr. Async-signal-safe (atomics, nanosleep, clock_gettime). */
+ * this one's too) may not have reserved its block yet: wait until no thread
+ * is inside a claim, so every claimed record lies below the end read next,
+ * on every way out (the exit write, and the snapshot taken as a signal ends
+ * the process: a claim the process dies in is never written). Not waiting
+ * on the signal path lost the flusher's claim (runtime/term-in-claim). None
+ * of the claims is ours: a claim holds its thread's signals to its end
+ * (rt_spill_thread), so a handler never runs inside one. Bounded (10 s): a
+ * thread stopped inside a claim (a debugger, a stalled disk) must not hang
+ * the exit; giving up is said on stderr, naming whose records were lost.
+ * Async-signal-safe (atomics, nanosleep, clock_gettime, write). */
 static void wait_claims(void) {
-  uint32_t me = (uint32_t)syscall(SYS_gettid);
   uint64_t give_up = rt_mono_ns() + 10000000000u;
-  int gave_up = 0;
+  uint32_t stuck_tid = 0, stuck_n = 0, nstuck = 0;
   for (RtThread *t = rt_threads(); t; t = t->next) {
-    while (__atomic_load_n(&t->inflight, __ATOMIC_SEQ_CST) > (t->tid == me ? t->self_spill : 0) &&
-           rt_mono_ns() < give_up) {
+    while (__atomic_load_n(&t->inflight, __ATOMIC_SEQ_CST) && rt_mono_ns() < give_up) {
       struct timespec d = {0, 20000};
       nanosleep(&d, NULL);
     }
-    gave_up |= __atomic_load_n(&t->inflight, __ATOMIC_SEQ_CST) > (t->tid == me ? t->self_spill : 0);
+    uint32_t k = __atomic_load_n(&t->inflight, __ATOMIC_SEQ_CST);
+    if (k && !nstuck++) stuck_tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE), stuck_n = k;
   }
-  if (gave_up && !rt_opt.quiet) {
-    /* says so (write(2): signal-safe): the records of that claim are lost */
-    static const char msg[] = "ncrt: a thread still held records after 10 s; the records it held are lost\n";
-    ssize_t w = write(2, msg, sizeof msg - 1);
+  if (nstuck && !rt_opt.quiet) {
+    /* says so (write(2): signal-safe): the records of those claims are lost */
+    /* "... (process P, thread T's records: K claims open, and N more
+     * threads'; waited in thread W) ..." */
+    char m[300];
+    size_t at = s_cpy(m, 0, sizeof m, "ncrt: a thread still held records after 10 s (process ");
+    at = s_u64(m, at, sizeof m, (uint64_t)getpid());
+    at = s_cpy(m, at, sizeof m, ", thread ");
+    at = s_u64(m, at, sizeof m, stuck_tid);
+    at = s_cpy(m, at, sizeof m, "'s records: ");
+    at = s_u64(m, at, sizeof m, stuck_n);
+    at = s_cpy(m, at, sizeof m, stuck_n == 1 ? " claim open" : " claims open");
+    if (nstuck > 1) {
+      at = s_cpy(m, at, sizeof m, ", and ");
+      at = s_u64(m, at, sizeof m, nstuck - 1);
+      at = s_cpy(m, at, sizeof m, " more thread's");
+    }
+    at = s_cpy(m, at, sizeof m, "; waited in thread ");
+    at = s_u64(m, at, sizeof m, (uint64_t)syscall(SYS_gettid));
+    at = s_cpy(m, at, sizeof m, "); the records they held are lost\n");
+    ssize_t w = write(2, m, at);
     (void)w;
   }
 }

@@ -13,6 +13,13 @@
  *   longrun wait-term        5000 "claimed" ranges, then waits (up to 20 s)
  *                            for a SIGTERM (the test hook of libncrt's
  *                            flusher sends one while it holds a claim on them)
+ *   longrun exit-term        5000 "claimed" ranges, then _exit(0) (run with
+ *                            NCRT_TEST_TERM_IN_CLAIM=own and NCRT_FLUSH=0:
+ *                            _exit's save claims them and the hook sends
+ *                            SIGTERM to the thread inside that claim)
+ *   longrun thread-exit-term a thread records 500 "claimed" ranges and ends
+ *                            (the hook as above fires in its exit spill);
+ *                            main then waits (up to 20 s) for the SIGTERM
  *   longrun atexit           its own atexit handler (registered before any
  *                            range) records "in.atexit"
  *   longrun names N T        N ranges of N distinct names ("n0".."n<N-1>"),
@@ -104,6 +111,14 @@ static void *one_range(void *arg) {
   return NULL;
 }
 
+static void *five_hundred(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 500; i++) {
+    NCRT_RANGE("claimed");
+  }
+  return NULL;
+}
+
 static void *one_short(void *arg) {
   (void)arg;
   NCRT_RANGE("t.one");
@@ -151,6 +166,19 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 5000; i++) {
       NCRT_RANGE("claimed");
     }
+    for (int i = 0; i < 200; i++) usleep(100000);
+    return 0;
+  }
+  if (!strcmp(mode, "exit-term")) {
+    for (int i = 0; i < 5000; i++) {
+      NCRT_RANGE("claimed");
+    }
+    _exit(0);
+  }
+  if (!strcmp(mode, "thread-exit-term")) {
+    pthread_t th;
+    pthread_create(&th, NULL, five_hundred, NULL);
+    pthread_join(th, NULL);
     for (int i = 0; i < 200; i++) usleep(100000);
     return 0;
   }
