@@ -1459,8 +1459,12 @@ static void *flusher_main(void *arg) {
   return NULL;
 }
 
-/* Once per process (the parent's thread does not survive fork: the child
- * starts its own when it next records on a new thread or fills a chunk). */
+/* Once per process. The parent's thread does not survive fork, and the
+ * child starts its own only when a new thread records there (adopt): until
+ * then its records reach the spill file only when a buffer fills and when
+ * it ends, so a forked child SIGKILLed loses the rest (open; starting one
+ * in fork_child would do, but ThreadSanitizer kills a child of a threaded
+ * process that starts a thread: docs/reliability.md). */
 void rt_flusher_start(void) {
   static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
   if (getenv(NCRT_ENV_FLUSH) && !strcmp(getenv(NCRT_ENV_FLUSH), "0")) return;
