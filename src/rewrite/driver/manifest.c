@@ -248,6 +248,8 @@ int manifest_read(const char *out_root, Manifest *m) {
     return -1;
   }
   static const char *const kinds[] = {"function", "calls", "lines", "full-trace", "replacement", NULL};
+  const char *src = jstr(j, "source");
+  m->source = src && *src ? xstrdup(src) : NULL;
   cJSON_ArrayForEach(f, files) {
     const char *p = jstr(f, "path");
     if (!p) continue;
@@ -270,6 +272,7 @@ int manifest_read(const char *out_root, Manifest *m) {
 }
 
 void manifest_free(Manifest *m) {
+  free(m->source);
   for (size_t i = 0; i < m->files.n; i++) {
     ManifestFile *f = &m->files.v[i];
     for (size_t k = 0; k < f->ranges.n; k++) free(f->ranges.v[k].name), free(f->ranges.v[k].rule_at);

@@ -58,6 +58,7 @@ typedef struct {
   VEC(RangeOut) ranges; /* kind: one of the rewriters' static strings */
 } ManifestFile;
 typedef struct {
+  char *source; /* SRC's real path as recorded, or NULL (older manifests) */
   VEC(ManifestFile) files;
 } Manifest;
 /* Read OUT_ROOT/.ncrewrite/manifest.json: 0, or -1 when it is missing or

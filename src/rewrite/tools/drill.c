@@ -5,9 +5,11 @@
  *
  * Both read the user-annotation ranges of the trace (tracescan.c) and find
  * where each range came from through the manifest of the shadow tree that
- * ran: a range's args.file is a file of that tree, whose root holds
- * .ncrewrite/manifest.json with each range's name, original lines and rule
- * (or --out names the tree, for ranges without a file).
+ * ran: a range's args.file is the user's file (ncrt maps shadow copies back
+ * through the manifest's "source"; the tree is then the one the run's
+ * env.json names, or --out) or, in older traces, a file of that tree, whose
+ * root holds .ncrewrite/manifest.json with each range's name, original
+ * lines and rule (--out names the tree, for ranges without a file).
  *
  * drill takes the K ranges with the largest exclusive time (time not spent
  * in a nested range on the same thread) and adds a line range for each
@@ -150,7 +152,7 @@ typedef VEC(RootManifest) Manifests;
 static const Manifest *manifest_of(Manifests *ms, const char *root) {
   for (size_t i = 0; i < ms->n; i++)
     if (!strcmp(ms->v[i].root, root)) return &ms->v[i].m;
-  RootManifest r = {xstrdup(root), {{0}}};
+  RootManifest r = {xstrdup(root), {0}};
   if (manifest_read(root, &r.m) < 0) memset(&r.m, 0, sizeof r.m);
   vec_push(ms, r);
   return &ms->v[ms->n - 1].m;
@@ -162,14 +164,26 @@ static void manifests_free(Manifests *ms) {
 }
 
 /* Find the range `a` in the manifest: by file when the trace names one, by
- * name; among several of that name in a file, the one whose output lines
- * hold (or lie just below) the recorded line. */
-static int locate(Manifests *ms, const Agg *a, const char *out_opt, Origin *o) {
+ * name; among several of that name in a file, the one whose lines hold (or
+ * lie just below) the recorded line. The file is a shadow copy (its root
+ * holds the manifest; lines are output lines) or, as ncrt now records it,
+ * the user's own: then the tree is one whose manifest's "source" holds it
+ * (--out, or the shadow tree the run's env.json names), and lines are the
+ * original ones. */
+static int locate(Manifests *ms, const Agg *a, const char *out_opt, const char *env_shadow, Origin *o) {
   memset(o, 0, sizeof *o);
   char *root = a->file ? root_of(a->file) : NULL;
   const char *rel = NULL;
+  bool orig = false;
   if (root) rel = a->file + strlen(root) + 1;
-  else if (out_opt) root = xstrdup(out_opt);
+  for (int c = 0; !root && a->file && c < 2; c++) {
+    const char *tree = c ? env_shadow : out_opt;
+    const Manifest *tm = tree ? manifest_of(ms, tree) : NULL;
+    size_t n = tm && tm->source ? strlen(tm->source) : 0;
+    if (n && !strncmp(a->file, tm->source, n) && a->file[n] == '/')
+      root = xstrdup(tree), rel = a->file + n + 1, orig = true;
+  }
+  if (!root && out_opt) root = xstrdup(out_opt);
   if (!root) return -1;
   const Manifest *m = manifest_of(ms, root);
   long best = -1;
@@ -179,7 +193,7 @@ static int locate(Manifests *ms, const Agg *a, const char *out_opt, Origin *o) {
     for (size_t k = 0; k < f->ranges.n; k++) {
       const RangeOut *r = &f->ranges.v[k];
       if (strcmp(r->name, a->name)) continue;
-      long o0 = r->out0 - 1, o1 = r->out1;
+      long o0 = orig ? r->line0 : r->out0 - 1, o1 = orig ? r->line1 : r->out1;
       long dist = a->line < o0 ? o0 - a->line : a->line > o1 ? a->line - o1 : 0;
       if (!a->line) dist = 0;
       if (best >= 0 && dist >= best) continue;
@@ -274,15 +288,35 @@ static bool child_ok(const char *config, const RuleDoc *doc, const char *srcdir,
  * said nothing); one recorded before the rules changed is judged against
  * rules it was not made from (prune gave a wrong reason). Both refuse, and
  * say what changed, unless --stale. */
-static int stale_check(const char *cmd, const char *trace, const Rules *rules, bool allow, Diags *d) {
+/* The env.json of the run directory a trace (a file or the directory) is in. */
+static char *env_json_path(const char *trace) {
   struct stat st;
-  char *envp = stat(trace, &st) == 0 && S_ISDIR(st.st_mode) ? xasprintf("%s/env.json", trace) : NULL;
-  if (!envp) {
-    char *t = xstrdup(trace), *slash = strrchr(t, '/');
-    if (slash) *slash = 0;
-    envp = xasprintf("%s/env.json", slash ? t : ".");
-    free(t);
+  if (stat(trace, &st) == 0 && S_ISDIR(st.st_mode)) return xasprintf("%s/env.json", trace);
+  char *t = xstrdup(trace), *slash = strrchr(t, '/');
+  if (slash) *slash = 0;
+  char *envp = xasprintf("%s/env.json", slash ? t : ".");
+  free(t);
+  return envp;
+}
+
+/* The shadow tree the run's env.json names (ncrun --shadow), or NULL. */
+static char *env_shadow_dir(const char *trace) {
+  char *envp = env_json_path(trace), *text = NULL, *dir = NULL;
+  size_t len = 0;
+  if (read_file(envp, &text, &len) == 0) {
+    cJSON *env = cJSON_ParseWithLength(text, len);
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(env, "shadow");
+    const cJSON *dj = sh ? cJSON_GetObjectItemCaseSensitive(sh, "dir") : NULL;
+    if (cJSON_IsString(dj) && *dj->valuestring) dir = xstrdup(dj->valuestring);
+    cJSON_Delete(env);
+    free(text);
   }
+  free(envp);
+  return dir;
+}
+
+static int stale_check(const char *cmd, const char *trace, const Rules *rules, bool allow, Diags *d) {
+  char *envp = env_json_path(trace);
   char *text = NULL;
   size_t len = 0;
   int rc = 0;
@@ -350,6 +384,7 @@ static int drill(const DrillOpts *o, Diags *d) {
     figures_free(&f);
     return 1;
   }
+  char *env_shadow = env_shadow_dir(o->trace);
   qsort(f.aggs.v, f.aggs.n, sizeof *f.aggs.v, cmp_excl);
   int64_t total = 0;
   for (size_t i = 0; i < f.aggs.n; i++) total += f.aggs.v[i].excl;
@@ -370,8 +405,9 @@ static int drill(const DrillOpts *o, Diags *d) {
     printf("  %-40s %12s exclusive (%4.1f%%), %llu call%s\n", a->name, t, total ? 100.0 * (double)a->excl / (double)total : 0.0,
            (unsigned long long)a->count, a->count == 1 ? "" : "s");
     Origin org;
-    if (locate(&mans, a, o->out, &org) < 0) {
-      printf("    not found in a shadow tree's manifest%s; skipped\n", a->file ? "" : " (the trace gives no file: try --out)");
+    if (locate(&mans, a, o->out, env_shadow, &org) < 0) {
+      printf("    not found in a shadow tree's manifest%s; skipped\n",
+             a->file ? " (without the run's env.json, --out names the shadow tree)" : " (the trace gives no file: try --out)");
       continue;
     }
     char *key = modfile_key_of(o->src, &rules, org.rel);
@@ -482,6 +518,7 @@ out:
   for (size_t i = 0; i < mods.n; i++) modfile_free(&mods.v[i]);
   vec_free(&mods);
   manifests_free(&mans);
+  free(env_shadow);
   figures_free(&f);
   rules_free(&rules);
   return status;
@@ -584,6 +621,7 @@ static int prune(const PruneOpts *o, Diags *d) {
     rules_free(&rules);
     return 1;
   }
+  char *env_shadow = env_shadow_dir(o->trace);
   qsort(f.aggs.v, f.aggs.n, sizeof *f.aggs.v, cmp_excl);
   TextEdits e = {0};
   VEC(const Rule *) done = {0};
@@ -597,7 +635,7 @@ static int prune(const PruneOpts *o, Diags *d) {
     printf("prune: %-40s %llu calls, mean %.3f us", a->name, (unsigned long long)a->count, mean_us);
     Origin org;
     const Rule *ru = NULL;
-    if (locate(&mans, a, o->out, &org) == 0 && org.rule_at) ru = rule_at(&rules, org.rule_at);
+    if (locate(&mans, a, o->out, env_shadow, &org) == 0 && org.rule_at) ru = rule_at(&rules, org.rule_at);
     bool seen = false;
     for (size_t k = 0; k < done.n; k++) seen |= done.v[k] == ru;
     if (!ru) {
@@ -632,6 +670,7 @@ static int prune(const PruneOpts *o, Diags *d) {
   vec_free(&done);
   textedits_free(&e);
   manifests_free(&mans);
+  free(env_shadow);
   figures_free(&f);
   rules_free(&rules);
   return status;
