@@ -691,7 +691,7 @@ static void tsteps_begin(void) {
     if (v) tsteps = v, captsteps = n;
   }
   if (ntsteps < captsteps)
-    tsteps[ntsteps++] = (RtStep){tstep_next, now, 0, (uint32_t)syscall(SYS_gettid)};
+    tsteps[ntsteps++] = (RtStep){tstep_next, now, 0, (uint32_t)syscall(SYS_gettid), (uint8_t)capture_on};
   tstep_next++; /* numbered by boundary even if this one could not be kept */
   pthread_mutex_unlock(&steps_lock);
 }

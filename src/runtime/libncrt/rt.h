@@ -252,11 +252,13 @@ void rt_flusher_start(void);     /* collector.c: the flusher thread, once per pr
 /* Capture windows (call with the collector's control lock held, as the
  * writer is): was capture on at CLOCK_MONOTONIC time ns? */
 int rt_in_window(uint64_t ns);
-/* A step for the trace (ProfilerStep#<index>): ticks, end 0 while open. */
+/* A step for the trace (ProfilerStep#<index>): ticks, end 0 while open;
+ * captured: capture was on when it began (a schedule's active step). */
 typedef struct {
   long index;
   uint64_t start, end;
   uint32_t tid;
+  uint8_t captured;
 } RtStep;
 /* The steps that have ended since the last call, oldest first (malloc'd,
  * the caller frees; 0 and NULL when none or out of memory). The one still

@@ -463,7 +463,12 @@ static void put_steps(Gz *g, int pid) {
   size_t n = rt_steps_take(&v);
   for (size_t i = 0; i < n; i++) {
     uint64_t a = rt_ticks_to_ns(v[i].start), b = rt_ticks_to_ns(v[i].end);
-    if (b < a || !rt_in_window(a + (b - a) / 2)) continue;
+    /* begun under capture (the schedule opened it just before), or with
+     * its middle in a capture window: windows are CLOCK_MONOTONIC, steps
+     * ticks, and a step of a few hundred ns that closes a cycle could see
+     * its middle land after the window's end by the clocks' mapping
+     * (runtime/schedule-range lost ProfilerStep#7 in a loaded run) */
+    if (b < a || !(v[i].captured || rt_in_window(a + (b - a) / 2))) continue;
     PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
     put_i64(g, v[i].index);
     PUTS(g, "\",\"pid\":");
