@@ -15,5 +15,10 @@ void json_us(Buf *b, const char *k, int64_t ns);
 void json_us_opt(Buf *b, const char *k, int64_t ns);              /* negative: null (not known) */
 /* Drop a trailing comma, then close the object or array. */
 void json_end(Buf *b, char close);
+/* A bare JSON string for the report's <script> data: '<' as \u003c (no
+ * "</script>"), control bytes escaped, bytes that are not UTF-8 as U+FFFD,
+ * so the page's data always parses. json_script_str: NULL as null. */
+void json_script_strn(Buf *b, const char *s, size_t n);
+void json_script_str(Buf *b, const char *s);
 
 #endif

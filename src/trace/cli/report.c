@@ -25,6 +25,7 @@
 #include "commands.h"
 #include "deep_section.h"
 #include "diff_render.h"
+#include "json.h"
 #include "output.h"
 #include "report_assets.h"
 #include "report_source.h"
@@ -71,18 +72,6 @@ static uint32_t pn_extra(PageNames *p, const char *text) {
   vec_push(&p->strs, s);
   vec_push(&p->total, 0);
   return (uint32_t)p->strs.n - 1;
-}
-
-/* A JSON string safe inside <script>: '<' as \u003c, so no "</script>". */
-static void json_str(Buf *b, const char *s) {
-  buf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') buf_putc(b, '\\'), buf_putc(b, (char)*p);
-    else if (*p == '<') buf_puts(b, "\\u003c");
-    else if (*p < 0x20) buf_printf(b, "\\u%04x", *p);
-    else buf_putc(b, (char)*p);
-  }
-  buf_putc(b, '"');
 }
 
 /* ---- timeline ---- */
@@ -359,13 +348,13 @@ static void timeline_json(const Model *m, const Summary *s, PageNames *pn, Buf *
       if (prev_trace != SIZE_MAX) buf_puts(b, "]},");
       prev_trace = tr->trace;
       buf_printf(b, "{\"rank\":%lld,\"file\":", (long long)s->ranks.v[tr->trace].rank);
-      json_str(b, t->path);
+      json_script_str(b, t->path);
       buf_puts(b, ",\"tracks\":[");
     } else buf_putc(b, ',');
     tmp.len = 0;
     model_thread_label(m, t, tr->thread, &tmp);
     buf_puts(b, "{\"label\":");
-    json_str(b, tmp.s);
+    json_script_str(b, tmp.s);
     buf_printf(b, ",\"gpu\":%s,\"under\":%s,\"lane0\":%zu,\"lanes\":%zu,\"async\":%zu}", tr->gpu ? "true" : "false",
                tr->gpu && tr->launcher >= 0 ? "true" : "false", tr->lane0, tr->nlanes, tr->nasync);
   }
@@ -553,9 +542,9 @@ static void diff_side_json(Buf *b, const DiffRunInfo *r) {
 
 static void compare_json(const DiffResult *d, const char *la, const char *lb, Buf *b) {
   buf_puts(b, "\"compare\":{\"a\":");
-  json_str(b, la);
+  json_script_str(b, la);
   buf_puts(b, ",\"b\":");
-  json_str(b, lb);
+  json_script_str(b, lb);
   buf_printf(b, ",\"per_step\":%s,\"a_info\":", d->per_step ? "true" : "false");
   diff_side_json(b, &d->a);
   buf_puts(b, ",\"b_info\":");
@@ -566,7 +555,7 @@ static void compare_json(const DiffResult *d, const char *la, const char *lb, Bu
     for (size_t i = 0; i < rows->n && i < MAX_COMPARE_ROWS; i++) {
       const DiffRow *r = &rows->v[i];
       buf_puts(b, i ? ",[" : "[");
-      json_str(b, r->name);
+      json_script_str(b, r->name);
       buf_printf(b, ",%u,%.6g,%.6g,%lld,%lld,%lld,%lld,%lld,%lld]", r->in, r->a.count, r->b.count,
                  (long long)r->a.incl, (long long)r->b.incl, (long long)r->a.excl, (long long)r->b.excl,
                  (long long)r->a.gpu, (long long)r->b.gpu);
@@ -610,7 +599,7 @@ static char *env_json_text(const char *first, char **raw) {
       /* '<' only occurs inside strings in JSON: \u003c there keeps "</script>" out */
       Buf o = {0};
       buf_puts(&o, "{\"path\":");
-      json_str(&o, path.s);
+      json_script_str(&o, path.s);
       buf_puts(&o, ",\"env\":");
       for (size_t i = 0; i < t.len; i++)
         if (t.s[i] == '<') buf_puts(&o, "\\u003c");
@@ -726,7 +715,7 @@ int cmd_report(int argc, char **argv) {
   memset(pn.page_of, 0xff, (intern_count(&m.names) + 1) * sizeof *pn.page_of);
   Buf data = {0};
   buf_printf(&data, "{\"step_glob\":");
-  json_str(&data, opt.step_glob);
+  json_script_str(&data, opt.step_glob);
   buf_putc(&data, ',');
   timeline_json(&m, &s, &pn, &data);
   buf_putc(&data, ',');
@@ -744,7 +733,7 @@ int cmd_report(int argc, char **argv) {
   buf_puts(&data, ",\"names\":[");
   for (size_t i = 0; i < pn.strs.n; i++) {
     if (i) buf_putc(&data, ',');
-    json_str(&data, pn.strs.v[i]);
+    json_script_str(&data, pn.strs.v[i]);
   }
   buf_puts(&data, "],\"name_total\":[");
   for (size_t i = 0; i < pn.total.n; i++) buf_printf(&data, "%s%lld", i ? "," : "", (long long)pn.total.v[i]);

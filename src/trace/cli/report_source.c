@@ -1,6 +1,7 @@
 /* report_source: the source view's data (report_source.h says what and
  * why). The page draws it (report_assets/report.js, sourceView). */
 #include "report_source.h"
+#include "json.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -15,56 +16,6 @@ enum {
 };
 
 /* ---- text ---- */
-
-/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *p, size_t n) {
-  unsigned c = p[0];
-  size_t k;
-  unsigned min;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) k = 2, min = 0x80;
-  else if (c >= 0xe0 && c <= 0xef) k = 3, min = 0x800;
-  else if (c >= 0xf0 && c <= 0xf4) k = 4, min = 0x10000;
-  else return 0;
-  if (n < k) return 0;
-  unsigned v = c & (0x7f >> k);
-  for (size_t i = 1; i < k; i++) {
-    if ((p[i] & 0xc0) != 0x80) return 0;
-    v = v << 6 | (p[i] & 0x3f);
-  }
-  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
-  return k;
-}
-
-/* n bytes as a JSON string safe inside <script>: '<' as \u003c (no
- * "</script>"), control bytes and NUL escaped, bytes that are not UTF-8
- * (a Latin-1 file) as U+FFFD, so the page's data always parses. */
-static void json_strn(Buf *b, const char *s, size_t n) {
-  const unsigned char *p = (const unsigned char *)s, *end = p + n;
-  buf_putc(b, '"');
-  while (p < end) {
-    const unsigned char *run = p;
-    while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\' && *p != '<') p++;
-    if (p > run) buf_add(b, run, (size_t)(p - run));
-    if (p == end) break;
-    if (*p == '"' || *p == '\\') buf_putc(b, '\\'), buf_putc(b, (char)*p++);
-    else if (*p == '<') buf_puts(b, "\\u003c"), p++;
-    else if (*p == '\n') buf_puts(b, "\\n"), p++;
-    else if (*p == '\t') buf_puts(b, "\\t"), p++;
-    else if (*p < 0x20) buf_printf(b, "\\u%04x", *p++);
-    else {
-      size_t k = utf8_len(p, (size_t)(end - p));
-      if (k) buf_add(b, p, k), p += k;
-      else buf_puts(b, "\\ufffd"), p++;
-    }
-  }
-  buf_putc(b, '"');
-}
-
-static void json_s(Buf *b, const char *s) {
-  if (s) json_strn(b, s, strlen(s));
-  else buf_puts(b, "null");
-}
 
 /* The whole file, up to max bytes: 0, or -1 with errno (EFBIG: larger). */
 static int read_all(const char *path, size_t max, Buf *out) {
@@ -231,15 +182,15 @@ static void note(Buf *notes, const char *fmt, ...) {
   buf_vprintf(&t, fmt, ap);
   va_end(ap);
   if (notes->len) buf_putc(notes, ',');
-  json_strn(notes, t.s, t.len);
+  json_script_strn(notes, t.s, t.len);
   buf_free(&t);
 }
 
 static void range_json(Buf *b, const SrcRange *r, bool orig, bool first) {
   buf_puts(b, first ? "[" : ",[");
-  json_s(b, r->name);
+  json_script_str(b, r->name);
   buf_putc(b, ',');
-  json_s(b, r->kind);
+  json_script_str(b, r->kind);
   const RangeRow *w = r->row;
   buf_printf(b, ",%d,%d,%llu,%lld,%lld,%lld,%d]", orig ? r->l0 : r->o0, orig ? r->l1 : r->o1,
              (unsigned long long)(w ? w->count : 0), (long long)(w ? w->incl : 0), (long long)(w ? w->excl : 0),
@@ -260,11 +211,11 @@ bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const
   Buf notes = {0}, mpath = {0}, text = {0};
   buf_printf(&mpath, "%s/.ncrewrite/manifest.json", dir);
   buf_puts(b, "\"source\":{\"shadow\":");
-  json_s(b, dir);
+  json_script_str(b, dir);
   buf_puts(b, ",\"via\":");
-  json_s(b, shadow_opt ? "--shadow" : "env.json");
+  json_script_str(b, shadow_opt ? "--shadow" : "env.json");
   buf_puts(b, ",\"manifest\":");
-  json_s(b, mpath.s);
+  json_script_str(b, mpath.s);
   cJSON *man = NULL;
   const cJSON *files = NULL;
   if (read_all(mpath.s, MAX_MANIFEST_BYTES, &text) < 0) {
@@ -299,7 +250,7 @@ bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const
     const char *origin = jstr(man, "source");
     if (origin && !*origin) origin = NULL;
     buf_puts(b, ",\"origin\":");
-    json_s(b, origin);
+    json_script_str(b, origin);
     if (!origin)
       note(&notes, "The manifest does not name the source tree (it was written by an ncrewrite older than this "
                    "nctrace): the shadow tree's copies are shown, with their own line numbers.");
@@ -423,14 +374,14 @@ bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const
         buf_printf(&path, "%s/%s", orig ? origin : dir, x->rel);
       }
       buf_puts(b, listed ? ",{\"path\":" : "{\"path\":");
-      json_s(b, x->rel);
+      json_script_str(b, x->rel);
       buf_puts(b, ",\"file\":");
-      json_s(b, path.s);
+      json_script_str(b, path.s);
       buf_printf(b, ",\"from\":\"%s\",\"capped\":%s,\"why\":", orig ? "source" : "shadow", capped ? "true" : "false");
-      json_s(b, why.len ? why.s : NULL);
+      json_script_str(b, why.len ? why.s : NULL);
       buf_printf(b, ",\"time\":%lld,\"text\":", (long long)x->time);
       if (have) {
-        json_strn(b, src.s, src.len);
+        json_script_strn(b, src.s, src.len);
         used += src.len;
       } else buf_puts(b, "null");
       buf_puts(b, ",\"ranges\":[");
