@@ -279,15 +279,8 @@ static bool child_ok(const char *config, const RuleDoc *doc, const char *srcdir,
   return ok;
 }
 
-/* ---- a trace must come from the rules and the shadow tree as they are ----
- *
- * ncrun records in the run directory's env.json what the run was made from
- * (the shadow tree, a hash of its manifest, the digest of the rules it was
- * written with). A trace recorded before OUT was rewritten names ranges and
- * lines that may no longer exist (drill then refined the wrong ranges and
- * said nothing); one recorded before the rules changed is judged against
- * rules it was not made from (prune gave a wrong reason). Both refuse, and
- * say what changed, unless --stale. */
+/* ---- a trace must come from the rules and the shadow tree as they are ---- */
+
 /* The env.json of the run directory a trace (a file or the directory) is in. */
 static char *env_json_path(const char *trace) {
   struct stat st;
@@ -299,23 +292,16 @@ static char *env_json_path(const char *trace) {
   return envp;
 }
 
-/* The shadow tree the run's env.json names (ncrun --shadow), or NULL. */
-static char *env_shadow_dir(const char *trace) {
-  char *envp = env_json_path(trace), *text = NULL, *dir = NULL;
-  size_t len = 0;
-  if (read_file(envp, &text, &len) == 0) {
-    cJSON *env = cJSON_ParseWithLength(text, len);
-    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(env, "shadow");
-    const cJSON *dj = sh ? cJSON_GetObjectItemCaseSensitive(sh, "dir") : NULL;
-    if (cJSON_IsString(dj) && *dj->valuestring) dir = xstrdup(dj->valuestring);
-    cJSON_Delete(env);
-    free(text);
-  }
-  free(envp);
-  return dir;
-}
-
-static int stale_check(const char *cmd, const char *trace, const Rules *rules, bool allow, Diags *d) {
+/* ncrun records in the run directory's env.json what the run was made from
+ * (the shadow tree, a hash of its manifest, the digest of the rules it was
+ * written with). A trace recorded before OUT was rewritten names ranges and
+ * lines that may no longer exist (drill then refined the wrong ranges and
+ * said nothing); one recorded before the rules changed is judged against
+ * rules it was not made from (prune gave a wrong reason). Both refuse, and
+ * say what changed, unless --stale. *shadow: the shadow tree env.json names
+ * (ncrun --shadow, malloc'd), or NULL. */
+static int stale_check(const char *cmd, const char *trace, const Rules *rules, bool allow, char **shadow, Diags *d) {
+  *shadow = NULL;
   char *envp = env_json_path(trace);
   char *text = NULL;
   size_t len = 0;
@@ -328,6 +314,7 @@ static int stale_check(const char *cmd, const char *trace, const Rules *rules, b
   cJSON *sh = env ? cJSON_GetObjectItem(env, "shadow") : NULL;
   cJSON *dir = sh ? cJSON_GetObjectItem(sh, "dir") : NULL, *man = sh ? cJSON_GetObjectItem(sh, "manifest") : NULL,
         *rd = sh ? cJSON_GetObjectItem(sh, "rules_digest") : NULL;
+  if (cJSON_IsString(dir) && *dir->valuestring) *shadow = xstrdup(dir->valuestring);
   if (cJSON_IsString(dir) && cJSON_IsString(man)) {
     char *mp = xasprintf("%s/.ncrewrite/manifest.json", dir->valuestring), *mt = NULL;
     size_t ml = 0;
@@ -374,17 +361,19 @@ static int drill(const DrillOpts *o, Diags *d) {
     rules_free(&rules);
     return 1;
   }
-  if (stale_check("drill", o->trace, &rules, o->stale, d) < 0) {
+  char *env_shadow;
+  if (stale_check("drill", o->trace, &rules, o->stale, &env_shadow, d) < 0) {
     rules_free(&rules);
+    free(env_shadow);
     return 1;
   }
   Figures f;
   if (figures_load(o->trace, &f) < 0) {
     rules_free(&rules);
     figures_free(&f);
+    free(env_shadow);
     return 1;
   }
-  char *env_shadow = env_shadow_dir(o->trace);
   qsort(f.aggs.v, f.aggs.n, sizeof *f.aggs.v, cmp_excl);
   int64_t total = 0;
   for (size_t i = 0; i < f.aggs.n; i++) total += f.aggs.v[i].excl;
@@ -611,17 +600,19 @@ static int prune(const PruneOpts *o, Diags *d) {
     rules_free(&rules);
     return 1;
   }
-  if (stale_check("prune", o->trace, &rules, o->stale, d) < 0) {
+  char *env_shadow;
+  if (stale_check("prune", o->trace, &rules, o->stale, &env_shadow, d) < 0) {
     rules_free(&rules);
+    free(env_shadow);
     return 1;
   }
   Figures f;
   if (figures_load(o->trace, &f) < 0) {
     figures_free(&f);
     rules_free(&rules);
+    free(env_shadow);
     return 1;
   }
-  char *env_shadow = env_shadow_dir(o->trace);
   qsort(f.aggs.v, f.aggs.n, sizeof *f.aggs.v, cmp_excl);
   TextEdits e = {0};
   VEC(const Rule *) done = {0};
