@@ -713,12 +713,15 @@ bool span_int(Span v, int64_t *out) {
   return true;
 }
 
-bool obj_iter_init(ObjIter *it, Span obj) {
-  if (obj.n < 2 || obj.s[0] != '{') return false;
-  it->p = obj.s + 1;
-  it->end = obj.s + obj.n - 1;
+/* Inside the brackets of v, if it opens with `open` */
+static bool iter_init(ObjIter *it, Span v, char open) {
+  if (v.n < 2 || v.s[0] != open) return false;
+  it->p = v.s + 1;
+  it->end = v.s + v.n - 1;
   return true;
 }
+
+bool obj_iter_init(ObjIter *it, Span obj) { return iter_init(it, obj, '{'); }
 
 bool obj_iter_next(ObjIter *it, Member *m) {
   Walker w = {0};
@@ -743,12 +746,7 @@ bool obj_iter_next(ObjIter *it, Member *m) {
   return true;
 }
 
-bool arr_iter_init(ObjIter *it, Span arr) {
-  if (arr.n < 2 || arr.s[0] != '[') return false;
-  it->p = arr.s + 1;
-  it->end = arr.s + arr.n - 1;
-  return true;
-}
+bool arr_iter_init(ObjIter *it, Span arr) { return iter_init(it, arr, '['); }
 
 bool arr_iter_next(ObjIter *it, Span *elem) {
   Walker w = {0};
