@@ -16,6 +16,12 @@
 #define NCRT_VERB_START "start"
 #define NCRT_VERB_STOP "stop"
 #define NCRT_LOC_PREFIX "loc\t" /* "loc\t<name>\t<file>\t<line>" */
+/* "role\t<role>\t<detail>": what this process is (the Python module tells
+ * it at its first range: "dataloader worker", "pool worker", ...) */
+#define NCRT_ROLE_PREFIX "role\t"
+/* "rank\t<R>\t<W>\t<from>": this process is rank R of W (torch.distributed
+ * once initialized): it becomes that rank's main process */
+#define NCRT_RANK_PREFIX "rank\t"
 /* "write\t<dir>\t<name>": write what was recorded since the last write now,
  * as <dir>/<name>-rank<R>.pt.trace.json.gz (the Python package's profilers
  * stop, then write: a trace when the profiled region ends) */

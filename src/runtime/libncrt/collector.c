@@ -834,6 +834,21 @@ static void control(const char *msg) {
       dir[n - d] = 0;
       if (rt_write_trace(dir, n + 1) < 0) rt_say("the trace %s/%s was not written", dir, n + 1);
     }
+  } else if (!strncmp(msg, NCRT_ROLE_PREFIX, sizeof NCRT_ROLE_PREFIX - 1)) {
+    /* "role\t<role>\t<detail>": what the Python module learnt of this process */
+    char role[64];
+    const char *r = msg + sizeof NCRT_ROLE_PREFIX - 1, *d = strchr(r, '\t');
+    size_t n = d ? (size_t)(d - r) : strlen(r);
+    if (n >= sizeof role) n = sizeof role - 1;
+    memcpy(role, r, n);
+    role[n] = 0;
+    rt_process_role(role, d ? d + 1 : "");
+  } else if (!strncmp(msg, NCRT_RANK_PREFIX, sizeof NCRT_RANK_PREFIX - 1)) {
+    /* "rank\t<R>\t<W>\t<from>": torch.distributed named this process's rank */
+    int rank, world;
+    char from[32] = "";
+    if (sscanf(msg + sizeof NCRT_RANK_PREFIX - 1, "%d\t%d\t%31[^\t]", &rank, &world, from) >= 2 && rank >= 0)
+      rt_process_rank(rank, world, from[0] ? from : "torch.distributed");
   } else if (!strncmp(msg, NCRT_LOC_PREFIX, sizeof NCRT_LOC_PREFIX - 1)) {
     /* "loc\t<name>\t<file>\t<line>": where a range name comes from */
     const char *n = msg + 4, *f = strchr(n, '\t');
@@ -926,6 +941,7 @@ static void push_special(RtThread *t, RtFrame *f, uint8_t flags) {
   (void)t;
 }
 
+static inline void throttle_skip(RtThread *t, uint32_t name);
 static inline int push_in(RtThread *t, uint16_t dom, uint32_t name, uint8_t cat, uint64_t addr) {
   if (__builtin_expect(t->sp == t->stack_cap, 0) && grow_stack(t)) return -1;
   RtFrame *f = &t->stack[t->sp];
@@ -937,6 +953,9 @@ static inline int push_in(RtThread *t, uint16_t dom, uint32_t name, uint8_t cat,
   uint8_t flags = name_flags(name);
   if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) push_special(t, f, flags);
   f->recorded = recording && !(flags & NAME_THROTTLED);
+  f->child = 0;
+  /* a throttled name's calls are still counted, for the trace's total */
+  if ((flags & NAME_THROTTLED) && recording) throttle_skip(t, name);
   t->sp++;
   /* the clock is read only for ranges that are recorded */
   f->start = f->recorded ? thread_now(t) : 0;
@@ -951,11 +970,21 @@ static inline int push_in(RtThread *t, uint16_t dom, uint32_t name, uint8_t cat,
 #define ENTER(t) ((t)->busy = 1, __atomic_signal_fence(__ATOMIC_SEQ_CST))
 #define LEAVE(t) (__atomic_signal_fence(__ATOMIC_SEQ_CST), (t)->busy = 0)
 
-/* Throttle counting. Each thread counts calls and time per name on its own
- * (no atomic on the pop path) and adds them to the name's process-wide
- * totals every `limit` calls; the name is judged on those totals once they
- * reach N calls, so a name called by many threads is throttled as if by one.
- * A thread's batch is N/16 calls, cut short to land exactly on N when one
+/* The throttle (docs/runtime.md, "Throttle"). A name is judged once, when
+ * its recorded calls reach N (process-wide): by default that alone stops
+ * its recording (N:US also asks for an exclusive mean under US µs). Calls
+ * are a property of the program, not of the machine's load, so the same
+ * program records the same ranges on an idle or a busy machine; a mean is
+ * taken once and the judgement frozen (NAME_KEPT), never looked at again;
+ * and the mean is of exclusive time, so a recursive name answers for its
+ * own work rather than for the callees nested in it. Calls after the
+ * decision are counted (not timed), so the trace says how often the name
+ * ran in all.
+ *
+ * Each thread counts calls and exclusive ticks per name on its own (no
+ * atomic on the pop path) and adds them to the name's totals every `limit`
+ * calls, so a name called by many threads is judged as if by one. A
+ * thread's batch is N/16 calls, cut short to land exactly on N when one
  * thread is alone, so a single-threaded program is throttled at call N. */
 static pthread_mutex_t throttle_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -978,46 +1007,68 @@ static double ticks_mean_us(uint64_t total, uint64_t count) {
 
 /* Add a thread's counts to the name's totals and judge the name once they
  * reach N calls. Under throttle_lock. */
-static void throttle_add(RtName *nm, RtStat *s) {
+static void throttle_add(RtName *nm, RtStat *s, uint32_t tid) {
   nm->g_count += s->count;
   nm->g_total += s->total;
   s->count = s->total = 0;
-  if (nm->g_count >= (uint64_t)rt_opt.throttle_calls && !(__atomic_load_n(&nm->flags, __ATOMIC_ACQUIRE) & NAME_THROTTLED)) {
-    double avg_us = ticks_mean_us(nm->g_total, nm->g_count);
-    if (avg_us < rt_opt.throttle_us) {
-      nm->calls_at_throttle = nm->g_count;
-      nm->avg_us_at_throttle = avg_us;
-      __atomic_or_fetch(&nm->flags, NAME_THROTTLED, __ATOMIC_RELEASE);
-    } else {
-      nm->g_count = nm->g_total = 0; /* slow enough: look again after another N calls */
-    }
+  if (nm->g_count < (uint64_t)rt_opt.throttle_calls ||
+      (__atomic_load_n(&nm->flags, __ATOMIC_ACQUIRE) & (NAME_THROTTLED | NAME_KEPT)))
+    return;
+  double avg_us = ticks_mean_us(nm->g_total, nm->g_count);
+  if (rt_opt.throttle_us > 0 && avg_us >= rt_opt.throttle_us) {
+    __atomic_or_fetch(&nm->flags, NAME_KEPT, __ATOMIC_RELEASE); /* judged once: kept for good */
+    return;
   }
+  nm->calls_at_throttle = nm->g_count;
+  nm->avg_us_at_throttle = avg_us;
+  nm->throttled_at = now_ticks();
+  nm->throttled_tid = tid;
+  __atomic_or_fetch(&nm->flags, NAME_THROTTLED, __ATOMIC_RELEASE);
 }
 
+/* Hand a slot's counts over to its name: calls not recorded by an atomic
+ * add, recorded ones under the lock (not waited for: 0 if it is busy, the
+ * counts then stay). */
+static int slot_hand_over(RtStat *s, uint32_t tid, int wait) {
+  if (s->name == UINT32_MAX) return 1;
+  RtName *nm = rt_name(s->name);
+  if (s->skipped) {
+    __atomic_add_fetch(&nm->skipped, s->skipped, __ATOMIC_RELAXED);
+    s->skipped = 0;
+  }
+  if (!s->count) return 1;
+  if (wait) pthread_mutex_lock(&throttle_lock);
+  else if (pthread_mutex_trylock(&throttle_lock) != 0) return 0;
+  throttle_add(nm, s, tid);
+  pthread_mutex_unlock(&throttle_lock);
+  return 1;
+}
 
-/* No lock waited for and no malloc (mmap is async-signal-safe): a range in
+/* The slot of `name` in t's table, taken from the name there (whose counts
+ * are handed over), or NULL: the table could not be mapped, or the lock was
+ * busy (this call then goes uncounted; the name is judged a little later).
+ * No lock waited for and no malloc (mmap is async-signal-safe): a range in
  * a signal handler may get here. */
-static void throttle_slow(RtThread *t, uint32_t name, uint64_t dur) {
+static RtStat *slot_take(RtThread *t, uint32_t name) {
   if (t->stats == no_stats) {
     RtStat *s = mmap(NULL, STATS_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (s == MAP_FAILED) return;
+    if (s == MAP_FAILED) return NULL;
     for (uint32_t i = 0; i < RT_NSTATS; i++) s[i].name = UINT32_MAX;
     t->stats = s;
   }
   RtStat *s = &t->stats[name & (RT_NSTATS - 1)];
-  if (s->name != name) {
-    /* the slot's name hands its counts over; if the lock is busy this
-     * call goes uncounted (the name is judged a little later) */
-    if (s->name != UINT32_MAX && s->count) {
-      if (pthread_mutex_trylock(&throttle_lock) != 0) return;
-      if (!(name_flags(s->name) & NAME_THROTTLED)) throttle_add(rt_name(s->name), s);
-      pthread_mutex_unlock(&throttle_lock);
-    }
-    s->name = name;
-    s->count = s->total = s->limit = 0;
-  }
+  if (s->name == name) return s;
+  if (!slot_hand_over(s, t->tid, 0)) return NULL;
+  s->name = name;
+  s->count = s->total = s->limit = s->skipped = 0;
+  return s;
+}
+
+static void throttle_slow(RtThread *t, uint32_t name, uint64_t excl) {
+  RtStat *s = slot_take(t, name);
+  if (!s) return;
   s->count++;
-  s->total += dur;
+  s->total += excl;
   if (s->limit && s->count < s->limit) return; /* first call of this name here */
   RtName *nm = rt_name(name);
   /* never wait: a range in a signal handler may interrupt this thread right
@@ -1026,9 +1077,33 @@ static void throttle_slow(RtThread *t, uint32_t name, uint64_t dur) {
     s->limit = s->count + 64;
     return;
   }
-  throttle_add(nm, s);
+  throttle_add(nm, s, t->tid);
   s->limit = throttle_batch(nm->g_count);
   pthread_mutex_unlock(&throttle_lock);
+}
+
+/* A call of a throttled name: counted, nothing else. */
+static void throttle_skip_slow(RtThread *t, uint32_t name) {
+  RtStat *s = slot_take(t, name);
+  if (s) s->skipped++;
+}
+static inline void throttle_skip(RtThread *t, uint32_t name) {
+  RtStat *s = &t->stats[name & (RT_NSTATS - 1)];
+  if (__builtin_expect(s->name == name, 1)) s->skipped++;
+  else throttle_skip_slow(t, name);
+}
+
+/* Read at exit while other threads may still count: a best-effort sum (the
+ * slots are plain fields their owners write), so ThreadSanitizer does not
+ * check it. */
+__attribute__((no_sanitize("thread"))) uint64_t rt_name_total_calls(uint32_t id) {
+  RtName *nm = rt_name(id);
+  uint64_t n = __atomic_load_n(&nm->g_count, __ATOMIC_RELAXED) + __atomic_load_n(&nm->skipped, __ATOMIC_RELAXED);
+  for (RtThread *t = rt_threads(); t; t = t->next) {
+    const RtStat *st = t->stats, *s = &st[id & (RT_NSTATS - 1)];
+    if (st != no_stats && s->name == id) n += s->count + s->skipped;
+  }
+  return n;
 }
 
 /* A thread that ends hands its pending counts over (else short-lived threads
@@ -1036,13 +1111,8 @@ static void throttle_slow(RtThread *t, uint32_t name, uint64_t dur) {
 static void thread_exit(void *arg) {
   RtThread *t = arg;
   RtStat *st = t->stats;
-  if (st != no_stats) {
-    pthread_mutex_lock(&throttle_lock);
-    for (uint32_t i = 0; i < RT_NSTATS; i++)
-      if (st[i].name != UINT32_MAX && st[i].count && !(name_flags(st[i].name) & NAME_THROTTLED))
-        throttle_add(rt_name(st[i].name), &st[i]);
-    pthread_mutex_unlock(&throttle_lock);
-  }
+  if (st != no_stats)
+    for (uint32_t i = 0; i < RT_NSTATS; i++) slot_hand_over(&st[i], t->tid, 1);
   /* give the memory back: the records go to the spill file, the buffer and
    * the throttle counts are freed (the small RtThread stays, for its name) */
   t->stats = (RtStat *)no_stats;
@@ -1060,15 +1130,15 @@ static void thread_exit(void *arg) {
   __atomic_store_n(&t->dead, 1, __ATOMIC_SEQ_CST);
 }
 
-static inline void throttle_check(RtThread *t, uint32_t name, uint64_t dur) {
+static inline void throttle_check(RtThread *t, uint32_t name, uint64_t excl) {
   RtStat *s = &t->stats[name & (RT_NSTATS - 1)];
   if (__builtin_expect(s->name == name, 1)) {
-    s->total += dur;
+    s->total += excl;
     if (__builtin_expect(++s->count < s->limit, 1)) return;
     s->count--;
-    s->total -= dur;
+    s->total -= excl;
   }
-  throttle_slow(t, name, dur);
+  throttle_slow(t, name, excl);
 }
 
 static inline int pop_in(RtThread *t, uint16_t dom, uint8_t kind) {
@@ -1097,7 +1167,11 @@ static inline int pop_in(RtThread *t, uint16_t dom, uint8_t kind) {
       r->depth = i > 255 ? 255 : (uint8_t)i;
       rec_commit(t);
     }
-    if (rt_opt.throttle_calls && !(flags & NAME_THROTTLED)) throttle_check(t, f.name, end - f.start);
+    /* exclusive time: the parent (still at i - 1) learns of this child */
+    uint64_t dur = end - f.start;
+    if (i) t->stack[i - 1].child += dur;
+    if (rt_opt.throttle_calls && !(flags & (NAME_THROTTLED | NAME_KEPT)))
+      throttle_check(t, f.name, dur > f.child ? dur - f.child : 0);
   }
   if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) {
     if (f.gate) {
@@ -1410,6 +1484,7 @@ void rt_atexit(void) {
     return;
   }
   exit_written = 1;
+  if (!rt_proc.exit_ns) rt_proc.exit_ns = rt_mono_ns(); /* the program's end: the rest is ours */
   __atomic_store_n(&rt_exiting, 1, __ATOMIC_RELEASE);
   if (rt_opt.active) {
     long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
@@ -1525,8 +1600,15 @@ static void fork_child(void) {
     me->dropped = 0;
     thread_list = me;
   }
-  size_t l = strlen(rt_opt.name);
-  snprintf(rt_opt.name + l, sizeof rt_opt.name - l, "-pid%d", (int)getpid());
+  /* a forked child is a helper of its parent's rank, named by pid */
+  if (rt_proc.is_rank) {
+    size_t l = strlen(rt_opt.name);
+    snprintf(rt_opt.name + l, sizeof rt_opt.name - l, "-pid%d", (int)getpid());
+  } else {
+    char *p = strrchr(rt_opt.name, '-');
+    if (p && !strncmp(p, "-pid", 4)) snprintf(p, sizeof rt_opt.name - (size_t)(p - rt_opt.name), "-pid%d", (int)getpid());
+  }
+  rt_process_forked();
   exit_written = 0;
   __atomic_store_n(&rt_exiting, 0, __ATOMIC_RELEASE);
   rt_files_reset();

@@ -8,7 +8,7 @@
  *   NCRT_SCHEDULE       wait=W,warmup=U,active=A,repeat=R over steps
  *   NCRT_STEP           range name that starts a step (else ncrt_step())
  *   NCRT_CAPTURE_RANGE  fnmatch pattern: record only while such a range is open
- *   NCRT_THROTTLE       CALLS:US (default 100000:10), "off" or 0 to disable
+ *   NCRT_THROTTLE       CALLS[:US] (default 100000: calls alone), "off" or 0 to disable
  *   NCRT_GZIP_LEVEL     zlib level (default 1)
  *   NCRT_CLOCK          tsc | monotonic (default tsc where invariant)
  *   NCRT_QUIET          1: no "ncrt:" messages
@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *env(const char *k) {
@@ -79,6 +80,154 @@ static void parse_schedule(const char *s) {
   }
 }
 
+RtProcess rt_proc;
+
+static uint64_t mono_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The process's start on CLOCK_MONOTONIC: /proc/self/stat's starttime is in
+ * clock ticks since boot (CLOCK_BOOTTIME), to 10 ms; 0 if unreadable. */
+static uint64_t process_start_ns(void) {
+  char b[1024];
+  FILE *f = fopen("/proc/self/stat", "r");
+  if (!f) return 0;
+  size_t n = fread(b, 1, sizeof b - 1, f);
+  fclose(f);
+  b[n] = 0;
+  const char *p = strrchr(b, ')'); /* the command may hold spaces */
+  if (!p) return 0;
+  /* fields after the command: state is field 3, starttime field 22 */
+  int field = 2;
+  unsigned long long st = 0;
+  for (; *p && field < 22; p++)
+    if (*p == ' ') field++;
+  if (field != 22 || sscanf(p, "%llu", &st) != 1) return 0;
+  long hz = sysconf(_SC_CLK_TCK);
+  struct timespec bt;
+  if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &bt) != 0) return 0;
+  uint64_t boot = (uint64_t)bt.tv_sec * 1000000000u + (uint64_t)bt.tv_nsec, mono = mono_now();
+  uint64_t at = st * (1000000000u / (uint64_t)hz);
+  return at <= boot && boot - at <= mono ? mono - (boot - at) : 0;
+}
+
+/* 1 if process pid's starting environment has key=val (val NULL: key at
+ * all), 0 if not, -1 unreadable. */
+static int environ_has(int pid, const char *key, const char *val) {
+  char path[64], b[65536];
+  snprintf(path, sizeof path, "/proc/%d/environ", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  size_t n = fread(b, 1, sizeof b - 1, f);
+  fclose(f);
+  b[n] = 0;
+  size_t kl = strlen(key);
+  for (const char *p = b; p < b + n; p += strlen(p) + 1)
+    if (!strncmp(p, key, kl) && p[kl] == '=') return !val || !strcmp(p + kl + 1, val);
+  return 0;
+}
+
+static void set(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", src); }
+
+/* Who this process is (rt.h, RtProcess). A rank variable set for this
+ * process (not inherited from its parent, which a launcher's ranks are
+ * not) makes it a rank; so does being the command ncrun ran, or running
+ * outside ncrun with no rank variable at all. The rest (a DataLoader or
+ * Pool worker, a subprocess) belong to the rank they inherited; the ncrt
+ * Python module tells the role when it learns it (role verb). */
+static void process_load(const char *const *rank_keys) {
+  memset(&rt_proc, 0, sizeof rt_proc);
+  rt_proc.ppid = (int)getppid();
+  rt_proc.start_ns = process_start_ns();
+  const char *root = env(NCRT_ENV_ROOT_PID);
+  int me = (int)getpid();
+  const char *key = NULL, *val = NULL;
+  for (const char *const *k = rank_keys; *k && !key; k++)
+    if (env(*k)) key = *k, val = env(*k);
+  char cmd[4096] = "";
+  FILE *f = fopen("/proc/self/cmdline", "r");
+  if (f) {
+    size_t n = fread(cmd, 1, sizeof cmd - 1, f);
+    fclose(f);
+    cmd[n] = 0;
+    for (size_t i = 0; i < n; i++)
+      if (!cmd[i]) cmd[i] = ' ';
+  }
+  if (root && atoi(root) == me) set(rt_proc.start, sizeof rt_proc.start, "ncrun");
+  else if (strstr(cmd, "multiprocessing.spawn") || strstr(cmd, "spawn_main"))
+    set(rt_proc.start, sizeof rt_proc.start, "spawn");
+  else if (strstr(cmd, "multiprocessing.forkserver")) set(rt_proc.start, sizeof rt_proc.start, "forkserver");
+  else set(rt_proc.start, sizeof rt_proc.start, "exec");
+  int spawned = !strcmp(rt_proc.start, "spawn") || !strcmp(rt_proc.start, "forkserver");
+  if (key) {
+    /* inherited from a parent that records too (a rank whose worker or
+     * subprocess this is): a helper of that rank, not a new rank. A shell
+     * or launcher that exported it does not record. */
+    int inherited = environ_has(rt_proc.ppid, key, val) == 1 && environ_has(rt_proc.ppid, "NVTX_INJECTION64_PATH", NULL) == 1;
+    rt_proc.is_rank = (root && atoi(root) == me) || (!inherited && !spawned);
+    set(rt_proc.rank_from, sizeof rt_proc.rank_from, key);
+  } else {
+    rt_proc.is_rank = (root && atoi(root) == me) || (!root && !spawned);
+  }
+  set(rt_proc.role, sizeof rt_proc.role,
+      rt_proc.is_rank ? (key ? "rank" : "main") : spawned ? "multiprocessing child" : "subprocess");
+}
+
+void rt_process_forked(void) {
+  int forkserver = !strcmp(rt_proc.start, "forkserver") && !strcmp(rt_proc.role, "multiprocessing child");
+  rt_proc.ppid = (int)getppid();
+  rt_proc.start_ns = mono_now();
+  rt_proc.exit_ns = 0;
+  rt_proc.is_rank = 0;
+  set(rt_proc.start, sizeof rt_proc.start, forkserver ? "forkserver" : "fork");
+  set(rt_proc.role, sizeof rt_proc.role, "forked child");
+  rt_proc.role_detail[0] = 0;
+}
+
+void rt_process_role(const char *role, const char *detail) {
+  if (rt_proc.is_rank && !strcmp(role, "main")) return; /* a rank says so already */
+  set(rt_proc.role, sizeof rt_proc.role, role);
+  set(rt_proc.role_detail, sizeof rt_proc.role_detail, detail ? detail : "");
+}
+
+/* torch.distributed (or a caller) names this process's rank: it becomes
+ * that rank's main process, and its file -rank<R> (the -pid<P> it had as a
+ * helper goes). */
+void rt_process_rank(int rank, int world, const char *from) {
+  rt_opt.rank = rank;
+  if (world > 0) rt_opt.world_size = world;
+  set(rt_proc.rank_from, sizeof rt_proc.rank_from, from);
+  set(rt_proc.role, sizeof rt_proc.role, "rank");
+  rt_proc.role_detail[0] = 0;
+  if (!rt_proc.is_rank) {
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "-pid%d", (int)getpid());
+    size_t l = strlen(rt_opt.name), sl = strlen(suffix);
+    if (l > sl && !strcmp(rt_opt.name + l - sl, suffix)) rt_opt.name[l - sl] = 0;
+    rt_proc.is_rank = 1;
+  }
+}
+
+/* role and detail come from the Python module: keep them plain */
+static void put_plain(char *b, size_t n, size_t *at, const char *v) {
+  for (; *v && *at + 2 < n; v++) b[(*at)++] = (*v == '"' || *v == '\\' || (unsigned char)*v < 32) ? '_' : *v;
+}
+
+size_t rt_process_json(char *b, size_t n) {
+  size_t at = (size_t)snprintf(b, n, "{\"pid\": %d, \"ppid\": %d, \"start\": \"%s\", \"role\": \"", (int)getpid(),
+                               rt_proc.ppid, rt_proc.start);
+  if (at >= n) return 0;
+  put_plain(b, n, &at, rt_proc.role);
+  at += (size_t)snprintf(b + at, n - at, "\", \"detail\": \"");
+  if (at >= n) return 0;
+  put_plain(b, n, &at, rt_proc.role_detail);
+  at += (size_t)snprintf(b + at, n - at, "\", \"rank\": %d, \"is_rank\": %s, \"rank_from\": \"%s\"}", rt_opt.rank,
+                         rt_proc.is_rank ? "true" : "false", rt_proc.rank_from);
+  return at < n ? at : 0;
+}
+
 void rt_options_load(void) {
   memset(&rt_opt, 0, sizeof rt_opt);
   rt_opt.quiet = env(NCRT_ENV_QUIET) && atoi(env(NCRT_ENV_QUIET));
@@ -115,16 +264,14 @@ void rt_options_load(void) {
   static const char *const rank_keys[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL};
   static const char *const size_keys[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", NULL};
   rt_opt.rank = first_int(rank_keys, 0);
-  /* Under ncrun, a process that is neither the command ncrun started nor a
-   * launcher's rank (a subprocess) names its trace by pid as well. */
-  const char *root = env(NCRT_ENV_ROOT_PID);
-  int ranked = 0;
-  for (const char *const *k = rank_keys; *k; k++) ranked |= env(*k) != NULL;
-  if (root && atoi(root) != (int)getpid() && !ranked) {
+  rt_opt.world_size = first_int(size_keys, 1);
+  process_load(rank_keys);
+  /* a process that is not a rank's main one (a worker, a subprocess) names
+   * its trace by pid, with no rank: one file per process, no false rank */
+  if (!rt_proc.is_rank) {
     size_t l = strlen(rt_opt.name);
     snprintf(rt_opt.name + l, sizeof rt_opt.name - l, "-pid%d", (int)getpid());
   }
-  rt_opt.world_size = first_int(size_keys, 1);
 
   const char *act = env(NCRT_ENV_ACTIVITIES);
   if (!act) act = "cpu,gpu";
@@ -136,8 +283,10 @@ void rt_options_load(void) {
   copy(rt_opt.step_name, sizeof rt_opt.step_name, env(NCRT_ENV_STEP));
   copy(rt_opt.gate, sizeof rt_opt.gate, env(NCRT_ENV_CAPTURE_RANGE));
 
+  /* calls alone by default: the same program records the same ranges
+   * whatever the machine's load (collector.c, "The throttle") */
   rt_opt.throttle_calls = 100000;
-  rt_opt.throttle_us = 10.0;
+  rt_opt.throttle_us = 0;
   const char *th = env(NCRT_ENV_THROTTLE);
   if (th) {
     if (!strcmp(th, "off") || !strcmp(th, "0")) {
@@ -147,6 +296,7 @@ void rt_options_load(void) {
       const char *c = strchr(th, ':');
       if (c) rt_opt.throttle_us = atof(c + 1);
       if (rt_opt.throttle_calls < 0) rt_opt.throttle_calls = 0;
+      if (rt_opt.throttle_us < 0) rt_opt.throttle_us = 0;
     }
   }
   rt_opt.level = env(NCRT_ENV_GZIP_LEVEL) ? atoi(env(NCRT_ENV_GZIP_LEVEL)) : 1;

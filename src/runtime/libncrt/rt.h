@@ -26,14 +26,14 @@
 typedef struct {
   int cpu, gpu, mem;            /* activities */
   char out_dir[1024];           /* where traces go (a run directory) */
-  char name[256];               /* <name>-rank<R>.pt.trace.json.gz */
+  char name[256];               /* <name>-rank<R>.pt.trace.json.gz, or <name>-pid<P>... (rt_proc) */
   int rank, world_size;
   /* schedule over steps; active == 0: no schedule, record everything */
   long wait, warmup, active, repeat;
   char step_name[256];          /* range name that marks a step, "" none */
   char gate[256];               /* fnmatch pattern; record only inside it */
   long throttle_calls;          /* 0: no throttle */
-  double throttle_us;
+  double throttle_us;           /* 0: calls alone decide; else also an exclusive mean under it */
   int level;                    /* zlib level */
   int quiet;
   int use_tsc;
@@ -46,6 +46,30 @@ extern __thread int rt_in_flusher; /* this thread is the flusher (collector.c) *
 
 extern RtOptions rt_opt;
 void rt_options_load(void);
+
+/* ---- this process: who it is among the run's processes (options.c) ----
+ * A trace names its process's parent, how it started and its role, so
+ * nctrace can tell ranks from their helper processes (DataLoader workers,
+ * Pool workers, subprocesses) instead of taking every file for a rank. */
+typedef struct {
+  int ppid;
+  char start[16];               /* "ncrun" (the command ncrun ran), "exec", "fork", "spawn", "forkserver" */
+  char role[64];                /* "main", "rank", "dataloader worker", "pool worker", "subprocess", ... */
+  char role_detail[64];         /* e.g. the worker's id or multiprocessing name */
+  int is_rank;                  /* the main process of a rank: its file is -rank<R> */
+  char rank_from[32];           /* "RANK" (the variable), "torch.distributed", "" (none: rank 0 of 1) */
+  uint64_t start_ns;            /* process start, CLOCK_MONOTONIC ns (0: unknown) */
+  uint64_t exit_ns;             /* when the exit write began (0: not yet) */
+} RtProcess;
+extern RtProcess rt_proc;
+/* after fork: the child's own facts (its parent is the process that forked) */
+void rt_process_forked(void);
+/* "role\t<role>\t<detail>" and "rank\t<R>\t<W>\t<from>" control verbs */
+void rt_process_role(const char *role, const char *detail);
+void rt_process_rank(int rank, int world, const char *from);
+/* {"pid", "ppid", "start", "role", "detail", "rank", "is_rank", "rank_from"}
+ * into b (n bytes): its length, 0 if it did not fit */
+size_t rt_process_json(char *b, size_t n);
 void rt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- clock ---- */
@@ -57,7 +81,9 @@ void rt_clock_calibrate(void);
 uint64_t rt_ticks_to_ns(uint64_t ticks);
 
 /* ---- names ---- */
-enum { NAME_GATE = 1, NAME_STEP = 2, NAME_THROTTLED = 4, NAME_CONTROL = 8 };
+/* NAME_KEPT: judged by the throttle and kept (its mean was over US): the
+ * decision is made once, so it never depends on when the machine was busy */
+enum { NAME_GATE = 1, NAME_STEP = 2, NAME_THROTTLED = 4, NAME_CONTROL = 8, NAME_KEPT = 16 };
 typedef struct {
   const char *str;
   uint32_t len;
@@ -65,12 +91,18 @@ typedef struct {
   const char *file;             /* source location, when known */
   int line;
   /* throttle: process-wide totals (under throttle_lock), then the report */
-  uint64_t g_count, g_total;
+  uint64_t g_count, g_total;    /* calls recorded, their exclusive ticks */
   uint64_t calls_at_throttle;
-  double avg_us_at_throttle;
+  double avg_us_at_throttle;    /* exclusive mean of the recorded calls then */
+  uint64_t throttled_at;        /* ticks: the end of the call that decided it */
+  uint32_t throttled_tid;       /* on this thread */
+  uint64_t skipped;             /* calls not recorded since (handed over by threads) */
 } RtName;
 RtName *rt_name(uint32_t id);
 uint32_t rt_name_count(void);
+/* A throttled name's calls, recorded and not: its totals plus what live
+ * threads still hold (read at exit, best effort while threads run). */
+uint64_t rt_name_total_calls(uint32_t id);
 
 /* ---- records ---- */
 enum { REC_RANGE = 0, REC_MARK = 1, REC_SPAN_START = 2, REC_SPAN_END = 3, REC_RANGE_JUMPED = 4 };
@@ -101,6 +133,7 @@ void rt_chunk_free(RtChunk *c);
 
 typedef struct {
   uint64_t start;
+  uint64_t child;               /* ticks of the recorded ranges directly inside (exclusive time) */
   uint64_t addr;                /* where the opener's scope object lives (ncrt.h), 0: unknown */
   uint32_t name;
   uint16_t domain;
@@ -121,8 +154,9 @@ void rt_longjmp_unwind(uint64_t target, uint64_t here);
 typedef struct {
   uint32_t name;                /* UINT32_MAX: empty */
   uint32_t pad;
-  uint64_t count, total;        /* calls and ticks not yet added to the name's */
+  uint64_t count, total;        /* calls and exclusive ticks not yet added to the name's */
   uint64_t limit;               /* add them when count reaches this; 0: new */
+  uint64_t skipped;             /* calls of the (throttled) name not recorded, not yet handed over */
 } RtStat;
 
 typedef struct RtThread {

@@ -996,6 +996,17 @@ static void info_save(int die) {
   o_u64(&o, dropped);
   o_str(&o, "\nname ");
   o_json(&o, rt_opt.name);
+  {
+    char pj[512];
+    if (rt_process_json(pj, sizeof pj)) {
+      o_str(&o, "\nprocess ");
+      o_str(&o, pj);
+    }
+    o_str(&o, "\npstart ");
+    o_u64(&o, rt_proc.start_ns);
+    o_str(&o, "\nisrank ");
+    o_u64(&o, (uint64_t)rt_proc.is_rank);
+  }
   o_str(&o, "\ntrace ");
   o_json(&o, rt_current_trace_name());
   o_put(&o, "\n", 1);
@@ -1212,6 +1223,9 @@ typedef struct {
   const char *(*domain_json)(uint16_t);
   const char *(*cat_json)(uint32_t); /* NULL: no name */
   const char *note;                  /* ncrt.finalized */
+  const char *proc_json;             /* ncrt.process (NULL: none) */
+  uint64_t pstart, pexit;            /* ncrt.lifetime: process start, program end (mono ns; 0 unknown) */
+  int is_rank;                       /* file -rank<R>; else the name has -pid<P> already */
   const char *cupti;                 /* CUPTI status, as text */
   uint64_t dropped;
   int gpu;                           /* .gpu, or -1 */
@@ -1544,7 +1558,8 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
   PUTS(g, ",\n\"ncrt\": {\"throttle\": {\"calls\": ");
   put_i64(g, s->in_process ? rt_opt.throttle_calls : 0);
   char buf[160];
-  snprintf(buf, sizeof buf, ", \"avg_us\": %g}, \"throttled\": [", s->in_process ? rt_opt.throttle_us : 0.0);
+  snprintf(buf, sizeof buf, ", \"avg_us\": %g, \"rule\": \"%s\"}, \"throttled\": [", s->in_process ? rt_opt.throttle_us : 0.0,
+           rt_opt.throttle_us > 0 ? "calls, then an exclusive mean under avg_us (judged once)" : "calls");
   put(g, buf, strlen(buf));
   uint32_t nn = s->in_process ? rt_name_count() : 0;
   int first = 1;
@@ -1555,9 +1570,15 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
     else PUTS(g, ",\n  {\"name\": ");
     first = 0;
     put_name(g, i);
-    snprintf(buf, sizeof buf, ", \"calls\": %llu, \"avg_us\": %.3f}", (unsigned long long)nm->calls_at_throttle,
-             nm->avg_us_at_throttle);
+    /* from which call and where: the calls recorded, then all of them
+     * (counted, not timed, since), the exclusive mean then, and the moment
+     * and thread at which recording stopped */
+    snprintf(buf, sizeof buf, ", \"calls\": %llu, \"total_calls\": %llu, \"avg_us\": %.3f, \"tid\": %u, \"from_ts\": ",
+             (unsigned long long)nm->calls_at_throttle, (unsigned long long)rt_name_total_calls(i),
+             nm->avg_us_at_throttle, nm->throttled_tid);
     put(g, buf, strlen(buf));
+    put_us(g, rel(rt_ticks_to_ns(nm->throttled_at)));
+    PUTS(g, "}");
   }
   PUTS(g, "],\n  \"dropped\": ");
   put_u64(g, st.dropped);
@@ -1583,6 +1604,37 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
   if (s->note) {
     PUTS(g, ", \"finalized\": ");
     put_jstr(g, s->note);
+  }
+  /* who the process is and when it lived: nctrace groups processes under
+   * ranks and shows the time no range covers (start-up, exit) */
+  char pj[600];
+  const char *proc_json = s->proc_json;
+  uint64_t pstart = s->pstart, pexit = s->pexit;
+  if (s->in_process) {
+    proc_json = rt_process_json(pj, sizeof pj) ? pj : NULL;
+    pstart = rt_proc.start_ns;
+    pexit = rt_proc.exit_ns;
+  }
+  if (proc_json && *proc_json) {
+    PUTS(g, ",\n  \"process\": ");
+    put(g, proc_json, strlen(proc_json));
+  }
+  /* a whole process's trace (not a cycle or a profiled region) says when
+   * the process started and when the program ended (the collector's own
+   * exit work follows, until "written") */
+  if (s->exiting && !rt_opt.active && !rt_opt.dormant) {
+    PUTS(g, ",\n  \"lifetime\": {\"written\": ");
+    put_us(g, rel(s->in_process ? rt_mono_ns() : s->now));
+    if (pstart) {
+      PUTS(g, ", \"start\": ");
+      put_us(g, rel(pstart));
+    }
+    if (pexit) {
+      PUTS(g, ", \"exit\": ");
+      put_us(g, rel(pexit));
+    }
+    if (!s->in_process) PUTS(g, ", \"died\": true");
+    PUTS(g, "}");
   }
   PUTS(g, "}\n}\n");
 }
@@ -1841,7 +1893,10 @@ int rt_write_trace(const char *dir, const char *name) {
     goto done;
   char path[2048];
   if (!dir) dir = rt_opt.out_dir;
-  snprintf(path, sizeof path, "%s/%s-rank%d.pt.trace.json.gz", dir, name, rt_opt.rank);
+  /* a rank's main process: -rank<R>; any other process has -pid<P> in its
+   * name already (options.c) and no rank in the file name */
+  if (rt_proc.is_rank) snprintf(path, sizeof path, "%s/%s-rank%d.pt.trace.json.gz", dir, name, rt_opt.rank);
+  else snprintf(path, sizeof path, "%s/%s.pt.trace.json.gz", dir, name);
   if (access(path, F_OK) == 0 && !wrote(path))
     snprintf(path, sizeof path, "%s/%s-pid%d-rank%d.pt.trace.json.gz", dir, name, (int)getpid(), rt_opt.rank);
   rc = -1;
@@ -2051,6 +2106,9 @@ static int finalize_one(const char *dir, long pid, int quiet) {
   s.domain_json = fin_domain_json;
   s.cat_json = fin_cat_json;
   char proc[512] = "ncrt", trace[512] = "ncrt", cupti[300] = "";
+  static char proc_json[600];
+  proc_json[0] = 0;
+  s.is_rank = 1; /* snapshots from before processes were told apart */
   static RtDevice devs[RT_MAX_DEVICES];
   int ndev = 0;
   unsigned long long gwork = 0;
@@ -2101,6 +2159,9 @@ static int finalize_one(const char *dir, long pid, int quiet) {
       }
     }
     else if (!strncmp(l, "name ", 5)) unjson(l + 5, proc, sizeof proc);
+    else if (!strncmp(l, "process {", 9)) snprintf(proc_json, sizeof proc_json, "%s", l + 8);
+    else if (sscanf(l, "pstart %llu", &a) == 1) s.pstart = a;
+    else if (sscanf(l, "isrank %d", &k) == 1) s.is_rank = k;
     else if (!strncmp(l, "trace ", 6)) unjson(l + 6, trace, sizeof trace);
     else if (sscanf(l, "domain %llu %n", &a, &k) == 1 && a < 1024) {
       free(fin_domains[a]);
@@ -2186,9 +2247,11 @@ static int finalize_one(const char *dir, long pid, int quiet) {
   char note[128];
   snprintf(note, sizeof note, "process %ld died; written by the finalizer from what it left", pid);
   s.note = note;
+  s.proc_json = proc_json;
   if (s.to > s.from || s.nopen || s.gto > s.gfrom) {
     char path[2300];
-    snprintf(path, sizeof path, "%s/%s-rank%d.pt.trace.json.gz", dir, trace, s.rank);
+    if (s.is_rank) snprintf(path, sizeof path, "%s/%s-rank%d.pt.trace.json.gz", dir, trace, s.rank);
+    else snprintf(path, sizeof path, "%s/%s.pt.trace.json.gz", dir, trace);
     if (access(path, F_OK) == 0) snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d.pt.trace.json.gz", dir, trace, pid, s.rank);
     name_json = fin_name_json;
     int err = write_file(path, &s, level, NULL);

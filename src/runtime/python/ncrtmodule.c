@@ -142,6 +142,50 @@ static void name_thread(void) {
   PyErr_Clear();
 }
 
+/* Who this process is, told to the collector at the first range of each
+ * process (after a fork too): a DataLoader or Pool worker is not a rank
+ * (libncrt's RtProcess; nctrace groups such processes under their rank).
+ * The first range in a worker runs inside the worker's loop, where torch
+ * and multiprocessing have said what it is. */
+static int role_told;
+static PyObject *role_fn, *dist_fn; /* Python helpers _role, _dist */
+static int dist_rank = -1;
+
+static void tell_role(void) {
+  role_told = 1;
+  PyObject *r = role_fn ? PyObject_CallNoArgs(role_fn) : NULL;
+  if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {
+    PyObject *msg = PyUnicode_FromFormat(NCRT_ROLE_PREFIX "%S\t%S", PyTuple_GET_ITEM(r, 0), PyTuple_GET_ITEM(r, 1));
+    const char *m = msg ? PyUnicode_AsUTF8(msg) : NULL;
+    if (m) control_mark(m);
+    Py_XDECREF(msg);
+  }
+  Py_XDECREF(r);
+  PyErr_Clear();
+}
+
+/* torch.distributed, once initialized, names the rank (an mp.spawn child
+ * has no RANK variable): asked at each step and at exit. */
+static void tell_rank(void) {
+  PyObject *r = dist_fn ? PyObject_CallNoArgs(dist_fn) : NULL;
+  if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {
+    long rank = PyLong_AsLong(PyTuple_GET_ITEM(r, 0)), world = PyLong_AsLong(PyTuple_GET_ITEM(r, 1));
+    if (rank >= 0 && rank != dist_rank) {
+      dist_rank = (int)rank;
+      char m[96];
+      snprintf(m, sizeof m, NCRT_RANK_PREFIX "%ld\t%ld\ttorch.distributed", rank, world);
+      control_mark(m);
+    }
+  }
+  Py_XDECREF(r);
+  PyErr_Clear();
+}
+
+static void role_after_fork(void) {
+  role_told = 0;
+  dist_rank = -1;
+}
+
 static PyObject *as_name(PyObject *arg) {
   if (PyUnicode_CheckExact(arg)) {
     Py_INCREF(arg);
@@ -167,6 +211,7 @@ static PyObject *range_exit(RangeObject *self, PyObject *const *args, Py_ssize_t
 
 static RangeObject *range_get(PyObject *arg) {
   if (__builtin_expect(!thread_named, 0)) name_thread();
+  if (__builtin_expect(!role_told, 0)) tell_role();
   PyObject *key = as_name(arg);
   if (!key) return NULL;
   RangeObject *r = (RangeObject *)PyDict_GetItemWithError(cache, key);
@@ -521,7 +566,14 @@ static PyObject *m_control(const char *what) {
   control_mark(what);
   Py_RETURN_NONE;
 }
-static PyObject *m_step(PyObject *mod, PyObject *unused) { return m_control(NCRT_VERB_STEP); }
+static PyObject *m_step(PyObject *mod, PyObject *unused) {
+  tell_rank();
+  return m_control(NCRT_VERB_STEP);
+}
+static PyObject *m_at_exit(PyObject *mod, PyObject *unused) {
+  tell_rank();
+  Py_RETURN_NONE;
+}
 static PyObject *m_start(PyObject *mod, PyObject *unused) { return m_control(NCRT_VERB_START); }
 static PyObject *m_stop(PyObject *mod, PyObject *unused) { return m_control(NCRT_VERB_STOP); }
 /* _control(msg): a control verb as it is (ncrt_protocol.h; the Python
@@ -565,6 +617,7 @@ static PyMethodDef methods[] = {
     {"start", m_start, METH_NOARGS, "start(): resume recording."},
     {"stop", m_stop, METH_NOARGS, "stop(): pause recording."},
     {"mark", m_mark, METH_O, "mark(name): an instant event."},
+    {"_at_exit", m_at_exit, METH_NOARGS, "_at_exit(): tell the collector this process's torch.distributed rank, if any."},
     {"_control", m_control_msg, METH_O, "_control(msg): a control verb for the collector (ncrewrite's profilers)."},
     {"_torch_bridge", m_torch_bridge, METH_O, "_torch_bridge(on) -> was: ranges open record_function too."},
     {"_attached", m_attached, METH_NOARGS, "_attached(): whether an NVTX tool (libncrt, nsys) is attached."},
@@ -575,6 +628,29 @@ static PyMethodDef methods[] = {
  * coroutine's or generator's whole life. functools is imported when the
  * first such decorator is made, not when ncrt is. */
 static const char helper_src[] =
+    /* What this process is, from what torch and multiprocessing say: a
+     * (role, detail) pair, or None (the main process, or nothing known). */
+    "def _role():\n"
+    "    import sys\n"
+    "    w = sys.modules.get('torch.utils.data._utils.worker')\n"
+    "    info = getattr(w, '_worker_info', None) if w is not None else None\n"
+    "    if info is not None:\n"
+    "        return 'dataloader worker', 'worker %d of %d' % (info.id, info.num_workers)\n"
+    "    p = sys.modules.get('multiprocessing.process')\n"
+    "    if p is not None:\n"
+    "        name = p.current_process().name\n"
+    "        if name != 'MainProcess':\n"
+    "            return ('pool worker' if 'PoolWorker' in name else 'multiprocessing process'), name\n"
+    "    return None\n"
+    "def _dist():\n"
+    "    import sys\n"
+    "    d = sys.modules.get('torch.distributed')\n"
+    "    try:\n"
+    "        if d is not None and d.is_available() and d.is_initialized():\n"
+    "            return d.get_rank(), d.get_world_size()\n"
+    "    except Exception:\n"
+    "        pass\n"
+    "    return None\n"
     "def _wrap(name, fn, cm, life, is_async):\n"
     "    import functools, inspect\n"
     "    if not is_async:\n"
@@ -665,12 +741,26 @@ __attribute__((visibility("default"))) PyMODINIT_FUNC PyInit_ncrt(void) {
   Py_XINCREF(async_wrap);
   where_fn = PyDict_GetItemString(g, "_where");
   Py_XINCREF(where_fn);
+  role_fn = PyDict_GetItemString(g, "_role");
+  Py_XINCREF(role_fn);
+  dist_fn = PyDict_GetItemString(g, "_dist");
+  Py_XINCREF(dist_fn);
+  pthread_atfork(NULL, NULL, role_after_fork);
   Py_CLEAR(g);
   static const char *const kinds[K_N] = {"range", "span", "torch_range", "torch_span"};
   for (int k = 0; k < K_N; k++)
     if (!(kind_fn[k] = PyObject_GetAttrString(m, kinds[k]))) goto fail;
   if (!async_wrap || PyModule_AddObject(m, "_cache", cache) < 0) goto fail;
   Py_INCREF(cache);
+  {
+    /* at exit, the rank torch.distributed gave (before the collector's exit write) */
+    PyObject *ax = PyImport_ImportModule("atexit"), *fn = PyObject_GetAttrString(m, "_at_exit");
+    PyObject *reg = ax && fn ? PyObject_CallMethod(ax, "register", "O", fn) : NULL;
+    Py_XDECREF(reg);
+    Py_XDECREF(fn);
+    Py_XDECREF(ax);
+    PyErr_Clear();
+  }
   return m;
 fail:
   Py_XDECREF(g);

@@ -166,7 +166,7 @@ static void files_section(Doc *d, const Model *m, const Summary *s) {
     const Trace *t = m->traces.v[r->trace];
     doc_row(d);
     buf_puts(doc_cell(d), t->path);
-    buf_printf(doc_cell(d), "%lld", (long long)r->rank);
+    buf_printf(doc_cell(d), "%lld%s", (long long)r->rank, r->is_rank ? "" : " (helper process)");
     buf_puts(doc_cell(d), t->legacy ? "legacy" : "Kineto");
     buf_printf(doc_cell(d), "%llu", (unsigned long long)r->events);
     buf_printf(doc_cell(d), "%llu", (unsigned long long)r->ranges);
@@ -418,14 +418,77 @@ static void steps_section(Doc *d, const Model *m, const Summary *s) {
   if (s->steps.n > STEPS_LISTED) buf_printf(doc_para(d), "(%zu more steps not listed.)", s->steps.n - STEPS_LISTED);
 }
 
+/* "rank 0", or "rank 0 dataloader worker (worker 1 of 2), pid 123" for a
+ * helper process of that rank */
+static void process_text(const Model *m, const RankRow *r, Buf *b) {
+  const ProcInfo *p = &m->traces.v[r->trace]->proc;
+  buf_printf(b, "rank %lld", (long long)r->rank);
+  if (!p->known) return;
+  if (!r->is_rank || (p->role && strcmp(p->role, "main") && strcmp(p->role, "rank")))
+    buf_printf(b, " %s", p->role ? p->role : "process");
+  if (p->detail && *p->detail) buf_printf(b, " (%s)", p->detail);
+  buf_printf(b, ", pid %lld", (long long)p->pid);
+}
+
+/* Processes grouped under their rank (its main process first), each with
+ * its life and how much of it the ranges cover (analyze.h, Coverage). */
+static int cmp_proc_row(const void *pa, const void *pb, void *ctx) {
+  const Summary *s = ctx;
+  const RankRow *a = &s->ranks.v[*(const size_t *)pa], *b = &s->ranks.v[*(const size_t *)pb];
+  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+  if (a->is_rank != b->is_rank) return a->is_rank ? -1 : 1;
+  return (a->trace > b->trace) - (a->trace < b->trace);
+}
+
+static void coverage_section(Doc *d, const Model *m, const Summary *s) {
+  doc_heading(d, 2, "Processes and coverage");
+  buf_printf(doc_para(d), "%zu process(es) in %zu rank(s). Per process: its wall time (from its start to the "
+             "program's end), the share inside ranges (the union of top-level ranges of all threads), and the "
+             "time in no range: before the first range (start-up, imports), in gaps between top-level ranges, "
+             "and after the last one (shutdown). Profiler exit is the collector writing the trace after the "
+             "program ended: it is ours, not the program's. A time marked * is from the first or last event "
+             "(the trace does not say when the process started or ended).",
+             s->ranks.n, s->nranks);
+  doc_table(d, "lllrrrrrr", "process", "file", "started by", "wall ms", "in ranges ms", "before first ms",
+            "gaps ms", "after last ms", "profiler exit ms");
+  size_t *order = xmalloc((s->ranks.n ? s->ranks.n : 1) * sizeof *order);
+  for (size_t i = 0; i < s->ranks.n; i++) order[i] = i;
+  qsort_r(order, s->ranks.n, sizeof *order, cmp_proc_row, (void *)s);
+  for (size_t k = 0; k < s->ranks.n; k++) {
+    const RankRow *r = &s->ranks.v[order[k]];
+    const Trace *t = m->traces.v[r->trace];
+    const Coverage *c = &r->cov;
+    doc_row(d);
+    process_text(m, r, doc_cell(d));
+    buf_puts(doc_cell(d), t->path);
+    buf_puts(doc_cell(d), t->proc.known && t->proc.start ? t->proc.start : "-");
+    Buf *w = doc_cell(d);
+    buf_ms(w, c->wall);
+    if (!c->start_known || !c->end_known) buf_putc(w, '*');
+    if (c->died) buf_puts(w, " (died)");
+    pct_cell(doc_cell(d), c->covered, c->wall);
+    pct_cell(doc_cell(d), c->before, c->wall);
+    pct_cell(doc_cell(d), c->gaps, c->wall);
+    pct_cell(doc_cell(d), c->after, c->wall);
+    if (c->profiler_exit) buf_ms(doc_cell(d), c->profiler_exit);
+    else buf_puts(doc_cell(d), "-");
+  }
+  free(order);
+}
+
 static void ranks_section(Doc *d, const Summary *s) {
-  if (s->ranks.n < 2) return;
+  if (s->nranks < 2) return;
   doc_heading(d, 2, "Ranks");
+  buf_puts(doc_para(d), "The main process of each rank (helper processes such as DataLoader workers are listed "
+           "under Processes and coverage).");
   doc_table(d, "rrrrrrr", "rank", "CPU span ms", "GPU busy ms", "compute ms", "communication ms", "idle ms",
             "mean step ms");
   int64_t mx = INT64_MIN, mn = INT64_MAX, sum = 0;
+  size_t nr = 0;
   for (size_t i = 0; i < s->ranks.n; i++) {
     const RankRow *r = &s->ranks.v[i];
+    if (!r->is_rank) continue;
+    nr++;
     doc_row(d);
     buf_printf(doc_cell(d), "%lld", (long long)r->rank);
     buf_ms(doc_cell(d), r->cpu_last - r->cpu_first);
@@ -441,7 +504,7 @@ static void ranks_section(Doc *d, const Summary *s) {
     if (v < mn) mn = v;
     sum += v;
   }
-  int64_t mean = sum / (int64_t)s->ranks.n;
+  int64_t mean = sum / (int64_t)nr;
   buf_printf(doc_para(d), "Imbalance (%s): max/mean %.3f, max/min %.3f.",
              has_gpu(s) ? "GPU busy time" : "CPU span", mean > 0 ? (double)mx / (double)mean : 0.0,
              mn > 0 ? (double)mx / (double)mn : 0.0);
@@ -481,6 +544,7 @@ static void notes_section(Doc *d, const Model *m, const Summary *s) {
 
 void summary_doc_deep(const Model *m, const Summary *s, const Deep *deep, Doc *d) {
   files_section(d, m, s);
+  coverage_section(d, m, s);
   operations_section(d, m, s);
   gpu_sections(d, m, s);
   deep_doc(d, m, s, deep);
@@ -619,8 +683,34 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   for (size_t i = 0; i < s->ranks.n; i++) {
     const RankRow *r = &s->ranks.v[i];
     buf_putc(b, '{');
+    const Trace *t = m->traces.v[r->trace];
+    const Coverage *c = &r->cov;
     json_int(b, "rank", (long long)r->rank);
-    json_str(b, "file", m->traces.v[r->trace]->path);
+    json_str(b, "file", t->path);
+    /* the process: a rank's main one, or a helper of that rank */
+    buf_puts(b, r->is_rank ? "\"is_rank\":true," : "\"is_rank\":false,");
+    if (t->proc.known) {
+      json_int(b, "pid", (long long)t->proc.pid);
+      json_int(b, "ppid", (long long)t->proc.ppid);
+      json_str(b, "started_by", t->proc.start);
+      json_str(b, "role", t->proc.role);
+      json_str(b, "role_detail", t->proc.detail);
+    }
+    /* coverage (docs/nctrace.md, "Processes and coverage") */
+    json_key(b, "coverage");
+    buf_putc(b, '{');
+    buf_puts(b, c->start_known ? "\"start_known\":true," : "\"start_known\":false,");
+    buf_puts(b, c->end_known ? "\"end_known\":true," : "\"end_known\":false,");
+    if (c->died) buf_puts(b, "\"died\":true,");
+    json_us(b, "wall_us", c->wall);
+    json_us(b, "covered_us", c->covered);
+    json_us(b, "before_first_us", c->before);
+    json_us(b, "gaps_us", c->gaps);
+    json_us(b, "after_last_us", c->after);
+    json_us(b, "profiler_exit_us", c->profiler_exit);
+    buf_printf(b, "\"covered_share\":%.4f,", c->wall > 0 ? (double)c->covered / (double)c->wall : 0.0);
+    json_end(b, '}');
+    buf_putc(b, ',');
     json_int(b, "events", (long long)r->events);
     json_int(b, "cpu_ranges", (long long)r->ranges);
     json_int(b, "gpu_ops", (long long)r->gpu_ops);

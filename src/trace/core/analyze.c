@@ -180,6 +180,10 @@ typedef VEC(uint32_t) EvIdx; /* event indices into the trace */
 typedef VEC(Frame) Frames;
 
 typedef struct {
+  int64_t a, b;
+} Interval;
+
+typedef struct {
   Ctx *c;
   size_t ti;
   const Trace *t;
@@ -190,6 +194,7 @@ typedef struct {
   CorrMap corr_gpu, corr_op, corr_rt;
   EvIdx ranges; /* CPU ranges in the nesting (start/end ranges are not) */
   EvIdx gpu;    /* GPU ops */
+  VEC(Interval) tops; /* top-level ranges of every thread: the coverage */
 } TracePass;
 
 static void begin_trace(TracePass *p, Ctx *c, size_t ti) {
@@ -200,6 +205,7 @@ static void begin_trace(TracePass *p, Ctx *c, size_t ti) {
   p->ev = p->t->ev.v;
   p->rr.trace = ti;
   p->rr.rank = p->t->rank >= 0 ? p->t->rank : (int64_t)ti;
+  p->rr.is_rank = !p->t->proc.known || p->t->proc.is_rank;
   p->rr.events = p->t->notes.events;
   p->rr.cpu_first = p->rr.gpu_first = INT64_MAX;
   p->rr.cpu_last = p->rr.gpu_last = INT64_MIN;
@@ -325,6 +331,7 @@ static void open_range(TracePass *p, Frames *st, uint32_t i) {
     if (corrmap_get(&p->corr_gpu, e->corr, &g)) f.gpu = g;
   }
   p->c->depth[e->name]++;
+  if (!st->n) vec_push(&p->tops, ((Interval){e->ts, e->ts + e->dur}));
   vec_push(st, f);
 }
 
@@ -521,14 +528,74 @@ static void stream_idle(TracePass *p) {
   }
 }
 
+static int cmp_interval(const void *pa, const void *pb) {
+  const Interval *a = pa, *b = pb;
+  return a->a < b->a ? -1 : a->a > b->a ? 1 : (a->b > b->b) - (a->b < b->b);
+}
+
+/* Coverage (analyze.h): the union of the top-level ranges of all threads
+ * (start/end ranges included) within the process's life. */
+static void coverage(TracePass *p) {
+  const Lifetime *l = &p->t->life;
+  Coverage *c = &p->rr.cov;
+  for (size_t i = 0; i < p->t->ev.n; i++)
+    if (kind_is_cpu_range(p->ev[i].kind) && (p->ev[i].flags & EV_ASYNC))
+      vec_push(&p->tops, ((Interval){p->ev[i].ts, p->ev[i].ts + p->ev[i].dur}));
+  int64_t first = p->rr.cpu_first, last = p->rr.cpu_last;
+  for (size_t i = 0; i < p->tops.n; i++) {
+    if (p->tops.v[i].a < first) first = p->tops.v[i].a;
+    if (p->tops.v[i].b > last) last = p->tops.v[i].b;
+  }
+  if (p->gpu.n && p->rr.gpu_first < first) first = p->rr.gpu_first;
+  if (p->gpu.n && p->rr.gpu_last > last) last = p->rr.gpu_last;
+  if (first > last) return; /* no events */
+  c->start_known = l->has_start;
+  c->start = l->has_start && l->start < first ? l->start : first;
+  c->died = l->died;
+  c->end_known = l->has_exit || l->died;
+  c->end = l->has_exit ? l->exit : l->died && l->has_written ? l->written : last;
+  if (c->end < last) c->end = last;
+  if (l->has_exit && l->has_written && l->written > l->exit) c->profiler_exit = l->written - l->exit;
+  c->wall = c->end - c->start;
+  qsort(p->tops.v, p->tops.n, sizeof *p->tops.v, cmp_interval);
+  int64_t cur_a = 0, cur_b = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t i = 0; i <= p->tops.n; i++) {
+    if (i < p->tops.n && p->tops.v[i].a <= cur_b) {
+      if (p->tops.v[i].b > cur_b) cur_b = p->tops.v[i].b;
+      continue;
+    }
+    if (cur_b != INT64_MIN) {
+      c->covered += cur_b - cur_a;
+      if (cur_a < lo) lo = cur_a;
+      if (cur_b > hi) hi = cur_b;
+    }
+    if (i < p->tops.n) cur_a = p->tops.v[i].a, cur_b = p->tops.v[i].b;
+  }
+  if (lo == INT64_MAX) {
+    c->gaps = c->wall; /* no CPU range at all */
+    return;
+  }
+  c->before = lo - c->start;
+  c->after = c->end - hi;
+  c->gaps = c->wall - c->covered - c->before - c->after;
+  if (c->gaps < 0) c->gaps = 0;
+}
+
 /* The step statistics of this trace, its RankRow pushed, the pass freed. */
 static void finish_trace(TracePass *p) {
   Summary *s = p->c->s;
+  coverage(p);
+  vec_free(&p->tops);
   VEC(int64_t) durs = {0};
   for (size_t k = 0; k < s->steps.n; k++)
     if (s->steps.v[k].trace == p->ti) vec_push(&durs, s->steps.v[k].dur);
   p->rr.steps = stats_of(durs.v, durs.n);
   vec_free(&durs);
+  if (p->rr.is_rank) {
+    bool seen = false;
+    for (size_t k = 0; k < s->ranks.n; k++) seen |= s->ranks.v[k].is_rank && s->ranks.v[k].rank == p->rr.rank;
+    s->nranks += !seen;
+  }
   vec_push(&s->ranks, p->rr);
   corrmap_free(&p->corr_gpu);
   corrmap_free(&p->corr_op);
@@ -680,9 +747,15 @@ static void find_bottlenecks(const Model *m, Summary *s) {
       buf_printf(&r, "Most of the self CPU time (%.1f%%) is in the step range %s itself, outside the ranges "
                  "nested in it: add ranges inside %s (ncrewrite drill) to see which part costs the most.",
                  pct(top_excl, s->range_excl_total), nm, nm);
+    else if (!(top->kinds & (1u << K_USER_ANNOTATION)) && !(top->kinds & (1u << K_NONE)))
+      /* an operator or runtime call: no rule can put ranges inside it */
+      buf_printf(&r, "Optimise %s first: it holds %.1f%% of the self CPU time. It is an operator, not your "
+                 "code: run with `ncrun --backend torch` to see its shapes and callers, or `ncrun --ncu` for "
+                 "its kernels.", nm, pct(top_excl, s->range_excl_total));
     else
-      buf_printf(&r, "Optimise %s first: it holds %.1f%% of the self CPU time. Add finer ranges inside it "
-                 "to see which part costs the most.", nm, pct(top_excl, s->range_excl_total));
+      buf_printf(&r, "Optimise %s first: it holds %.1f%% of the self CPU time. `ncrewrite drill` adds ranges "
+                 "inside it if it is your code; if it is one call into a library (e.g. loss.backward()), "
+                 "`ncrun --backend torch` shows the operators it runs.", nm, pct(top_excl, s->range_excl_total));
     free(a), free(b2);
     add_bottleneck(s, B_DOMINANT_RANGE, top_excl, &t, &e, &r);
   }
@@ -706,17 +779,22 @@ static void find_bottlenecks(const Model *m, Summary *s) {
       add_bottleneck(s, B_DOMINANT_KERNEL, k->total, &t, &e, &r);
     }
   }
-  /* a slow rank */
-  if (s->ranks.n >= 2) {
+  /* a slow rank: ranks' main processes only (a DataLoader worker is not a
+   * rank that others wait for at a collective) */
+  if (s->nranks >= 2) {
     bool steps = true, gpu = true;
+    size_t nr = 0;
     for (size_t i = 0; i < s->ranks.n; i++) {
+      if (!s->ranks.v[i].is_rank) continue;
       steps &= s->ranks.v[i].steps.count > 0;
       gpu &= s->ranks.v[i].gpu_ops > 0;
+      nr++;
     }
     int64_t sum = 0, mx = INT64_MIN;
     size_t slow = 0;
     for (size_t i = 0; i < s->ranks.n; i++) {
       const RankRow *rk = &s->ranks.v[i];
+      if (!rk->is_rank) continue;
       int64_t v = steps ? rk->steps.mean : gpu ? rk->busy : rk->cpu_last - rk->cpu_first;
       sum += v;
       if (v > mx) {
@@ -724,13 +802,13 @@ static void find_bottlenecks(const Model *m, Summary *s) {
         slow = i;
       }
     }
-    int64_t mean = sum / (int64_t)s->ranks.n;
+    int64_t mean = sum / (int64_t)nr;
     if (mean > 0 && mx * 10 > mean * 11) {
       const char *what = steps ? "mean step time" : gpu ? "GPU busy time" : "CPU time span";
       buf_printf(&t, "Slow rank: rank %lld", (long long)s->ranks.v[slow].rank);
       a = fmt_ms(mx), b2 = fmt_ms(mean);
       buf_printf(&e, "rank %lld %s is %s against a mean of %s over %zu ranks (+%.1f%%)",
-                 (long long)s->ranks.v[slow].rank, what, a, b2, s->ranks.n, pct(mx - mean, mean));
+                 (long long)s->ranks.v[slow].rank, what, a, b2, nr, pct(mx - mean, mean));
       buf_printf(&r, "Rank %lld is %.1f%% slower than the mean and the others wait for it at every "
                  "collective: balance the data (sequence lengths, shard sizes), and check that rank's "
                  "host (data loading, CPU contention) and GPU (clocks, thermal).",
@@ -739,6 +817,38 @@ static void find_bottlenecks(const Model *m, Summary *s) {
       uint64_t n = steps ? s->ranks.v[slow].steps.count : 1;
       add_bottleneck(s, B_SLOW_RANK, (mx - mean) * (int64_t)n, &t, &e, &r);
     }
+  }
+  /* a rank's main process waiting on its workers: workers busy through
+   * their active span (from their first range to their last) produce as
+   * fast as they can, so the consumer waits for their batches */
+  for (size_t i = 0; i < s->ranks.n; i++) {
+    const RankRow *rk = &s->ranks.v[i];
+    if (!rk->is_rank) continue;
+    int64_t busy = 0, active = 0;
+    size_t nw = 0;
+    const char *role = NULL;
+    for (size_t k = 0; k < s->ranks.n; k++) {
+      const RankRow *w = &s->ranks.v[k];
+      const Trace *wt = m->traces.v[w->trace];
+      if (w->is_rank || w->rank != rk->rank || !wt->proc.role || !strstr(wt->proc.role, "worker")) continue;
+      int64_t sp = w->cov.wall - w->cov.before - w->cov.after;
+      if (sp <= 0) continue;
+      busy += w->cov.covered;
+      active += sp;
+      role = wt->proc.role;
+      nw++;
+    }
+    if (!nw || active <= 0 || busy * 10 < active * 8) continue;
+    buf_printf(&t, "Rank %lld waits on its %s%s", (long long)rk->rank, role, nw == 1 ? "" : "s");
+    a = fmt_ms(busy), b2 = fmt_ms(active);
+    buf_printf(&e, "its %zu %s%s were busy %.1f%% of their active time (%s of %s in their ranges): they produce "
+               "as fast as they can, so the main process waits for them", nw, role, nw == 1 ? "" : "s",
+               pct(busy, active), a, b2);
+    buf_printf(&r, "Rank %lld's %ss are the bottleneck: make each item cheaper (the worker's top ranges show "
+               "where its time goes), use more workers (num_workers), or move the work to the GPU.",
+               (long long)rk->rank, role);
+    free(a), free(b2);
+    add_bottleneck(s, B_WAITS_ON_WORKERS, busy / (int64_t)nw, &t, &e, &r);
   }
   /* a slow step */
   for (size_t i = 0; i < s->ranks.n; i++) {

@@ -61,9 +61,25 @@ typedef struct {
   int64_t mean, min, max, median, std;
 } Stats;
 
+/* How much of a process's life its ranges cover. The life runs from the
+ * process's start (else its first event) to the program's end (else its
+ * last event); the uncovered part is split into before the first top-level
+ * range (start-up, imports), gaps between top-level ranges (any thread),
+ * and after the last one (interpreter shutdown, atexit); the collector's
+ * own exit work (writing the trace) follows the program's end and is
+ * counted apart, as the profiler's. */
+typedef struct {
+  bool start_known, end_known, died;
+  int64_t start, end;     /* ns */
+  int64_t wall, covered, before, gaps, after, profiler_exit;
+} Coverage;
+
 typedef struct {
   size_t trace;
-  int64_t rank;           /* distributedInfo.rank or the file's position */
+  int64_t rank;           /* distributedInfo.rank or the file's position; a
+                           * helper process's: the rank it serves */
+  bool is_rank;           /* a rank's main process (else a worker of rank) */
+  Coverage cov;
   uint64_t events, ranges, gpu_ops;
   int64_t cpu_first, cpu_last; /* CPU ranges' extent */
   int64_t gpu_first, gpu_last, gpu_span;
@@ -87,7 +103,7 @@ typedef struct {
 
 typedef enum {
   B_HOST_WAIT, B_TINY_KERNELS, B_SYNC, B_DOMINANT_RANGE, B_DOMINANT_KERNEL,
-  B_SLOW_RANK, B_SLOW_STEP, B_LAUNCH_DELAY, B_LOW_OVERLAP, B_KINDS
+  B_SLOW_RANK, B_SLOW_STEP, B_LAUNCH_DELAY, B_LOW_OVERLAP, B_WAITS_ON_WORKERS, B_KINDS
 } BottleneckKind;
 
 typedef struct {
@@ -102,7 +118,8 @@ typedef struct {
   VEC(RangeRow) gpu_annotations;
   VEC(StreamRow) streams;
   VEC(StepRow) steps;
-  VEC(RankRow) ranks;     /* one per trace */
+  VEC(RankRow) ranks;     /* one per trace (process): ranks and their helpers */
+  size_t nranks;          /* distinct ranks among them */
   LaunchStats launch;
   CopyRow copies[COPY_KINDS];
   uint64_t sync_calls, sync_copies;

@@ -120,15 +120,54 @@ static int skip_event(Loader *L, Walker *w, const char *at, uint64_t *count, cha
 
 /* "ncrt": {"throttled": [{"name", "calls", "avg_us"[, "total_calls"]}, ...]}:
  * the names libncrt stopped recording. Anything else in it is ignored. */
+static char *span_dup(Loader *L, Span v) {
+  Span s;
+  return span_string(v, &L->tmp, &s) ? xstrndup(s.s, s.n) : NULL;
+}
+
+/* "process": {"pid", "ppid", "start", "role", "detail", "is_rank"} */
+static void read_process(Loader *L, Span v) {
+  ObjIter it;
+  Member f;
+  ProcInfo *p = &L->t->proc;
+  if (!obj_iter_init(&it, v)) return;
+  p->known = true;
+  p->is_rank = true;
+  while (obj_iter_next(&it, &f)) {
+    if (span_eq(f.key, "pid")) span_int(f.val, &p->pid);
+    else if (span_eq(f.key, "ppid")) span_int(f.val, &p->ppid);
+    else if (span_eq(f.key, "start")) free(p->start), p->start = span_dup(L, f.val);
+    else if (span_eq(f.key, "role")) free(p->role), p->role = span_dup(L, f.val);
+    else if (span_eq(f.key, "detail")) free(p->detail), p->detail = span_dup(L, f.val);
+    else if (span_eq(f.key, "is_rank")) p->is_rank = f.val.n == 4 && !memcmp(f.val.s, "true", 4);
+  }
+}
+
+/* "lifetime": {"start", "exit", "written" (µs, as ts), "died"} */
+static void read_lifetime(Loader *L, Span v) {
+  ObjIter it;
+  Member f;
+  Lifetime *l = &L->t->life;
+  if (!obj_iter_init(&it, v)) return;
+  while (obj_iter_next(&it, &f)) {
+    if (span_eq(f.key, "start")) l->has_start = span_us_to_ns(f.val, &l->start);
+    else if (span_eq(f.key, "exit")) l->has_exit = span_us_to_ns(f.val, &l->exit);
+    else if (span_eq(f.key, "written")) l->has_written = span_us_to_ns(f.val, &l->written);
+    else if (span_eq(f.key, "died")) l->died = f.val.n == 4 && !memcmp(f.val.s, "true", 4);
+  }
+}
+
 static void read_throttled(Loader *L, Span ncrt) {
   ObjIter it, arr, fields;
   Member mb, f;
   Span elem, s;
   if (!obj_iter_init(&it, ncrt)) return;
   while (obj_iter_next(&it, &mb)) {
+    if (span_eq(mb.key, "process")) read_process(L, mb.val);
+    else if (span_eq(mb.key, "lifetime")) read_lifetime(L, mb.val);
     if (!span_eq(mb.key, "throttled") || !arr_iter_init(&arr, mb.val)) continue;
     while (arr_iter_next(&arr, &elem)) {
-      Throttled th = {0, -1, -1, 0};
+      Throttled th = {0, -1, -1, 0, -1, -1};
       bool named = false;
       if (!obj_iter_init(&fields, elem)) continue;
       while (obj_iter_next(&fields, &f)) {
@@ -138,6 +177,8 @@ static void read_throttled(Loader *L, Span ncrt) {
         } else if (span_eq(f.key, "calls")) span_int(f.val, &th.calls);
         else if (span_eq(f.key, "total_calls")) span_int(f.val, &th.total_calls);
         else if (span_eq(f.key, "avg_us")) span_double(f.val, &th.avg_us);
+        else if (span_eq(f.key, "from_ts")) span_us_to_ns(f.val, &th.from_ts);
+        else if (span_eq(f.key, "tid")) span_int(f.val, &th.tid);
       }
       if (named) vec_push(&L->t->throttled, th);
     }
@@ -373,6 +414,9 @@ static void trace_free_fields(Trace *t) {
   free(t->notes.first_negative);
   vec_free(&t->notes.unknown_cats);
   vec_free(&t->throttled);
+  free(t->proc.start);
+  free(t->proc.role);
+  free(t->proc.detail);
 }
 
 static void half_free(Half *h) {
@@ -440,6 +484,12 @@ static void half_merge(Loader *L, Half *h, uint64_t events_before) {
     th.name = names[th.name];
     vec_push(&t->throttled, th);
   }
+  if (u->proc.known) {
+    free(t->proc.start), free(t->proc.role), free(t->proc.detail);
+    t->proc = u->proc;
+    memset(&u->proc, 0, sizeof u->proc);
+  }
+  if (u->life.has_written || u->life.has_start || u->life.has_exit) t->life = u->life;
   free(names);
   free(ids);
   free(threads);
@@ -548,10 +598,10 @@ static int load_file(Model *m, const char *path) {
 void model_check_ranks(const Model *m) {
   for (size_t i = 0; i < m->traces.n; i++) {
     const Trace *a = m->traces.v[i];
-    if (a->rank < 0) continue;
+    if (a->rank < 0 || (a->proc.known && !a->proc.is_rank)) continue;
     for (size_t j = 0; j < i; j++) {
       const Trace *b = m->traces.v[j];
-      if (b->rank != a->rank) continue;
+      if (b->rank != a->rank || (b->proc.known && !b->proc.is_rank)) continue;
       nct_warning("rank %lld is in both %s and %s: they are summarised as two ranks of one run (per-rank and "
                   "slow-rank figures mix the files); to compare two runs, summarise each on its own",
                   (long long)a->rank, b->path, a->path);

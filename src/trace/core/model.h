@@ -86,7 +86,30 @@ typedef struct {
   int64_t calls;        /* calls when it was throttled */
   int64_t total_calls;  /* all its calls, -1 when the trace does not say */
   double avg_us;        /* its mean duration then */
+  int64_t from_ts;      /* ns: when recording stopped, -1 unknown */
+  int64_t tid;          /* on which thread, -1 unknown */
 } Throttled;
+
+/* Who the process of a trace is (ncrt's "ncrt.process"): ranks are told
+ * apart from their helper processes (DataLoader and Pool workers,
+ * subprocesses), which belong to the rank they serve. Traces without it
+ * (torch.profiler's, older ncrt ones) are each taken for a rank. */
+typedef struct {
+  bool known;
+  bool is_rank;         /* a rank's main process */
+  int64_t pid, ppid;
+  char *start;          /* "ncrun", "exec", "fork", "spawn", "forkserver" */
+  char *role;           /* "main", "rank", "dataloader worker", ... */
+  char *detail;
+} ProcInfo;
+
+/* When the process lived ("ncrt.lifetime", ns on the events' clock): from
+ * its start to the program's end (exit), then the collector's own exit work
+ * until the trace was written. */
+typedef struct {
+  bool has_start, has_exit, has_written, died;
+  int64_t start, exit, written;
+} Lifetime;
 
 typedef struct {
   char *path;
@@ -101,6 +124,8 @@ typedef struct {
   I64Map process_label; /* pid -> Model.names id of process_name */
   LoadNotes notes;
   VEC(Throttled) throttled;
+  ProcInfo proc;
+  Lifetime life;
 } Trace;
 
 typedef struct {
@@ -113,7 +138,7 @@ typedef struct {
 /* Load one file and append it to m->traces. 0, or -1 (reported). */
 int model_load(Model *m, const char *path);
 void model_free(Model *m);
-/* Several files with the same distributedInfo.rank (two runs given as one,
+/* Several rank processes (not workers) with the same distributedInfo.rank (two runs given as one,
  * e.g. run1/x-rank0 and run2/x-rank0): a warning per file, through
  * nct_warning. Summarising them as one run is what was asked; the warning
  * says what the per-rank figures then mean. */
