@@ -1172,6 +1172,8 @@ static inline int pop_in(RtThread *t, uint16_t dom, uint8_t kind) {
     if (i) t->stack[i - 1].child += dur;
     if (rt_opt.throttle_calls && !(flags & (NAME_THROTTLED | NAME_KEPT)))
       throttle_check(t, f.name, dur > f.child ? dur - f.child : 0);
+    else if (flags & NAME_THROTTLED)
+      throttle_skip(t, f.name); /* opened before the decision: a call after it all the same */
   }
   if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) {
     if (f.gate) {

@@ -35,6 +35,28 @@ static bool row_throttled(const Model *m, const RangeRow *r) {
   return false;
 }
 
+/* A throttled row's calls in all, from the traces' totals: exact for one
+ * trace; over several, the recorded count plus each trace's calls after
+ * its decision. -1 when no trace says. */
+static int64_t row_total_calls(const Model *m, const RangeRow *r) {
+  int64_t extra = 0;
+  bool known = false;
+  for (size_t i = 0; r->merged <= 1 && i < m->traces.n; i++) {
+    const Throttled *th = trace_throttled(m->traces.v[i], r->name);
+    if (!th || th->total_calls < 0) continue;
+    if (m->traces.n == 1) return th->total_calls > (int64_t)r->count ? th->total_calls : (int64_t)r->count;
+    extra += th->total_calls - th->calls;
+    known = true;
+  }
+  return known ? (int64_t)r->count + (extra > 0 ? extra : 0) : -1;
+}
+
+/* Recorded figures scaled to all calls: an estimate (the unrecorded calls
+ * are assumed to cost what the recorded ones did on average). */
+static int64_t scaled(int64_t v, uint64_t recorded, int64_t total) {
+  return recorded && total > 0 ? (int64_t)llround((double)v * (double)total / (double)recorded) : v;
+}
+
 static bool any_throttled(const Model *m) {
   for (size_t i = 0; i < m->traces.n; i++)
     if (m->traces.v[i]->throttled.n) return true;
@@ -182,16 +204,28 @@ static void operations_section(Doc *d, const Model *m, const Summary *s) {
              shown(s->ranges.n, s->opt.top_ranges), s->ranges.n);
   if (any_throttled(m))
     buf_puts(doc_span(d, SPAN_PLAIN), " A count ending in + is of a name ncrt throttled (stopped recording): "
-             "it ran more often than recorded (see the notes).");
+             "it ran more often than recorded (see the notes); where the trace says how often, the count is "
+             "all its calls and the times marked ~ are estimates (the recorded calls' mean times all calls).");
   doc_table(d, "llrrrrrr", "range", "kind", "count", "inclusive ms", "exclusive ms", "GPU ms", "mean ms", "max ms");
   for (size_t i = 0; i < s->ranges.n && i < s->opt.top_ranges; i++) {
     const RangeRow *r = &s->ranges.v[i];
     doc_row(d);
     buf_puts(doc_cell(d), range_row_name(m, s, r));
     kinds_text(r->kinds, doc_cell(d));
-    buf_printf(doc_cell(d), "%llu%s", (unsigned long long)r->count, row_throttled(m, r) ? "+" : "");
-    buf_ms(doc_cell(d), r->incl);
-    buf_ms(doc_cell(d), r->excl);
+    int64_t total = row_throttled(m, r) ? row_total_calls(m, r) : -1;
+    if (total >= 0) {
+      buf_printf(doc_cell(d), "%lld (%llu recorded)", (long long)total, (unsigned long long)r->count);
+      Buf *c = doc_cell(d);
+      buf_putc(c, '~');
+      buf_ms(c, scaled(r->incl, r->count, total));
+      c = doc_cell(d);
+      buf_putc(c, '~');
+      buf_ms(c, scaled(r->excl, r->count, total));
+    } else {
+      buf_printf(doc_cell(d), "%llu%s", (unsigned long long)r->count, row_throttled(m, r) ? "+" : "");
+      buf_ms(doc_cell(d), r->incl);
+      buf_ms(doc_cell(d), r->excl);
+    }
     buf_ms(doc_cell(d), r->gpu);
     buf_ms(doc_cell(d), r->count ? r->sum / (int64_t)r->count : 0);
     buf_ms(doc_cell(d), r->max);
@@ -628,7 +662,18 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
     json_us(b, "gpu_us", r->gpu);
     json_us(b, "mean_us", r->count ? r->sum / (int64_t)r->count : 0); /* as the Markdown's mean */
     json_us(b, "max_us", r->max);
-    if (row_throttled(m, r)) buf_puts(b, "\"throttled\":true,");
+    if (row_throttled(m, r)) {
+      /* count and times are of the recorded calls; with the trace's total,
+       * the estimates for all calls */
+      buf_puts(b, "\"throttled\":true,");
+      int64_t total = row_total_calls(m, r);
+      if (total >= 0) {
+        buf_puts(b, "\"estimated\":true,");
+        json_int(b, "total_calls", (long long)total);
+        json_us(b, "inclusive_us_est", scaled(r->incl, r->count, total));
+        json_us(b, "exclusive_us_est", scaled(r->excl, r->count, total));
+      }
+    }
     json_end(b, '}');
     buf_putc(b, ',');
   }
