@@ -142,5 +142,6 @@ def traces(out_dir, name):
     """The files libncrt wrote for <name> in out_dir (its -cycle<K> and
     -pid<PID> forms included), sorted."""
     pat = [os.path.join(glob.escape(out_dir), glob.escape(name) + s)
-           for s in ("-rank*.pt.trace.json.gz", "-cycle*-rank*.pt.trace.json.gz", "-pid*-rank*.pt.trace.json.gz")]
+           for s in ("-rank*.pt.trace.json.gz", "-cycle*-rank*.pt.trace.json.gz", "-pid*-rank*.pt.trace.json.gz",
+                     "-pid*.pt.trace.json.gz")]  # a worker or subprocess: no rank of its own
     return sorted({p for g in pat for p in glob.glob(g)})

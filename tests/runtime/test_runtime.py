@@ -1469,7 +1469,7 @@ def case_ncrun_usage(c):
          "ncrun: --schedule wait=1,warmup=1,active=0: active must be at least 1 (steps recorded per cycle)"),
         (["--schedule", "1,2"], "ncrun: --schedule 1,2: wants wait=W,warmup=U,active=A[,repeat=R] or W,U,A[,R]"),
         (["-a", "gpuu"], "ncrun: -a gpuu: unknown activity 'gpuu' (did you mean 'gpu'?) (cpu, gpu, mem)"),
-        (["--throttle", "abc"], "ncrun: --throttle abc: wants CALLS:US (e.g. 100000:10) or off"),
+        (["--throttle", "abc"], "ncrun: --throttle abc: wants CALLS or CALLS:US (e.g. 100000 or 100000:10) or off"),
         (["--gzip-level", "12"], "ncrun: --gzip-level 12: wants a zlib level from 0 to 9"),
         (["--shadow", "nodir"], "ncrun: --shadow nodir: No such file or directory"),
         (["--rules", "nofile.yaml"], "ncrun: --rules nofile.yaml: No such file or directory"),

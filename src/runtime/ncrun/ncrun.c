@@ -46,8 +46,8 @@ static const char usage[] =
     "      --schedule SPEC     wait=W,warmup=U,active=A,repeat=R (or W,U,A[,R]) over steps\n"
     "      --step NAME         a range named NAME starts a step (default: ncrt_step()/ncrt.step())\n"
     "      --capture-range PAT record only while a range matching PAT (fnmatch) is open\n"
-    "      --throttle N:US     stop recording a name after N calls averaging under US us\n"
-    "                          (default 100000:10; 'off' disables)\n"
+    "      --throttle N[:US]   stop recording a name after N calls (with :US, only if their\n"
+    "                          exclusive mean was under US us; default 100000; 'off' disables)\n"
     "      --rules FILE        rules used to instrument the program (copied into the run)\n"
     "      --shadow DIR        rewritten Python tree, put first on PYTHONPATH\n"
     "      --torch             ncrt.range also opens torch.profiler.record_function\n"
@@ -856,7 +856,7 @@ static const char *check_throttle(const char *v) {
   long n = strtol(v, &end, 10);
   if (end != v && n > 0 && (!*end || (*end == ':' && end[1] && strtod(end + 1, &end) >= 0 && !*end)))
     return NULL;
-  return "wants CALLS:US (e.g. 100000:10) or off";
+  return "wants CALLS or CALLS:US (e.g. 100000 or 100000:10) or off";
 }
 
 static const char *check_level(const char *v) {
