@@ -69,9 +69,22 @@ def c_bench(a, tmp):
     print("\n## C: one NCRT_RANGE push/pop pair (ns)")
     print("%-44s %10s %8s" % ("", "ns/pair", "ratio"))
     for name, v in (("no tool attached", off), ("libncrt recording (throttle off)", on),
-                    ("libncrt, name throttled (default 100000:10)", thr)):
+                    ("libncrt, name throttled (default rule)", thr)):
         print("%-44s %10.2f %7.1fx" % (name, v, v / off if off > 0 else float("nan")))
     print("target: recording <= 30 ns -> %s" % ("met" if on <= 30 else "NOT met"))
+    if a.baseline_ncrt:
+        # the same program under another collector build (e.g. before a
+        # change), interleaved with this one, as a ratio
+        rows = []
+        for label, ncrt in (("this", a.ncrt), ("baseline", a.baseline_ncrt)):
+            on_ = best(ncrun(["--throttle", "off"], ncrt, [exe, str(n_on)], os.path.join(tmp, "b" + label)))
+            thr_ = best(ncrun([], ncrt, [exe, str(n_on)], os.path.join(tmp, "t" + label)))
+            rows.append((label, on_, thr_))
+        (_, on_a, thr_a), (_, on_b, thr_b) = rows
+        print("\n## C: this collector vs the baseline (%s), ns/pair" % a.baseline_ncrt)
+        print("%-44s %10s %10s %8s" % ("", "this", "baseline", "ratio"))
+        print("%-44s %10.2f %10.2f %7.2fx" % ("recording (throttle off)", on_a, on_b, on_a / on_b))
+        print("%-44s %10.2f %10.2f %7.2fx" % ("name throttled (each's default rule)", thr_a, thr_b, thr_a / thr_b))
 
 
 def py_bench(a, tmp):
@@ -116,6 +129,7 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--ncrt", required=True)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--baseline-ncrt", help="another build's ncrt folder (libncrt.so, ncrun): C figures side by side")
     ap.add_argument("--only", choices=["c", "python", "write"])
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
