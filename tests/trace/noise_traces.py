@@ -48,8 +48,8 @@ def events(calls):
     """calls: (name, ts, dur) in µs -> a Kineto trace document."""
     ev = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python3"}}]
     for name, ts, dur in calls:
-        ev.append({"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 1, "ts": int(ts),
-                   "dur": int(dur), "args": {}})
+        ev.append({"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 1, "ts": int(round(ts)),
+                   "dur": int(round(dur)), "args": {}})
     return {"schemaVersion": 1, "traceEvents": ev}
 
 
