@@ -1060,7 +1060,8 @@
         rowsDrawn.push([y, r]);
       });
       st.textContent = rows.length + ' of ' + (mode === 'ranges' ? C.ranges_total : C.kernels_total) + ' ' + mode +
-        ' with the largest change' + (mode === 'ranges' ? ' in ' + METRICS[metric][0] + ' time' : ' in GPU time');
+        ': significant changes first, then by the change' +
+        (mode === 'ranges' ? ' in ' + METRICS[metric][0] + ' time' : ' in GPU time');
       cv.dataset.rows = rows.length;
       cv.dataset.mode = mode + ':' + metric;
       cv.dataset.first = rows.length ? rows[0].name : '';
