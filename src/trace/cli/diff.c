@@ -1,7 +1,9 @@
-/* diff: `nctrace diff A B` -- each run loaded into its own Model (a trace
- * file or a run directory, as summary takes them), summarised with the
- * same options, compared by diff_compute (core/diff.h) and written as
- * Markdown (diff_doc) or JSON (diff_json).
+/* diff: `nctrace diff A B` or `nctrace diff A1 A2 ... -- B1 B2 ...` -- each
+ * run loaded into its own Model (a trace file or a run directory, as
+ * summary takes them), summarised with the same options, compared by
+ * diff_compute (core/diff.h: several runs per side give each change a
+ * verdict from the run-to-run spread) and written as Markdown (diff_doc)
+ * or JSON (diff_json).
  *
  * Exit status as diff(1) has it for trouble: 2 for a usage error and for
  * a run that cannot be read (the reader's message says where), 0 when the
@@ -12,18 +14,32 @@
 #include "output.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-static const char USAGE[] = "usage: nctrace diff A B [--format md|json] [-o OUT] [--top N] [--step GLOB]";
+static const char USAGE[] = "usage: nctrace diff A B [--format md|json] [-o OUT] [--top N] [--step GLOB]\n"
+                            "       nctrace diff A1 A2... -- B1 B2... [the same options]";
 
 typedef struct {
-  const char *format, *out, *runs[2];
-  size_t nruns, top;
+  const char *format, *out;
+  VEC(const char *) runs[2]; /* side A's runs, side B's */
+  size_t top;
   SummaryOptions opt;
 } DiffArgs;
 
-/* 0, or 2 after saying what is wrong. */
+/* 0, or 2 after saying what is wrong. Without "--", exactly two runs (A,
+ * B); with it, one or more on each side of it. */
+static bool takes_value(const char *s) {
+  return !strcmp(s, "--format") || !strcmp(s, "-o") || !strcmp(s, "--step") || !strcmp(s, "--top");
+}
+
 static int parse_args(int argc, char **argv, DiffArgs *a) {
+  int side = 0;
+  bool sides = false, dashes = false; /* "--" is somewhere; it was passed */
+  for (int i = 1; i < argc; i++) {
+    if (takes_value(argv[i])) i++;
+    else if (!strcmp(argv[i], "--")) sides = true;
+  }
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     if (!strcmp(s, "--format") && i + 1 < argc) a->format = argv[++i];
@@ -31,11 +47,20 @@ static int parse_args(int argc, char **argv, DiffArgs *a) {
     else if (!strcmp(s, "--step") && i + 1 < argc) a->opt.step_glob = argv[++i];
     else if (!strcmp(s, "--top") && i + 1 < argc) {
       if (!parse_count(argv[++i], &a->top)) return nct_error("diff: --top takes a count (0: all), not '%s'", argv[i]), 2;
+    } else if (!strcmp(s, "--")) {
+      if (dashes) return nct_error("diff: '--' separates the two sides once\n%s", USAGE), 2;
+      dashes = true;
+      side = 1;
     } else if (s[0] == '-' && s[1]) return nct_error("diff: unknown or incomplete option '%s'", s), 2;
-    else if (a->nruns == 2) return nct_error("diff: compares two runs; '%s' is a third\n%s", s, USAGE), 2;
-    else a->runs[a->nruns++] = s;
+    else if (!sides && a->runs[0].n == 2) return nct_error("diff: compares two runs; '%s' is a third (several runs per side: A1 A2 -- B1 B2)\n%s", s, USAGE), 2;
+    else vec_push(&a->runs[side], s);
   }
-  if (a->nruns != 2 || (strcmp(a->format, "md") && strcmp(a->format, "json"))) return nct_error("%s", USAGE), 2;
+  if (!dashes && a->runs[0].n == 2) { /* A B */
+    vec_push(&a->runs[1], a->runs[0].v[1]);
+    a->runs[0].n = 1;
+  }
+  if (!a->runs[0].n || !a->runs[1].n || (strcmp(a->format, "md") && strcmp(a->format, "json")))
+    return nct_error("%s", USAGE), 2;
   return 0;
 }
 
@@ -50,22 +75,32 @@ static int load_run(const char *path, const SummaryOptions *opt, Model *m, Summa
 int cmd_diff(int argc, char **argv) {
   DiffArgs a = {.format = "md", .out = "-", .top = 20, .opt = {"ProfilerStep#*", 0, 0}};
   int rc = parse_args(argc, argv, &a);
-  if (rc) return rc;
-  Model m[2];
-  memset(m, 0, sizeof m);
-  Summary s[2];
-  int loaded = 0;
-  for (; loaded < 2; loaded++)
-    if (load_run(a.runs[loaded], &a.opt, &m[loaded], &s[loaded]) < 0) break;
+  if (rc) {
+    vec_free(&a.runs[0]);
+    vec_free(&a.runs[1]);
+    return rc;
+  }
+  size_t na = a.runs[0].n, n = na + a.runs[1].n;
+  Model *m = xcalloc(n, sizeof *m);
+  Summary *s = xcalloc(n, sizeof *s);
+  DiffRun *runs = xcalloc(n, sizeof *runs);
+  const char **paths = xcalloc(n, sizeof *paths);
+  for (size_t i = 0; i < n; i++) paths[i] = i < na ? a.runs[0].v[i] : a.runs[1].v[i - na];
+  size_t loaded = 0;
+  for (; loaded < n; loaded++) {
+    if (load_run(paths[loaded], &a.opt, &m[loaded], &s[loaded]) < 0) break;
+    runs[loaded] = (DiffRun){&m[loaded], &s[loaded]};
+  }
   rc = 2;
-  if (loaded == 2) {
+  if (loaded == n) {
     DiffResult d;
-    diff_compute(&(DiffRun){&m[0], &s[0]}, &(DiffRun){&m[1], &s[1]}, &d);
+    diff_compute(runs, na, runs + na, n - na, &d);
+    DiffLabels lb = {paths, na, paths + na, n - na};
     Buf b = {0};
-    if (!strcmp(a.format, "json")) diff_json(&d, a.runs[0], a.runs[1], a.top, &b);
+    if (!strcmp(a.format, "json")) diff_json(&d, &lb, a.top, &b);
     else {
       Doc doc = {0};
-      diff_doc(&d, a.runs[0], a.runs[1], a.top, &doc);
+      diff_doc(&d, &lb, a.top, &doc);
       doc_write_md(&doc, &b);
       doc_free(&doc);
     }
@@ -73,8 +108,13 @@ int cmd_diff(int argc, char **argv) {
     buf_free(&b);
     diff_free(&d);
   }
-  for (int i = 0; i < loaded; i++) summary_free(&s[i]);
-  model_free(&m[0]);
-  model_free(&m[1]);
+  for (size_t i = 0; i < loaded; i++) summary_free(&s[i]);
+  for (size_t i = 0; i <= loaded && i < n; i++) model_free(&m[i]);
+  free(m);
+  free(s);
+  free(runs);
+  free(paths);
+  vec_free(&a.runs[0]);
+  vec_free(&a.runs[1]);
   return rc;
 }

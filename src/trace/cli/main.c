@@ -26,7 +26,8 @@ static const struct {
    " -o --top --step --compare --shadow ", cmd_report},
   {"kernels", "nctrace kernels TRACE... [--range GLOB] [--top N] [--format md|tsv|json] [-o OUT]\n",
    " --range --top --format -o ", cmd_kernels},
-  {"diff", "nctrace diff A B [--format md|json] [-o OUT] [--top N] [--step GLOB]\n", " --format -o --top --step ",
+  {"diff", "nctrace diff A B [--format md|json] [-o OUT] [--top N] [--step GLOB]\n"
+           "       nctrace diff A1 A2... -- B1 B2... [the same options]\n", " --format -o --top --step ",
    cmd_diff},
 };
 

@@ -31,6 +31,7 @@
 #include "report_source.h"
 
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -540,6 +541,14 @@ static void diff_side_json(Buf *b, const DiffRunInfo *r) {
              (long long)r->range_self, (long long)r->gpu_total);
 }
 
+/* A row's verdict as the page reads it: [significance 0 unknown, 1 within
+ * noise, 2 significant; p (-1: unknown); 95 % half-width, ns (-1)], in
+ * diff_compute's order, which the page keeps. */
+static void noise_json(Buf *b, const NoiseVerdict *v) {
+  if (v->sig == SIG_UNKNOWN) buf_puts(b, "0,-1,-1");
+  else buf_printf(b, "%d,%.4g,%lld", v->sig == SIG_SIGNIFICANT ? 2 : 1, v->p, (long long)llround((v->hi - v->lo) / 2));
+}
+
 static void compare_json(const DiffResult *d, const char *la, const char *lb, Buf *b) {
   buf_puts(b, "\"compare\":{\"a\":");
   json_script_str(b, la);
@@ -549,6 +558,9 @@ static void compare_json(const DiffResult *d, const char *la, const char *lb, Bu
   diff_side_json(b, &d->a);
   buf_puts(b, ",\"b_info\":");
   diff_side_json(b, &d->b);
+  buf_puts(b, ",\"step_noise\":[");
+  noise_json(b, &d->step_noise);
+  buf_puts(b, "]");
   for (int k = 0; k < 2; k++) {
     const DiffRows *rows = k ? &d->kernels : &d->ranges;
     buf_printf(b, ",\"%s\":[", k ? "kernels" : "ranges");
@@ -556,9 +568,11 @@ static void compare_json(const DiffResult *d, const char *la, const char *lb, Bu
       const DiffRow *r = &rows->v[i];
       buf_puts(b, i ? ",[" : "[");
       json_script_str(b, r->name);
-      buf_printf(b, ",%u,%.6g,%.6g,%lld,%lld,%lld,%lld,%lld,%lld]", r->in, r->a.count, r->b.count,
+      buf_printf(b, ",%u,%.6g,%.6g,%lld,%lld,%lld,%lld,%lld,%lld,", r->in, r->a.count, r->b.count,
                  (long long)r->a.incl, (long long)r->b.incl, (long long)r->a.excl, (long long)r->b.excl,
                  (long long)r->a.gpu, (long long)r->b.gpu);
+      noise_json(b, &r->noise);
+      buf_putc(b, ']');
     }
     buf_printf(b, "],\"%s_total\":%zu", k ? "kernels" : "ranges", rows->n);
   }
@@ -660,7 +674,7 @@ int cmd_report(int argc, char **argv) {
   char *label_a = run_label(files.v, files.n), *label_b = cmp.n ? run_label(cmp.v, cmp.n) : NULL;
   if (cmp.n) {
     summary_compute(&mb, &opt, &sb);
-    diff_compute(&(DiffRun){&m, &s}, &(DiffRun){&mb, &sb}, &dr);
+    diff_compute(&(DiffRun){&m, &s}, 1, &(DiffRun){&mb, &sb}, 1, &dr);
   }
   /* the source view: the shadow tree's manifest, the user's files */
   char *env_raw = NULL, *env = env_json_text(files.v[0], &env_raw);
@@ -691,7 +705,8 @@ int cmd_report(int argc, char **argv) {
     buf_html(&b, label_b);
     buf_puts(&b, "</code></h2>\n<div id=\"compare\" class=\"view\"></div>\n<div id=\"compare-tables\">\n");
     Doc cd = {0};
-    diff_doc(&dr, label_a, label_b, opt.top_ranges, &cd);
+    diff_doc(&dr, &(DiffLabels){(const char *const *)&label_a, 1, (const char *const *)&label_b, 1}, opt.top_ranges,
+             &cd);
     doc_write_html(&cd, &b);
     doc_free(&cd);
     buf_puts(&b, "</div>\n");

@@ -978,6 +978,8 @@
   }
 
   /* ---- comparison of two runs (--compare): paired bars, the change beside ---- */
+  function pText(p) { return p < 0.001 ? '< 0.001' : '= ' + p.toFixed(3); }
+
   function compare() {
     var root = $('compare'), C = D.compare;
     if (!root || !C) return;
@@ -997,22 +999,31 @@
     cv.id = 'compare-canvas';
     root.appendChild(bar);
     root.appendChild(cv);
+    /* the verdicts are nctrace diff's (core/diff.c), one per row: 2 significant,
+     * 1 within noise, 0 unknown; the page only sorts and labels by them */
+    var VERDICT = ['unknown', 'within noise', 'significant'], RANK = [1, 2, 0];
+    var sn = C.step_noise;
     root.appendChild(el('div', 'help', 'A: ' + C.a + ' (grey) · B: ' + C.b + ' (blue). ' +
       (C.per_step ? 'The runs have different step counts: every figure is per step. ' : '') +
-      'Rows sorted by the size of the change; red: B takes longer, green: B is faster. The tables below have ' +
-      'every figure.'));
+      'Rows: significant changes first, then unknown, then within noise (nctrace diff\'s test of inclusive ' +
+      'time, GPU time for kernels, against the per-call spread; p < 0.05), each group by the size of the change; ' +
+      'red: B takes longer, green: B is faster, grey: within noise. ' +
+      (sn && sn[0] ? 'The mean step\'s change is ' + VERDICT[sn[0]] + ' (p ' + pText(sn[1]) + '). ' : '') +
+      'The tables below have every figure.'));
     var rowsDrawn = [];
     function draw() {
       var rows = (mode === 'ranges' ? C.ranges : C.kernels).map(function (r) {
         var ai = mode === 'ranges' ? METRICS[metric][1] : 8;
-        return {name: r[0], inn: r[1], ca: r[2], cb: r[3], a: r[ai], b: r[ai + 1]};
+        return {name: r[0], inn: r[1], ca: r[2], cb: r[3], a: r[ai], b: r[ai + 1], sig: r[10], p: r[11], ci: r[12]};
       }).filter(function (r) { return r.a || r.b; });
-      rows.sort(function (x, y) { return Math.abs(y.b - y.a) - Math.abs(x.b - x.a) || (x.name < y.name ? -1 : 1); });
+      rows.sort(function (x, y) {
+        return RANK[x.sig] - RANK[y.sig] || Math.abs(y.b - y.a) - Math.abs(x.b - x.a) || (x.name < y.name ? -1 : 1);
+      });
       rows = rows.slice(0, TOP);
       sel.style.display = mode === 'ranges' ? '' : 'none';
       bR.disabled = mode === 'ranges';
       bK.disabled = mode === 'kernels';
-      var W = Math.max(500, root.clientWidth - 2), RH = 26, ML = 300, MR = 190, MT = 24;
+      var W = Math.max(500, root.clientWidth - 2), RH = 26, ML = 300, MR = 300, MT = 24;
       var H = MT + rows.length * RH + 8, ctx = sizeCanvas(cv, W, Math.max(H, 60));
       ctx.font = FONT;
       ctx.textBaseline = 'middle';
@@ -1036,20 +1047,26 @@
         ctx.fillStyle = '#222';
         var lbl = fitText(ctx, r.name + (r.inn === 1 ? ' (A only)' : r.inn === 2 ? ' (B only)' : ''), ML - 8);
         if (lbl) ctx.fillText(lbl, 4, y + RH / 2);
+        var noise = r.sig === 1;
+        ctx.globalAlpha = noise ? 0.4 : 1;
         ctx.fillStyle = '#a8a8a8';
         ctx.fillRect(ML, y + 3, X(r.a) - ML, 9);
         ctx.fillStyle = '#2f6db0';
         ctx.fillRect(ML, y + 13, X(r.b) - ML, 9);
+        ctx.globalAlpha = 1;
         var d = r.b - r.a, pct = r.a ? ' (' + (d >= 0 ? '+' : '') + (100 * d / r.a).toFixed(1) + ' %)' : '';
-        ctx.fillStyle = d > 0 ? '#b3261e' : d < 0 ? '#1e7b34' : '#555';
-        ctx.fillText((d >= 0 ? '+' : '−') + fmt(Math.abs(d)) + pct, W - MR + 8, y + RH / 2);
+        ctx.fillStyle = noise ? '#888' : d > 0 ? '#b3261e' : d < 0 ? '#1e7b34' : '#555';
+        ctx.fillText((d >= 0 ? '+' : '−') + fmt(Math.abs(d)) + pct + '  ' + VERDICT[r.sig], W - MR + 8, y + RH / 2);
         rowsDrawn.push([y, r]);
       });
       st.textContent = rows.length + ' of ' + (mode === 'ranges' ? C.ranges_total : C.kernels_total) + ' ' + mode +
-        ' with the largest change' + (mode === 'ranges' ? ' in ' + METRICS[metric][0] + ' time' : ' in GPU time');
+        ': significant changes first, then by the change' +
+        (mode === 'ranges' ? ' in ' + METRICS[metric][0] + ' time' : ' in GPU time');
       cv.dataset.rows = rows.length;
       cv.dataset.mode = mode + ':' + metric;
       cv.dataset.first = rows.length ? rows[0].name : '';
+      cv.dataset.order = JSON.stringify(rows.map(function (r) { return r.name; }));
+      cv.dataset.verdicts = JSON.stringify(rows.map(function (r) { return VERDICT[r.sig]; }));
     }
     cv.addEventListener('mousemove', function (ev) {
       var rc = cv.getBoundingClientRect(), my = ev.clientY - rc.top;
@@ -1057,7 +1074,9 @@
         var y = rowsDrawn[i][0], r = rowsDrawn[i][1];
         if (my >= y && my < y + 26) {
           showTip(ev, r.name + '\nA: ' + fmt(r.a) + ' (' + r.ca + '×)\nB: ' + fmt(r.b) + ' (' + r.cb + '×)' +
-            (C.per_step ? '\nper step' : ''));
+            (C.per_step ? '\nper step' : '') + '\n' + VERDICT[r.sig] +
+            (r.sig ? ' (p ' + pText(r.p) + ', ±' + fmt(r.ci) + ' at 95 %, ' +
+             (mode === 'ranges' ? 'inclusive' : 'GPU') + ' time)' : ': no spread to measure (one call on a side, one run per side)'));
           return;
         }
       }
