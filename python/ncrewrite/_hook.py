@@ -87,7 +87,7 @@ def _library_dirs():
         if os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages"):
             dirs.add(p)
     dirs.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # ncrewrite itself
-    return sorted({os.path.realpath(d) for d in dirs if d})
+    return sorted({os.path.realpath(d) for d in dirs if d} | {os.path.abspath(d) for d in dirs if d})
 
 
 class Loader(SourceFileLoader):
@@ -154,8 +154,12 @@ class Hook:
         program's own (the engine would take every file of a tree)."""
         if self.modules is not None:
             return any(name == m or name.startswith(m + ".") for m in self.modules)
-        real = os.path.realpath(origin)
-        return not any(real == d or real.startswith(d + os.sep) for d in self._library)
+        # where it was found and where it really is: Debian's sitecustomize.py
+        # lies in the standard library's folder as a link into /etc
+        for p in {os.path.abspath(origin), os.path.realpath(origin)}:
+            if any(p == d or p.startswith(d + os.sep) for d in self._library):
+                return False
+        return True
 
     def wants(self, name, is_package, origin):
         """Would the hook rewrite this module (found at origin)?"""

@@ -105,9 +105,11 @@ def unavailable():
 
 
 def rank():
-    from ._ncrt_torch_export import rank_from_env  # one rule for both backends (and libncrt's order)
+    """torch.distributed's rank once initialized, else the launcher's
+    variables (one rule for both backends, and libncrt's order)."""
+    from ._ncrt_torch_export import rank_now
 
-    return rank_from_env(os.environ)[0]
+    return rank_now(os.environ)
 
 
 def control(msg):

@@ -57,18 +57,21 @@ def default_profile_name():
 
 
 class Schedule:
-    """torch.profiler.schedule's four numbers: `wait` steps skipped, `warmup`
-    steps run but not kept, `active` steps recorded, the cycle done `repeat`
-    times (0: until the region ends). Steps come from prof.step()."""
-    __slots__ = ("wait", "warmup", "active", "repeat")
+    """torch.profiler.schedule's numbers: `skip_first` steps skipped once,
+    then cycles of `wait` steps skipped, `warmup` steps run but not kept,
+    `active` steps recorded, the cycle done `repeat` times (0: until the
+    region ends). Steps come from prof.step()."""
+    __slots__ = ("wait", "warmup", "active", "repeat", "skip_first")
 
-    def __init__(self, wait=0, warmup=0, active=1, repeat=1):
-        for k, v in (("wait", wait), ("warmup", warmup), ("active", active), ("repeat", repeat)):
+    def __init__(self, wait=0, warmup=0, active=1, repeat=1, skip_first=0):
+        for k, v in (("wait", wait), ("warmup", warmup), ("active", active), ("repeat", repeat),
+                     ("skip_first", skip_first)):
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise ValueError("schedule: %s must be a whole number >= 0, not %r" % (k, v))
         if active < 1:
             raise ValueError("schedule: active must be at least 1")
         self.wait, self.warmup, self.active, self.repeat = wait, warmup, active, repeat
+        self.skip_first = skip_first
 
     @classmethod
     def coerce(cls, s):
@@ -82,11 +85,12 @@ class Schedule:
 
     def steps_needed(self):
         """Steps for every cycle to complete (torch.profiler's count)."""
-        return self.wait + (self.warmup + self.active) * max(1, self.repeat)
+        return self.skip_first + (self.wait + self.warmup + self.active) * max(1, self.repeat)
 
     def __repr__(self):
-        return "Schedule(wait=%d, warmup=%d, active=%d, repeat=%d)" % (self.wait, self.warmup, self.active,
-                                                                        self.repeat)
+        return "Schedule(wait=%d, warmup=%d, active=%d, repeat=%d%s)" % (
+            self.wait, self.warmup, self.active, self.repeat,
+            ", skip_first=%d" % self.skip_first if self.skip_first else "")
 
 
 def _activities(acts):
@@ -144,6 +148,7 @@ class ProfilerContext:
         self.gzip_level = gzip_level
         self.trace_paths = []
         self.steps = 0
+        self.yielded = False  # the region's code started its own torch profiler, and ours gave way
         self._impl = None
         self._lock = threading.Lock()
 
@@ -216,6 +221,14 @@ class ProfilerContext:
         return self.trace_paths
 
 
+def _stat(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
 class _NcrtImpl:
     """libncrt in this process (ncrewrite._runtime)."""
 
@@ -233,11 +246,12 @@ class _NcrtImpl:
         _runtime.make_spill_dir()
         if "GPU" in p.activities:
             _runtime.attach_gpu()
+        self.before = {f: _stat(f) for f in _runtime.traces(p.output_dir, p.profile_name)}
         self.m = _runtime.ncrt()
         s = p.schedule
         if s is not None and self.writes:
-            _runtime.control("schedule\t%d\t%d\t%d\t%d\t%s\t%s" % (s.wait, s.warmup, s.active, s.repeat,
-                                                                   p.output_dir, p.profile_name))
+            _runtime.control("schedule\t%d\t%d\t%d\t%d\t%d\t%s\t%s" % (s.wait, s.warmup, s.active, s.repeat,
+                                                                       s.skip_first, p.output_dir, p.profile_name))
         else:
             self.m.start()
 
@@ -254,8 +268,9 @@ class _NcrtImpl:
                 _runtime.control("write\t%s\t%s" % (p.output_dir, p.profile_name))
         if not self.writes:
             return []  # ncrun (it writes at exit) or another NVTX tool
-        t0 = p._t0 - 1
-        return [f for f in _runtime.traces(p.output_dir, p.profile_name) if os.path.getmtime(f) >= t0]
+        # this region's files: new or rewritten since it began (never an
+        # older region's of the same name)
+        return [f for f in _runtime.traces(p.output_dir, p.profile_name) if _stat(f) != self.before.get(f)]
 
 
 class _TorchImpl:
@@ -293,15 +308,56 @@ class _TorchImpl:
                   profile_memory=p.profile_memory, on_trace_ready=self._ready)
         if p.schedule is not None:
             s = p.schedule
-            kw["schedule"] = tp.schedule(wait=s.wait, warmup=s.warmup, active=s.active, repeat=s.repeat)
+            kw["schedule"] = tp.schedule(wait=s.wait, warmup=s.warmup, active=s.active, repeat=s.repeat,
+                                         skip_first=s.skip_first)
         self.written = []
         self.t0_ns = time.time_ns()
+        self.done = False
         m = _runtime.ncrt()
         self.bridge_was = m._torch_bridge(True) if m is not None else None
         self.prof = tp.profile(**kw)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.prof.start()
+        self._guard()
+
+    def _guard(self):
+        """torch allows one profiler per thread: when the region's code starts
+        its own (seed 000's "Custom Integration", vLLM's profiler), ours
+        stops first, writing what it recorded, and theirs runs, instead of
+        the program's failing with "Profiler is already enabled on this
+        thread". ProfilerContext.yielded says it happened."""
+        self.guarded = []
+        try:
+            import torch.autograd.profiler as ap
+        except Exception:  # noqa: BLE001
+            return
+        impl = self
+        for n in ("_prepare_profiler", "_enable_profiler"):
+            orig = getattr(ap, n, None)
+            if orig is None:
+                continue
+
+            def guard(*a, _orig=orig, **k):
+                impl._yield()
+                return _orig(*a, **k)
+
+            setattr(ap, n, guard)
+            self.guarded.append((ap, n, orig))
+
+    def _unguard(self):
+        for mod, n, orig in getattr(self, "guarded", ()):
+            setattr(mod, n, orig)
+        self.guarded = []
+
+    def _yield(self):
+        if self.done:
+            return
+        self.done = True
+        self.p.yielded = True
+        self._unguard()
+        _say("the region's code started its own torch profiler: ours stopped first (its trace so far is written)")
+        self._finish()
 
     @staticmethod
     def _cuda(torch, tp):
@@ -320,9 +376,10 @@ class _TorchImpl:
         self.written.append(self.export.write(prof, p.output_dir, worker, p.gzip_level, opt))
 
     def step(self):
-        self.prof.step()
+        if not self.done:
+            self.prof.step()
 
-    def stop(self):
+    def _finish(self):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -331,6 +388,13 @@ class _TorchImpl:
             m = _runtime.ncrt()
             if m is not None and self.bridge_was is not None:
                 m._torch_bridge(self.bridge_was)
+                self.bridge_was = None
+
+    def stop(self):
+        self._unguard()
+        if not self.done:
+            self.done = True
+            self._finish()
         return self.written
 
 
@@ -461,8 +525,12 @@ def load_profiling_config(path, epochs=None, epochs_key="training.epochs", text=
     profile_name, backend. Returns None when the file has no profiling
     section.
 
-    The epochs check: the run must have at least wait + (warmup + active) ×
-    (repeat + 1) epochs (steps), the rule the training guide states;
+    The schedule means what the training guide says: `wait` epochs skipped
+    once, then the warmup + active cycle run repeat + 1 times (with repeat=1
+    it runs twice), i.e. Schedule(skip_first=wait, wait=0, warmup, active,
+    repeat + 1) -- unlike torch.profiler.schedule(repeat=N), which runs N
+    cycles and waits in each. The epochs check: the run must have at least
+    wait + (warmup + active) × (repeat + 1) epochs (steps), the same rule;
     `epochs` is given, or read from `epochs_key` in the same file."""
     from . import _engine
 
@@ -550,5 +618,10 @@ def load_profiling_config(path, epochs=None, epochs_key="training.epochs", text=
     if errs:
         raise ConfigError("\n".join(errs))
     if sched["active"] >= 1:
-        vals["schedule"] = Schedule(**sched)
+        # The section's own meaning (the training guide's): `wait` epochs
+        # skipped once, then the warmup + active cycle run repeat + 1 times
+        # (repeat=1: twice). torch.profiler.schedule's repeat counts cycles
+        # and waits in each: this is skip_first=wait, wait=0, repeat+1.
+        vals["schedule"] = Schedule(wait=0, warmup=sched["warmup"], active=sched["active"],
+                                    repeat=sched["repeat"] + 1, skip_first=sched["wait"])
     return vals

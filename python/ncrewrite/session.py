@@ -65,6 +65,32 @@ def _module_root(module):
     return root, origin
 
 
+_TRACE_ENDS = (".trace.json.gz", ".trace.json", ".pt.trace.json.gz")
+
+
+def _trace_files(d):
+    """{path: (mtime_ns, size, inode)} of the trace files under d."""
+    out = {}
+    for root, _, files in os.walk(d):
+        for f in files:
+            if f.endswith(_TRACE_ENDS):
+                p = os.path.join(root, f)
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    continue
+                out[p] = (st.st_mtime_ns, st.st_size, st.st_ino)
+    return out
+
+
+def _new_trace_files(d, before):
+    """Trace files under d that are new or changed since the snapshot
+    `before`, oldest first."""
+    now = _trace_files(d)
+    new = [p for p, v in now.items() if before.get(p) != v]
+    return sorted(new, key=lambda p: (now[p][0], p))
+
+
 class ProfilingSession:
     """An iterative profiling session (nCompass's ProfilingSession).
 
@@ -145,13 +171,20 @@ class ProfilingSession:
         custom one), that file is returned."""
         n = len(self.iterations) + 1
         name = "%s_%s" % (self.session_name, trace_name_suffix or "iter%d" % n)
-        t0 = time.time()
+        before = _trace_files(self.trace_output_dir)
         prof = ProfilerContext(output_dir=self.trace_output_dir, profile_name=name, backend=self.backend,
                                activities=self.activities)
         with prof:
             user_code()
         paths = [str(p) for p in prof.trace_paths]
-        path = paths[-1] if paths else self._newest_trace(t0)
+        # a trace the user's code saved itself (vLLM's profiler, a custom
+        # one) in this run: new or rewritten since it began, never an older
+        # run's; it wins over ours when another profiler took over from ours
+        theirs = [p for p in _new_trace_files(self.trace_output_dir, before) if p not in paths]
+        if theirs and (not paths or getattr(prof, "yielded", False)):
+            path = theirs[-1]
+        else:
+            path = paths[-1] if paths else None
         if path is None:
             from . import _runtime
 
@@ -170,17 +203,6 @@ class ProfilingSession:
                                 "summary": None, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
         self._save_history()
         return path
-
-    def _newest_trace(self, since):
-        best = None
-        for root, _, files in os.walk(self.trace_output_dir):
-            for f in files:
-                if f.endswith((".trace.json.gz", ".trace.json", ".pt.trace.json.gz")):
-                    p = os.path.join(root, f)
-                    m = os.path.getmtime(p)
-                    if m >= since - 1 and (best is None or m > best[0]):
-                        best = (m, p)
-        return best[1] if best else None
 
     def _trace(self, trace_path):
         p = trace_path or self.latest_trace

@@ -26,7 +26,7 @@
  * as <dir>/<name>-rank<R>.pt.trace.json.gz (the Python package's profilers
  * stop, then write: a trace when the profiled region ends) */
 #define NCRT_WRITE_PREFIX "write\t"
-/* "schedule\t<wait>\t<warmup>\t<active>\t<repeat>\t<dir>\t<name>": a
+/* "schedule\t<wait>\t<warmup>\t<active>\t<repeat>[\t<skip_first>]\t<dir>\t<name>": a
  * profiler with a torch.profiler-style schedule starts (step 0 now; each
  * step verb moves it; cycles written as <dir>/<name>[-cycle<K>]-rank<R>...);
  * "schedule_end": it stops, writing the cycle still open */

@@ -735,8 +735,14 @@ static void step_begin_locked(void) {
     tsteps_begin();
     return;
   }
-  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
-  long c = step_index / len, pos = step_index % len;
+  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active, si = step_index - rt_opt.skip_first;
+  if (si < 0) { /* skip_first: before every cycle, once */
+    sched_on = 0;
+    recompute();
+    tsteps_begin();
+    return;
+  }
+  long c = si / len, pos = si % len;
   /* pos 0: a new cycle, also when wait and warmup are 0 (the cycles would
    * run together otherwise) */
   if (cycle_open && (pos < rt_opt.wait + rt_opt.warmup || pos == 0)) {
@@ -758,25 +764,27 @@ static void step_begin_locked(void) {
 static void step_end_locked(void) {
   tsteps_end();
   if (!rt_opt.active || !cycle_open) return;
-  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
-  if (step_index % len == len - 1) {
+  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active, si = step_index - rt_opt.skip_first;
+  if (si >= 0 && si % len == len - 1) {
     sched_on = 0;
     recompute();
     write_cycle_locked();
   }
 }
 
-/* "schedule\t<wait>\t<warmup>\t<active>\t<repeat>\t<dir>\t<name>": a
+/* "schedule\t<wait>\t<warmup>\t<active>\t<repeat>[\t<skip_first>]\t<dir>\t<name>": a
  * profiler with a schedule starts (step 0 begins now, as after
  * torch.profiler's start()); "schedule_end": it stops, writing the cycle
  * still open, as torch.profiler's stop() does. Called with ctl_lock held. */
 static void schedule_set(const char *args) {
-  long v[4];
+  long v[5] = {0, 0, 0, 0, 0};
   const char *p = args;
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 5; i++) {
     char *end;
-    v[i] = strtol(p, &end, 10);
-    if (end == p || *end != '\t' || v[i] < 0) return;
+    long x = strtol(p, &end, 10);
+    if (i == 4 && (end == p || *end != '\t')) break; /* skip_first is optional */
+    if (end == p || *end != '\t' || x < 0) return;
+    v[i] = x;
     p = end + 1;
   }
   const char *n = strchr(p, '\t');
@@ -788,6 +796,7 @@ static void schedule_set(const char *args) {
   rt_opt.warmup = v[1];
   rt_opt.active = v[2];
   rt_opt.repeat = v[3];
+  rt_opt.skip_first = v[4];
   tsteps_reset();
   step_index = -1;
   cycles_done = 0;
@@ -832,7 +841,9 @@ static void control(const char *msg) {
     if (n && (size_t)(n - d) < sizeof dir && n[1]) {
       memcpy(dir, d, (size_t)(n - d));
       dir[n - d] = 0;
+      rt_write_force = 1;
       if (rt_write_trace(dir, n + 1) < 0) rt_say("the trace %s/%s was not written", dir, n + 1);
+      rt_write_force = 0;
     }
   } else if (!strncmp(msg, NCRT_ROLE_PREFIX, sizeof NCRT_ROLE_PREFIX - 1)) {
     /* "role\t<role>\t<detail>": what the Python module learnt of this process */
@@ -1497,11 +1508,11 @@ void rt_atexit(void) {
       rt_say("the run had %ld step%s; the schedule wait=%ld warmup=%ld active=%ld repeat=%ld needs %ld; "
              "%ld of %ld cycle%s recorded%s",
              step_index + 1, step_index + 1 == 1 ? "" : "s", rt_opt.wait, rt_opt.warmup, rt_opt.active,
-             rt_opt.repeat, len * want, cycles_done, want, want == 1 ? "" : "s",
+             rt_opt.repeat, rt_opt.skip_first + len * want, cycles_done, want, want == 1 ? "" : "s",
              rt_opt.step_name[0] ? "" : " (steps come from ncrt_step() / ncrt.step() or --step NAME)");
     else if (cycles_done == 0)
       rt_say("the run had %ld step%s; the schedule needs %ld for one cycle: nothing recorded", step_index + 1,
-             step_index + 1 == 1 ? "" : "s", len);
+             step_index + 1 == 1 ? "" : "s", rt_opt.skip_first + len);
   } else if (rt_opt.dormant && !capture_on) {
     rt_write_trace(NULL, NULL); /* in-process, no region open: the profilers wrote theirs; remove the spill files */
   } else {

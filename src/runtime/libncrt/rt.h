@@ -30,6 +30,7 @@ typedef struct {
   int rank, world_size;
   /* schedule over steps; active == 0: no schedule, record everything */
   long wait, warmup, active, repeat;
+  long skip_first;              /* steps skipped once before the first cycle (torch's skip_first) */
   char step_name[256];          /* range name that marks a step, "" none */
   char gate[256];               /* fnmatch pattern; record only inside it */
   long throttle_calls;          /* 0: no throttle */
@@ -210,6 +211,9 @@ const char *rt_domain_name(uint16_t id);
  * name NULL: nothing written, the spill files removed at exit.
  * Returns 0, -1 on failure (said once), 1 when there was nothing to write. */
 int rt_write_trace(const char *dir, const char *name);
+/* set around rt_write_trace: write a trace even with nothing recorded (the
+ * Python package's region ended: its trace must exist, empty or not) */
+extern int rt_write_force;
 /* Async-signal-safe: claim and write t's committed records. 0 ok, -1 lost. */
 int rt_spill_thread(RtThread *t);
 /* Async-signal-safe: spill every thread, write new names and the snapshot

@@ -1864,6 +1864,8 @@ static char *json_dup(const char *s) {
   return e;
 }
 
+int rt_write_force;
+
 int rt_write_trace(const char *dir, const char *name) {
   int keep = 0;
   pthread_mutex_lock(&write_lock);
@@ -1888,8 +1890,11 @@ int rt_write_trace(const char *dir, const char *name) {
       open[nopen++] = (OpenFrame){__atomic_load_n(&t->tid, __ATOMIC_ACQUIRE), i, f.name, f.domain, f.start};
     }
   }
+  /* nothing recorded: no file, except when a profiled region asked for its
+   * trace (rt_write_force): a region that ran nothing still has one, as
+   * torch.profiler writes one */
   if (!name || (to <= trace_from && gpu_work <= gpu_work_from && !rt_cupti_count() && !nopen && !span_carry_n &&
-                !spill_err))
+                !spill_err && !rt_write_force))
     goto done;
   char path[2048];
   if (!dir) dir = rt_opt.out_dir;

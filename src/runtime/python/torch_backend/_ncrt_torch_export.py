@@ -13,6 +13,20 @@ import os
 RANK_KEYS = ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")  # libncrt's order (options.c)
 
 
+def rank_now(env):
+    """This process's rank: torch.distributed's once it is initialized (an
+    mp.spawn child has no RANK variable), else rank_from_env's."""
+    import sys
+
+    d = sys.modules.get("torch.distributed")
+    try:
+        if d is not None and d.is_available() and d.is_initialized():
+            return d.get_rank()
+    except Exception:  # noqa: BLE001
+        pass
+    return rank_from_env(env)[0]
+
+
 def rank_from_env(env):
     """(rank, ranked): the first of RANK_KEYS set (0 if not a number), and
     whether any was set (torchrun, Slurm, MPI)."""
@@ -26,9 +40,9 @@ def rank_from_env(env):
 
 
 def write(prof, out_dir, worker, gzip_level, opt):
-    """prof's trace as <out_dir>/<worker>.<ms>.pt.trace.json.gz (TensorBoard's
-    name; never over another file: written to a hidden temporary file, then
-    linked), Kineto's export or, for torch without Kineto, write_converted's;
+    """prof's trace as <out_dir>/<worker>.pt.trace.json.gz (TensorBoard's
+    name), or <worker>.<ms>.pt.trace.json.gz when that is taken (never over
+    another file: written to a hidden temporary file, then linked), Kineto's export or, for torch without Kineto, write_converted's;
     returns the path. opt: record_shapes, with_stack, mem, rank, t0_ns (wall
     clock at the start, the converted layout's time base), metadata (the
     trace's "ncrt" object)."""
@@ -46,17 +60,18 @@ def write(prof, out_dir, worker, gzip_level, opt):
                 shutil.copyfileobj(src, dst, 1 << 20)
         else:
             write_converted(prof, tmp + ".gz", worker, gzip_level, opt)
-        ms = int(time.time() * 1000)
+        ms = None  # the plain name first, then <ms> until a free one
         while True:  # TensorBoard's name; never over another file
-            path = os.path.join(d, "%s.%d.pt.trace.json.gz" % (worker, ms))
+            path = os.path.join(d, "%s.pt.trace.json.gz" % worker if ms is None else
+                                "%s.%d.pt.trace.json.gz" % (worker, ms))
             try:
                 os.link(tmp + ".gz", path)
                 break
             except FileExistsError:
-                ms += 1
+                ms = int(time.time() * 1000) if ms is None else ms + 1
             except OSError:  # no hard links here
                 if os.path.exists(path):
-                    ms += 1
+                    ms = int(time.time() * 1000) if ms is None else ms + 1
                     continue
                 os.replace(tmp + ".gz", path)
                 break
