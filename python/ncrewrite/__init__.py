@@ -42,13 +42,16 @@ def recording():
     return _runtime.mode()
 
 
-def enable_rewrites(config, cache_dir=None, warn_imported=True):
+def enable_rewrites(config=None, cache_dir=None, warn_imported=True):
     """Rewrite the modules `config` targets as they are imported from now on.
 
     config: a rule file's path (YAML or JSON), a dict with a rule file's
     keys (the nCompass SDK's RewriteConfig as a dict), an object with
     to_dict()/model_dump(), or a RewriteConfig. Raises RulesError (the
-    engine's file:line:col diagnostics) if the rules have errors.
+    engine's file:line:col diagnostics) if the rules have errors. None (the
+    seed's Optional config): the configuration enabled last in this process
+    (after disable_rewrites(), the same rules again); if none was, ValueError
+    naming what to pass.
     cache_dir: where instrumented sources are kept (default
     $NCREWRITE_CACHE or ~/.cache/ncrewrite). Target modules already imported
     are listed in an NcrewriteWarning (and in the returned hook's
@@ -57,6 +60,11 @@ def enable_rewrites(config, cache_dir=None, warn_imported=True):
     Python) enable the same hook at start-up, through NCREWRITE_HOOK and the
     installed ncrewrite-bootstrap.pth. Replaces a hook enabled before.
     Returns the hook (stats, already_imported, cache_dir)."""
+    if config is None:
+        config = _hook.last_config()
+        if config is None:
+            raise ValueError("enable_rewrites(): no config given and none enabled before in this process: pass "
+                             "a RewriteConfig, a dict of rules or a rule file's path")
     return _hook.enable(config, cache_dir=cache_dir, warn_imported=warn_imported)
 
 

@@ -338,8 +338,17 @@ def _rules_file_for(hook_root, config):
     return p
 
 
+_last_config = None
+
+
+def last_config():
+    """The RewriteConfig enabled last in this process (enable_rewrites()
+    with no config enables it again), or None."""
+    return _last_config
+
+
 def enable(config, cache_dir=None, modules=None, exclude_modules=(), warn_imported=True):
-    global _active
+    global _active, _last_config
     cfg = RewriteConfig.coerce(config)
     rules = cfg.load()  # RulesError with the engine's diagnostics
     if rules.warnings:
@@ -359,6 +368,8 @@ def enable(config, cache_dir=None, modules=None, exclude_modules=(), warn_import
         if rules_file is None:
             os.environ.pop(ENV, None)
         _active = hook
+        if modules is None and not exclude_modules:
+            _last_config = cfg
     return hook
 
 

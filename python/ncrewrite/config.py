@@ -73,9 +73,57 @@ class RewriteConfig:
         """Check with the engine: the warnings (str) or RulesError."""
         return self.load().warnings
 
+    # -- nCompass's attributes (seed 001: targets, ai_analysis_targets,
+    # full_trace_mode), read from the rule text --
+
+    def to_dict(self):
+        """The rules as a dict (nCompass's configuration format)."""
+        if self.path and not self.path.endswith(".json"):
+            return _tree_to_py(_engine.yaml_tree(self.text, self.name)) or {}
+        try:
+            d = json.loads(self.text)
+        except ValueError:
+            d = _tree_to_py(_engine.yaml_tree(self.text, self.name))
+        return d if isinstance(d, dict) else {}
+
+    @property
+    def targets(self):
+        return self.to_dict().get("targets") or {}
+
+    @property
+    def ai_analysis_targets(self):
+        return list(self.to_dict().get("ai_analysis_targets") or [])
+
+    @property
+    def full_trace_mode(self):
+        return bool(self.to_dict().get("full_trace_mode", False))
+
     @property
     def digest(self):
         return hashlib.sha256(self.data).hexdigest()
 
     def __repr__(self):
         return "RewriteConfig(%s)" % (self.path or "%d bytes of JSON" % len(self.data))
+
+
+def _tree_to_py(node):
+    """An _engine.yaml_tree node as plain Python (null scalars: None; YAML
+    scalars stay strings except true/false and whole numbers)."""
+    if node is None:
+        return None
+    kind, _, _, v = node
+    if kind == "map":
+        return {_tree_to_py(k): _tree_to_py(x) for k, x in v}
+    if kind == "seq":
+        return [_tree_to_py(x) for x in v]
+    text, quoted, null = v
+    if null:
+        return None
+    if not quoted:
+        if text in ("true", "True", "false", "False"):
+            return text.lower() == "true"
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    return text

@@ -30,7 +30,7 @@ import time
 
 from . import _engine
 from . import _hook
-from .config import RewriteConfig, RulesError
+from .config import RewriteConfig, RulesError, _tree_to_py
 from .profiler import ProfilerContext
 
 
@@ -89,6 +89,15 @@ def _new_trace_files(d, before):
     now = _trace_files(d)
     new = [p for p, v in now.items() if before.get(p) != v]
     return sorted(new, key=lambda p: (now[p][0], p))
+
+
+def _python_words(msg):
+    """The feedback command's diagnostics in submit_feedback's terms: its
+    arguments, not the command's flags (positions and carets are kept)."""
+    import re
+
+    msg = re.sub(r"give --lines (\d+)-(\d+), or --snap", r"give start_line=\1, end_line=\2, or snap=True", msg)
+    return msg.replace("--lines", "start_line/end_line")
 
 
 class ProfilingSession:
@@ -281,7 +290,8 @@ class ProfilingSession:
 
     # ---- feedback and markers ----
 
-    def submit_feedback(self, feedback_text, target_module, start_line, end_line, trace_path=None, drill_top=3):
+    def submit_feedback(self, feedback_text, target_module, start_line, end_line, trace_path=None, drill_top=3,
+                        snap=False):
         """Add lines start_line..end_line of target_module to the session's
         rules, with feedback_text as the range's reasoning (`ncrewrite
         feedback`: checked against the module's source, RulesError with the
@@ -289,13 +299,31 @@ class ProfilingSession:
         a trace is known, `ncrewrite drill --top drill_top` adds ranges one
         level inside its costliest ranges (shadow-tree runs only: with the
         import hook there is no manifest to trace ranges back; its message
-        is kept in the history). Returns the updated configuration."""
+        is kept in the history). Returns the updated configuration.
+
+        Bad input raises, and leaves the rules as they were: TypeError (a
+        line that is not an int), ValueError (a line under 1, start_line
+        after end_line, a module not on sys.path), RulesError (the range is
+        not valid in the module: file:line:col, the line and a caret; e.g.
+        lines that split a statement -- snap=True takes the whole
+        statements -- or that start on a docstring). Lines that are a whole
+        function, from its `def` (or decorator) to its end, time each call:
+        the function's body is wrapped, not the `def` statement."""
+        for what, v in (("start_line", start_line), ("end_line", end_line)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError("submit_feedback: %s must be a line number (int), not %r" % (what, v))
+            if v < 1:
+                raise ValueError("submit_feedback: %s must be 1 or more (lines count from 1), not %d" % (what, v))
+        if start_line > end_line:
+            raise ValueError("submit_feedback: start_line %d is after end_line %d" % (start_line, end_line))
         root, _ = _module_root(target_module)
         argv = ["ncrewrite", "feedback", "--config", self.rules_path, "--src", root, "--module", target_module,
-                "--lines", "%d-%d" % (int(start_line), int(end_line)), "--text", feedback_text]
+                "--lines", "%d-%d" % (start_line, end_line), "--text", feedback_text]
+        if snap:
+            argv.append("--snap")
         status, out, err = _engine.run_tool(argv)
         if status != 0:
-            raise RulesError(err.strip())
+            raise RulesError(_python_words(err.strip()))
         entry = {"feedback_text": feedback_text, "target_module": target_module, "start_line": int(start_line),
                  "end_line": int(end_line), "message": err.strip()}
         trace = trace_path or self.latest_trace
@@ -424,24 +452,3 @@ class ProfilingSession:
         return copy.deepcopy(self.iterations)
 
 
-def _tree_to_py(node):
-    """An _engine.yaml_tree node as plain Python (null scalars: None; YAML
-    scalars stay strings except true/false and whole numbers)."""
-    if node is None:
-        return None
-    kind, _, _, v = node
-    if kind == "map":
-        return {_tree_to_py(k): _tree_to_py(x) for k, x in v}
-    if kind == "seq":
-        return [_tree_to_py(x) for x in v]
-    text, quoted, null = v
-    if null:
-        return None
-    if not quoted:
-        if text in ("true", "True", "false", "False"):
-            return text.lower() == "true"
-        try:
-            return int(text)
-        except ValueError:
-            pass
-    return text

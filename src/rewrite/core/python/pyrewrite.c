@@ -777,6 +777,22 @@ static Wrap *snap_lines(Py *py, TSNode block, int s, int e, Rule *rule, const ch
         vec_free(&kids);
         return NULL;
       }
+    /* a docstring must stay its block's first statement: inside a `with`
+     * it is a plain string, the module's (class's, function's) __doc__ is
+     * None, and at module level the prelude that binds __ncrt__ would come
+     * after the range that uses it */
+    if (i0 == 0 && is_docstring(kids.v[0])) {
+      if (i1 == 0)
+        ruledoc_diag((RuleDoc *)&py->job->rules->doc, &py->job->diags, DIAG_ERROR, rule->at,
+                     "lines %d-%d are only a docstring, which must stay first in its block (it is __doc__): "
+                     "nothing there runs", s + 1, e + 1);
+      else
+        ruledoc_diag((RuleDoc *)&py->job->rules->doc, &py->job->diags, DIAG_ERROR, rule->at,
+                     "lines %d-%d include a docstring, which must stay first in its block (it is __doc__): "
+                     "start at line %d", s + 1, e + 1, row0(kids.v[1]) + 1);
+      vec_free(&kids);
+      return NULL;
+    }
     int r0 = row0(kids.v[i0]), r1 = row1(kids.v[i1]);
     char *name = r0 == r1 ? xasprintf("%s:L%d", base, r0 + 1) : xasprintf("%s:L%d-%d", base, r0 + 1, r1 + 1);
     Wrap *w = add_wrap(py, block, &kids, i0, i1, rule, name, "lines", NULL);
