@@ -221,6 +221,22 @@ class ProfilerContext:
         return self.trace_paths
 
 
+class _Progress:
+    """A callback (done, total) that says how far a long job is, every 2 s
+    once it has run 2 s; silent for short ones."""
+
+    def __init__(self, what):
+        self.what = what
+        self.t0 = time.monotonic()
+        self.last = self.t0
+
+    def __call__(self, done, total):
+        now = time.monotonic()
+        if now - self.t0 >= 2 and now - self.last >= 2:
+            self.last = now
+            _say("%s: %d of %d events" % (self.what, done, total))
+
+
 def _stat(path):
     try:
         st = os.stat(path)
@@ -370,7 +386,7 @@ class _TorchImpl:
         p = self.p
         worker = "%s-rank%d" % (p.profile_name, _runtime.rank())
         opt = {"record_shapes": p.record_shapes, "with_stack": p.with_stack, "mem": p.profile_memory,
-               "rank": _runtime.rank(), "t0_ns": self.t0_ns,
+               "rank": _runtime.rank(), "t0_ns": self.t0_ns, "progress": _Progress("writing the trace"),
                "metadata": {"backend": "torch (in-process)", "activities": [a.lower() for a in p.activities],
                             "schedule": repr(p.schedule) if p.schedule else "", "steps": p.steps}}
         self.written.append(self.export.write(prof, p.output_dir, worker, p.gzip_level, opt))
@@ -380,11 +396,18 @@ class _TorchImpl:
             self.prof.step()
 
     def _finish(self):
+        # torch parses its events as it stops (without Kineto, ~50 us an
+        # event: half a million take tens of seconds): say so past 2 s
+        notice = threading.Timer(2.0, _say, ["torch.profiler is processing the region's events (torch does this "
+                                             "as it stops; then the trace is written)"])
+        notice.daemon = True
+        notice.start()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self.prof.stop()
         finally:
+            notice.cancel()
             m = _runtime.ncrt()
             if m is not None and self.bridge_was is not None:
                 m._torch_bridge(self.bridge_was)
