@@ -215,7 +215,12 @@ int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr
       null_replace(doc, node->items[ki], next, path, k, lr, n, out);
       return 0;
     }
-    if (next && next->kind == RN_SCALAR && next->null) {
+    /* an empty flow collection in a block document (`targets: {}`,
+     * `func_line_range_wrappings: []`) goes like a null: filling it in
+     * flow style made a full-trace file one 5 KB line nobody could read */
+    bool empty_flow = next && !json && !is_flow(doc, node) && is_flow(doc, next) && !next->n &&
+                      next->kind == (k < 2 ? RN_MAP : RN_SEQ);
+    if (next && ((next->kind == RN_SCALAR && next->null) || empty_flow)) {
       /* a key with no value (`mypkg.model:` for full trace), or a null one
        * (`targets: ~`, which goes): what goes below it starts on the next
        * line, indented under it */
