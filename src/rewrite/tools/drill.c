@@ -33,45 +33,89 @@
 
 /* ---- the trace: per-name figures ---------------------------------------- */
 
+/* Strings kept once each, found by hash: a trace has 10^6 ranges or more
+ * and a full trace thousands of names (a linear scan per range was most of
+ * drill's time). Open addressing; slot holds index + 1, 0 is empty. */
 typedef struct {
-  char *name, *file;
+  VEC(char *) s;
+  size_t *slot, cap;
+} Intern;
+
+static long intern_find(const Intern *in, const char *s) {
+  if (!in->cap) return -1;
+  for (size_t h = fnv1a64(s, strlen(s)) & (in->cap - 1);; h = (h + 1) & (in->cap - 1)) {
+    if (!in->slot[h]) return -1;
+    if (!strcmp(in->s.v[in->slot[h] - 1], s)) return (long)(in->slot[h] - 1);
+  }
+}
+
+static size_t intern_add(Intern *in, const char *s, bool *fresh) {
+  long i = intern_find(in, s);
+  *fresh = i < 0;
+  if (i >= 0) return (size_t)i;
+  if (2 * (in->s.n + 1) > in->cap) { /* keep it at most half full */
+    size_t cap = in->cap ? 2 * in->cap : 64;
+    size_t *slot = xcalloc(cap, sizeof *slot);
+    for (size_t k = 0; k < in->s.n; k++) {
+      size_t h = fnv1a64(in->s.v[k], strlen(in->s.v[k])) & (cap - 1);
+      while (slot[h]) h = (h + 1) & (cap - 1);
+      slot[h] = k + 1;
+    }
+    free(in->slot);
+    in->slot = slot, in->cap = cap;
+  }
+  size_t h = fnv1a64(s, strlen(s)) & (in->cap - 1);
+  while (in->slot[h]) h = (h + 1) & (in->cap - 1);
+  vec_push(&in->s, xstrdup(s));
+  in->slot[h] = in->s.n;
+  return in->s.n - 1;
+}
+
+static void intern_free(Intern *in) {
+  for (size_t i = 0; i < in->s.n; i++) free(in->s.v[i]);
+  vec_free(&in->s);
+  free(in->slot);
+}
+
+typedef struct {
+  const char *name; /* the Figures' names own it */
+  char *file;
   int64_t line;
   int64_t incl, excl; /* ns */
   uint64_t count;
 } Agg;
 
 typedef struct {
-  char *thread;
+  size_t thread; /* index into Figures.threads */
   int64_t ts, dur, child;
   size_t agg;
 } Occ;
 
 typedef struct {
-  VEC(Agg) aggs;
+  VEC(Agg) aggs; /* aggs.v[i] is names.s.v[i] until drill sorts them */
   VEC(Occ) occs;
+  Intern names, threads;
 } Figures;
 
 static int on_range(void *ctx, const TraceRange *r) {
   Figures *f = ctx;
-  size_t i;
-  for (i = 0; i < f->aggs.n; i++)
-    if (!strcmp(f->aggs.v[i].name, r->name)) break;
-  if (i == f->aggs.n) {
-    Agg a = {xstrdup(r->name), r->file ? xstrdup(r->file) : NULL, r->line, 0, 0, 0};
+  bool fresh;
+  size_t i = intern_add(&f->names, r->name, &fresh);
+  if (fresh) {
+    Agg a = {f->names.s.v[i], r->file ? xstrdup(r->file) : NULL, r->line, 0, 0, 0};
     vec_push(&f->aggs, a);
   }
   Agg *a = &f->aggs.v[i];
   a->count++;
   a->incl += r->dur;
   if (!a->file && r->file) a->file = xstrdup(r->file), a->line = r->line;
-  vec_push(&f->occs, ((Occ){xstrdup(r->thread), r->ts, r->dur, 0, i}));
+  vec_push(&f->occs, ((Occ){intern_add(&f->threads, r->thread, &fresh), r->ts, r->dur, 0, i}));
   return 0;
 }
 
 static int cmp_occ(const void *pa, const void *pb) {
   const Occ *a = pa, *b = pb;
-  int c = strcmp(a->thread, b->thread);
-  if (c) return c;
+  if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
   if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
   return a->dur > b->dur ? -1 : a->dur < b->dur; /* the outer one first */
 }
@@ -85,7 +129,7 @@ static int figures_load(const char *trace, Figures *f) {
   VEC(size_t) stack = {0};
   for (size_t i = 0; i < f->occs.n; i++) {
     Occ *o = &f->occs.v[i];
-    if (i && strcmp(o->thread, f->occs.v[i - 1].thread)) stack.n = 0;
+    if (i && o->thread != f->occs.v[i - 1].thread) stack.n = 0;
     while (stack.n) {
       Occ *top = &f->occs.v[stack.v[stack.n - 1]];
       if (top->ts + top->dur > o->ts) break;
@@ -104,10 +148,11 @@ static int figures_load(const char *trace, Figures *f) {
 }
 
 static void figures_free(Figures *f) {
-  for (size_t i = 0; i < f->aggs.n; i++) free(f->aggs.v[i].name), free(f->aggs.v[i].file);
-  for (size_t i = 0; i < f->occs.n; i++) free(f->occs.v[i].thread);
+  for (size_t i = 0; i < f->aggs.n; i++) free(f->aggs.v[i].file);
   vec_free(&f->aggs);
   vec_free(&f->occs);
+  intern_free(&f->names);
+  intern_free(&f->threads);
 }
 
 /* ---- where a range came from: the shadow tree's manifest ---------------- */
