@@ -1,6 +1,6 @@
 /* drill and prune: rule-file changes computed from a trace.
  *
- *   ncrewrite drill --config R --src SRC --trace T [--top K] [--out OUT]
+ *   ncrewrite drill --config R --src SRC --trace T [--top K] [--lines] [--min-share PCT] [--out OUT]
  *   ncrewrite prune --config R --trace T [--min-calls N] [--max-mean-us U] [--out OUT]
  *
  * Both read the user-annotation ranges of the trace (tracescan.c) and find
@@ -13,8 +13,15 @@
  *
  * drill takes the K ranges with the largest exclusive time (time not spent
  * in a nested range on the same thread) and adds a line range for each
- * statement one level inside them (py_inner_statements), so the next run
- * splits that time. prune removes the rules of ranges whose cost outweighs
+ * statement one level inside them (py_inner_statements: compound ones
+ * whole, and those that do work, operators included; --lines: every
+ * statement, each range named "FILE:LINE TEXT"), so the next run splits
+ * that time. It never splits a range holding under --min-share (1 %) of
+ * all exclusive time, nor one no rule can split (an operator's range, a
+ * call site's), and never proposes a statement under a range that has no
+ * call in the trace (its lines did not run). When nothing qualifies it
+ * says so and exits 3, the rule file unchanged. A missing rule file starts
+ * empty. prune removes the rules of ranges whose cost outweighs
  * what they tell: called at least N times at a mean under U µs (the
  * runtime's own throttle defaults: 100000 calls, 10 µs). Each is checked and
  * committed like feedback: atomically, with a history entry, undoable. */
@@ -113,6 +120,9 @@ static int on_range(void *ctx, const TraceRange *r) {
   return 0;
 }
 
+/* Did a range of this name run (one call or more) in the trace? */
+static bool figures_ran(const Figures *f, const char *name) { return intern_find(&f->names, name) >= 0; }
+
 static int cmp_occ(const void *pa, const void *pb) {
   const Occ *a = pa, *b = pb;
   if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
@@ -162,6 +172,7 @@ typedef struct {
   int line0, line1;
   char *kind;
   char *rule_at; /* "rules:line:col" or NULL */
+  const ManifestFile *mfile; /* its file's ranges (the Manifests own them) */
 } Origin;
 
 static void origin_free(Origin *o) {
@@ -248,6 +259,7 @@ static int locate(Manifests *ms, const Agg *a, const char *out_opt, const char *
       o->line0 = r->line0, o->line1 = r->line1;
       o->kind = xstrdup(r->kind);
       o->rule_at = r->rule_at ? xstrdup(r->rule_at) : NULL;
+      o->mfile = f;
     }
   }
   free(root);
@@ -261,8 +273,14 @@ static void ms(char *buf, size_t n, int64_t ns) { snprintf(buf, n, "%.3f ms", (d
 typedef struct {
   const char *config, *src, *trace, *out;
   int top;
-  bool stale;   /* --stale: use a trace recorded before OUT or the rules changed */
+  double min_share; /* --min-share: percent of all exclusive time a range needs to be split */
+  bool stale;       /* --stale: use a trace recorded before OUT or the rules changed */
+  bool lines;       /* --lines: every statement, each range named after its line */
 } DrillOpts;
+
+/* drill's exit status when nothing qualified (rule file unchanged): the
+ * loop is done at this depth, which is not an error. */
+enum { DRILL_NOTHING_LEFT = 3 };
 
 static int cmp_excl(const void *pa, const void *pb) {
   const Agg *a = pa, *b = pb;
@@ -377,7 +395,11 @@ static int stale_check(const char *cmd, const char *trace, const Rules *rules, b
   }
   char hex[17];
   snprintf(hex, sizeof hex, "%016llx", (unsigned long long)rules->digest);
-  if (!rc && cJSON_IsString(rd) && strcmp(rd->valuestring, hex)) {
+  /* rules that name no target made no range of the run (a full trace of
+   * everything, or none): nothing in them can be older than the trace, so
+   * drilling from a full trace into a new `targets: {}` file needs no
+   * --stale; the shadow tree's manifest above still guards the lines */
+  if (!rc && rules->targets.n && cJSON_IsString(rd) && strcmp(rd->valuestring, hex)) {
     diag_at(d, allow ? DIAG_WARNING : DIAG_ERROR, trace, NULL, 0, 0, 0,
             "%s: %s changed after the shadow tree of this run was written from it: the trace's ranges come from the "
             "older rules; rewrite the tree and run again%s",
@@ -391,21 +413,68 @@ static int stale_check(const char *cmd, const char *trace, const Rules *rules, b
   return rc;
 }
 
+/* Ranges no rule can split: their time is spent in no line of the program
+ * (an operator a profiler records, `aten::mm`), so a finer rule has nothing
+ * to wrap. The reason, or NULL when a rule may split it. */
+static const char *unsplittable(const Agg *a) {
+  if (strstr(a->name, "::"))
+    return "an operator's range: no line of the program is inside it (ncrun --backend torch or --ncu shows "
+           "what it runs)";
+  return NULL;
+}
+
+/* The name of a range that covers lines [l0, l1] of the file and has no
+ * call in the trace, or NULL: a range added by an earlier round (or any
+ * rule) that never ran shows that its lines did not run, and a statement
+ * that did not run is no answer to where the time went. */
+static const char *not_run(const Figures *f, const ManifestFile *mfile, int l0, int l1) {
+  for (size_t i = 0; mfile && i < mfile->ranges.n; i++) {
+    const RangeOut *r = &mfile->ranges.v[i];
+    if (r->line0 <= l0 && l1 <= r->line1 && !figures_ran(f, r->name)) return r->name;
+  }
+  return NULL;
+}
+
+/* --lines names each range after its line, as line_profiler shows them:
+ * "REL:LINE TEXT" (REL the file under SRC, TEXT the statement's first line
+ * with runs of blanks squeezed, cut at 60 bytes): unique (a file and a
+ * line), stable while the file is, and readable in any table. */
+static char *line_name(const char *rel, int line, const char *content) {
+  Buf b = {0};
+  buf_printf(&b, "%s:%d ", rel, line);
+  size_t start = b.len;
+  for (const char *p = content; *p; p++) {
+    bool blank = *p == ' ' || *p == '\t';
+    if (blank && (b.len == start || b.s[b.len - 1] == ' ')) continue;
+    if (b.len - start >= 60) {
+      /* back to a whole UTF-8 character before the mark */
+      while (b.len > start && ((unsigned char)b.s[b.len - 1] & 0xC0) == 0x80) b.len--;
+      if (b.len > start && ((unsigned char)b.s[b.len - 1] & 0xC0) == 0xC0) b.len--;
+      b.s[b.len] = 0;
+      buf_puts(&b, "...");
+      break;
+    }
+    buf_putc(&b, blank ? ' ' : *p);
+  }
+  while (b.len > start && b.s[b.len - 1] == ' ') b.s[--b.len] = 0;
+  return buf_steal(&b);
+}
+
 static int drill(const DrillOpts *o, Diags *d) {
   Rules rules = {0};
   Manifests mans = {0};
-  if (rules_load(&rules, o->config, d) < 0) {
+  struct stat st;
+  /* a rule file that does not exist yet starts empty (as with feedback):
+   * drilling from a full trace made with --full-trace has none */
+  bool missing = stat(o->config, &st) < 0 && errno == ENOENT;
+  if ((missing ? rules_parse(&rules, o->config, "", 0, d) : rules_load(&rules, o->config, d)) < 0) {
     diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0, "rule file has errors; left unchanged");
     rules_free(&rules);
     return 1;
   }
-  if (rules.full_trace && !rules.targets.n) {
-    diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0,
-            "full_trace_mode with no targets traces every module; a target added now would restrict it to "
-            "that module: add the modules as targets first");
-    rules_free(&rules);
-    return 1;
-  }
+  /* full_trace_mode with no targets traced every module; naming targets
+   * now limits the full trace to them (said below, once they are known) */
+  bool ft_everything = rules.full_trace && !rules.targets.n;
   char *env_shadow;
   if (stale_check("drill", o->trace, &rules, o->stale, &env_shadow, d) < 0) {
     rules_free(&rules);
@@ -426,22 +495,42 @@ static int drill(const DrillOpts *o, Diags *d) {
   VEC(ModFile) mods = {0};
   size_t added = 0;
   int status = 1;
-  printf("drill: the %d range%s with the most exclusive time in %s\n", o->top, o->top == 1 ? "" : "s", o->trace);
+  printf("drill: the %d range%s with the most exclusive time in %s%s\n", o->top, o->top == 1 ? "" : "s", o->trace,
+         o->lines ? ", one range per line" : "");
   /* K counts the ranges refined: one with nothing inside worth a range (a
    * function of single calls already split, a range the trace cannot trace
-   * back) passes the turn to the next */
+   * back) passes the turn to the next, but never below --min-share: a range
+   * holding nothing is no answer however far down the list it is */
   int refined = 0;
   for (size_t i = 0; i < f.aggs.n && refined < o->top; i++) {
     const Agg *a = &f.aggs.v[i];
     size_t added_before = added;
     char t[32];
     ms(t, sizeof t, a->excl);
-    printf("  %-40s %12s exclusive (%4.1f%%), %llu call%s\n", a->name, t, total ? 100.0 * (double)a->excl / (double)total : 0.0,
-           (unsigned long long)a->count, a->count == 1 ? "" : "s");
+    double share = total ? 100.0 * (double)a->excl / (double)total : 0.0;
+    if (share < o->min_share) {
+      size_t rest = f.aggs.n - i;
+      printf("  the other %zu range%s under %g%% of the exclusive time%s (--min-share): not split\n", rest,
+             rest == 1 ? " holds" : "s hold", o->min_share, rest == 1 ? "" : " each");
+      break;
+    }
+    printf("  %-40s %12s exclusive (%4.1f%%), %llu call%s\n", a->name, t, share, (unsigned long long)a->count,
+           a->count == 1 ? "" : "s");
+    const char *cannot = unsplittable(a);
+    if (cannot) {
+      printf("    skipped: %s\n", cannot);
+      continue;
+    }
     Origin org;
     if (locate(&mans, a, o->out, env_shadow, &org) < 0) {
       printf("    not found in a shadow tree's manifest%s; skipped\n",
              a->file ? " (without the run's env.json, --out names the shadow tree)" : " (the trace gives no file: try --out)");
+      continue;
+    }
+    if (!strcmp(org.kind, "calls")) {
+      printf("    skipped: a call site's range: its time is the called function's (a range on that function splits "
+             "it)\n");
+      origin_free(&org);
       continue;
     }
     char *key = modfile_key_of(o->src, &rules, org.rel);
@@ -454,7 +543,7 @@ static int drill(const DrillOpts *o, Diags *d) {
     }
     diags_free(&md);
     InnerStmts kids = {0};
-    int irc = mf.lang == LANG_PYTHON ? py_inner_statements(mf.text, mf.len, org.line0, org.line1, &kids)
+    int irc = mf.lang == LANG_PYTHON ? py_inner_statements(mf.text, mf.len, org.line0, org.line1, o->lines, &kids)
                                      : c_inner_statements(mf.text, mf.len, mf.lang, org.line0, org.line1, &kids);
     if (irc < 0) {
       printf("    %s does not parse; skipped\n", org.rel);
@@ -464,21 +553,31 @@ static int drill(const DrillOpts *o, Diags *d) {
     Group *g = kids.n ? group_for(&groups, key) : NULL;
     for (size_t k = 0; k < kids.n; k++) {
       InnerStmt *s = &kids.v[k];
+      const char *idle = not_run(&f, org.mfile, s->line0, s->line1);
+      if (idle) {
+        printf("    - %s:%d-%d skipped: did not run in this trace ('%s' around it has no call)\n", org.rel, s->line0,
+               s->line1, idle);
+        free(s->func);
+        continue;
+      }
       char *content = modfile_line(&mf, s->line0);
       char *why = xasprintf("drill: '%s' took %s exclusive over %llu call%s", a->name, t, (unsigned long long)a->count,
                             a->count == 1 ? "" : "s");
-      LineRule lr = {s->func, s->line0, s->line1, content, NULL, NULL, why};
+      char *name = o->lines ? line_name(org.rel, s->line0, content) : NULL;
+      LineRule lr = {s->func, s->line0, s->line1, content, name, NULL, why};
       char *no;
       if (child_ok(o->config, &rules.doc, o->src, &mf, key, &lr, &no)) {
         vec_push(&g->rules, lr);
         vec_push(&g->owned, content);
         vec_push(&g->owned, why);
+        if (name) vec_push(&g->owned, name);
         if (s->func) vec_push(&g->owned, s->func);
-        printf("    + %s:%d-%d%s%s\n", org.rel, s->line0, s->line1, s->func ? " in " : "", s->func ? s->func : "");
+        printf("    + %s:%d-%d%s%s%s%s%s\n", org.rel, s->line0, s->line1, s->func ? " in " : "", s->func ? s->func : "",
+               name ? " as '" : "", name ? name : "", name ? "'" : "");
         added++;
       } else {
         printf("    - %s:%d-%d skipped: %s\n", org.rel, s->line0, s->line1, no);
-        free(content), free(why), free(s->func);
+        free(content), free(why), free(name), free(s->func);
       }
       free(no);
     }
@@ -489,8 +588,10 @@ static int drill(const DrillOpts *o, Diags *d) {
     if (added > added_before) refined++;
   }
   if (!added) {
-    printf("drill: nothing to add\n");
-    status = 0;
+    printf("drill: nothing left worth splitting (rule file unchanged): no range over %g%% of the exclusive time "
+           "holds a statement that ran and is not a range already\n",
+           o->min_share);
+    status = DRILL_NOTHING_LEFT;
     goto out;
   }
   /* all groups, module by module, each edit on the text the last one made */
@@ -534,7 +635,14 @@ static int drill(const DrillOpts *o, Diags *d) {
     vec_push(&whole, ((TextEdit){0, rules.doc.len, buf_steal(&b)}));
     char *what = xasprintf("%zu range%s inside the top %d of %s", added, added == 1 ? "" : "s", o->top, o->trace);
     if (history_commit(o->config, rules.doc.src, rules.doc.len, text, len, &whole, "drill", what, NULL, d) == 0) {
-      printf("drill: added %s to %s\n", what, o->config);
+      printf("drill: added %s to %s%s\n", what, o->config, missing ? " (a new file)" : "");
+      if (ft_everything) {
+        printf("drill: note: full_trace_mode with no targets traced every module; now that %s names targets (",
+               o->config);
+        for (size_t gi = 0, n = 0; gi < groups.n; gi++)
+          if (groups.v[gi].rules.n) printf("%s%s", n++ ? ", " : "", groups.v[gi].key);
+        printf("), the next run traces those modules only: add the others you want traced as targets\n");
+      }
       status = 0;
     }
     free(what);
@@ -559,25 +667,37 @@ out:
 }
 
 static void usage_drill(FILE *f) {
-  fputs("usage: ncrewrite drill --config RULES --src SRC --trace TRACE [--top K] [--out OUT] [--stale]\n"
+  fputs("usage: ncrewrite drill --config RULES --src SRC --trace TRACE [--top K] [--lines] [--min-share PCT]\n"
+        "                       [--out OUT] [--stale]\n"
         "\n"
         "Add line ranges one level inside the K ranges (default 3) with the most\n"
         "exclusive time in TRACE, so the next run splits that time. Ranges are\n"
         "traced back to their source through the manifest of the shadow tree that\n"
-        "ran (found from the trace's file names, or given by --out).\n",
+        "ran (found from the trace's file names, or given by --out). A missing\n"
+        "RULES file is created.\n"
+        "\n"
+        "  --lines          one range for every statement (not only those that do\n"
+        "                   work), each named after its line: 'FILE:LINE TEXT'\n"
+        "  --min-share PCT  never split a range holding under PCT % of all\n"
+        "                   exclusive time (default 1)\n"
+        "\n"
+        "Exit status: 0 ranges added, 1 error (RULES unchanged), 2 bad usage,\n"
+        "3 nothing left worth splitting (RULES unchanged).\n",
         f);
 }
 
 int cmd_drill(int argc, char **argv) {
-  enum { O_SRC = 256, O_TRACE, O_TOP, O_OUT, O_STALE };
+  enum { O_SRC = 256, O_TRACE, O_TOP, O_OUT, O_STALE, O_LINES, O_SHARE };
   static const struct option longs[] = {{"config", required_argument, 0, 'c'}, {"src", required_argument, 0, O_SRC},
                                         {"trace", required_argument, 0, O_TRACE}, {"top", required_argument, 0, O_TOP},
                                         {"out", required_argument, 0, O_OUT},    {"help", no_argument, 0, 'h'},
-                                        {"stale", no_argument, 0, O_STALE},
+                                        {"stale", no_argument, 0, O_STALE},      {"lines", no_argument, 0, O_LINES},
+                                        {"min-share", required_argument, 0, O_SHARE},
                                         {0, 0, 0, 0}};
   DrillOpts o = {0};
   o.src = ".";
   o.top = 3;
+  o.min_share = 1.0;
   optind = 1;
   for (int c; (c = getopt_long(argc, argv, "c:h", longs, NULL)) != -1;) {
     switch (c) {
@@ -586,6 +706,16 @@ int cmd_drill(int argc, char **argv) {
     case O_TRACE: o.trace = optarg; break;
     case O_OUT: o.out = optarg; break;
     case O_STALE: o.stale = true; break;
+    case O_LINES: o.lines = true; break;
+    case O_SHARE: {
+      char *end;
+      o.min_share = strtod(optarg, &end);
+      if (*end || !(o.min_share >= 0 && o.min_share <= 100)) {
+        fprintf(stderr, "ncrewrite drill: error: --min-share needs a percentage from 0 to 100, not '%s'\n", optarg);
+        return 2;
+      }
+      break;
+    }
     case O_TOP: {
       char *end;
       long k = strtol(optarg, &end, 10);
