@@ -291,5 +291,16 @@ has "$T/stdout" "+ k.cu:3-3" "g under extern \"C\": its loop"
 has "$T/stdout" "+ k.cu:4-4" "g under extern \"C\": the call"
 grep -q "start_line: 3" "$T/crules.yaml" && ok || bad "the rule file has g's loop"
 
+# a call site's range (wrap_calls) holds the called function's time: no
+# line range inside it can split that, so it is skipped with the reason
+mkdir -p "$T/wsrc"
+printf 'import math\n\n\ndef h(x):\n    y = math.sqrt(x)\n    return y\n' > "$T/wsrc/w.py"
+printf 'targets:\n  w:\n    func_context_wrappings:\n      h:\n        wrap_calls:\n          - call_pattern: sqrt\n' \
+  > "$T/wrules.yaml"
+expect_rc 0 "instrument wrap_calls" "$NC" -q --config "$T/wrules.yaml" "$T/wsrc" "$T/wout"
+{ printf '{"traceEvents":[\n'; ev "h:sqrt" 0 1000 "$T/wout/w.py" 5; printf '\n]}\n'; } > "$T/w.json"
+expect_rc 3 "drill a call site's range" "$NC" drill --config "$T/wrules.yaml" --src "$T/wsrc" --trace "$T/w.json"
+has "$T/stdout" "skipped: a call site's range: its time is the called function's" "call site skipped with the reason"
+
 echo "drill: $pass passed, $fail failed"
 [ "$fail" = 0 ]
