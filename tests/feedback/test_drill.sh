@@ -302,5 +302,27 @@ expect_rc 0 "instrument wrap_calls" "$NC" -q --config "$T/wrules.yaml" "$T/wsrc"
 expect_rc 3 "drill a call site's range" "$NC" drill --config "$T/wrules.yaml" --src "$T/wsrc" --trace "$T/w.json"
 has "$T/stdout" "skipped: a call site's range: its time is the called function's" "call site skipped with the reason"
 
+# a range named by an expression (type: variable) is recorded in the
+# manifest as the expression, never in the trace: that is no sign that its
+# lines did not run, so the statements of the line range inside it are
+# proposed
+mkdir -p "$T/vsrc"
+printf 'class A:\n    def f(self):\n        x = 1 + 2\n        y = x * 3\n        return y\n' > "$T/vsrc/v.py"
+cat > "$T/vrules.yaml" <<'EOF'
+targets:
+  v:
+    class_func_context_wrappings:
+      A:
+        f:
+          context_values: [{name: name, value: "self.__class__.__name__", type: variable}]
+    func_line_range_wrappings:
+      - {function: A.f, start_line: 3, end_line: 4}
+EOF
+expect_rc 0 "instrument a variable-named range" "$NC" -q --config "$T/vrules.yaml" "$T/vsrc" "$T/vout"
+{ printf '{"traceEvents":[\n'; ev "A" 0 1000 "$T/vout/v.py" 3; printf ',\n'; ev "A.f:L3-4" 10 900 "$T/vout/v.py" 4
+  printf '\n]}\n'; } > "$T/v.json"
+expect_rc 0 "drill inside a variable-named range" "$NC" drill --config "$T/vrules.yaml" --src "$T/vsrc" --trace "$T/v.json" --top 1
+has "$T/stdout" "+ v.py:3-3 in A.f" "a variable-named range is no sign its lines did not run"
+
 echo "drill: $pass passed, $fail failed"
 [ "$fail" = 0 ]

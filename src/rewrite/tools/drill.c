@@ -266,6 +266,21 @@ static int locate(Manifests *ms, const Agg *a, const char *out_opt, const char *
   return best >= 0 ? 0 : -1;
 }
 
+/* The rule written at line:col of the rule file (the manifest's "rule"). */
+static const Rule *rule_at(const Rules *r, const char *at) {
+  const char *c2 = strrchr(at, ':');
+  if (!c2 || c2 == at) return NULL;
+  const char *c1 = c2 - 1;
+  while (c1 > at && *c1 != ':') c1--;
+  int line = atoi(c1 + 1), col = atoi(c2 + 1);
+  for (size_t t = 0; t < r->targets.n; t++)
+    for (size_t i = 0; i < r->targets.v[t].rules.n; i++) {
+      const Rule *ru = &r->targets.v[t].rules.v[i];
+      if (ru->at && ru->at->line == line && ru->at->col == col) return ru;
+    }
+  return NULL;
+}
+
 static void ms(char *buf, size_t n, int64_t ns) { snprintf(buf, n, "%.3f ms", (double)ns / 1e6); }
 
 /* ---- drill --------------------------------------------------------------- */
@@ -427,10 +442,20 @@ static const char *unsplittable(const Agg *a) {
  * call in the trace, or NULL: a range added by an earlier round (or any
  * rule) that never ran shows that its lines did not run, and a statement
  * that did not run is no answer to where the time went. */
-static const char *not_run(const Figures *f, const ManifestFile *mfile, int l0, int l1) {
+static const char *not_run(const Figures *f, const Rules *rules, const ManifestFile *mfile, int l0, int l1) {
   for (size_t i = 0; mfile && i < mfile->ranges.n; i++) {
     const RangeOut *r = &mfile->ranges.v[i];
-    if (r->line0 <= l0 && l1 <= r->line1 && !figures_ran(f, r->name)) return r->name;
+    if (r->line0 > l0 || l1 > r->line1 || figures_ran(f, r->name)) continue;
+    /* the manifest has the name as written: a `type: variable` one is an
+     * expression the trace never shows, and a rule not found (changed
+     * since, --stale) may be one: neither is evidence */
+    if (r->rule_at) {
+      const Rule *ru = rule_at(rules, r->rule_at);
+      if (!ru) continue;
+      const Context *cx = ru->ctx.values.n ? &ru->ctx : &rules->default_ctx;
+      if (cx->values.n && cx->values.v[0].variable) continue;
+    }
+    return r->name;
   }
   return NULL;
 }
@@ -553,7 +578,7 @@ static int drill(const DrillOpts *o, Diags *d) {
     Group *g = kids.n ? group_for(&groups, key) : NULL;
     for (size_t k = 0; k < kids.n; k++) {
       InnerStmt *s = &kids.v[k];
-      const char *idle = not_run(&f, org.mfile, s->line0, s->line1);
+      const char *idle = not_run(&f, &rules, org.mfile, s->line0, s->line1);
       if (idle) {
         printf("    - %s:%d-%d skipped: did not run in this trace ('%s' around it has no call)\n", org.rel, s->line0,
                s->line1, idle);
@@ -751,21 +776,6 @@ typedef struct {
   double max_mean_us;
   bool stale;
 } PruneOpts;
-
-/* The rule written at line:col of the rule file (the manifest's "rule"). */
-static const Rule *rule_at(const Rules *r, const char *at) {
-  const char *c2 = strrchr(at, ':');
-  if (!c2 || c2 == at) return NULL;
-  const char *c1 = c2 - 1;
-  while (c1 > at && *c1 != ':') c1--;
-  int line = atoi(c1 + 1), col = atoi(c2 + 1);
-  for (size_t t = 0; t < r->targets.n; t++)
-    for (size_t i = 0; i < r->targets.v[t].rules.n; i++) {
-      const Rule *ru = &r->targets.v[t].rules.v[i];
-      if (ru->at && ru->at->line == line && ru->at->col == col) return ru;
-    }
-  return NULL;
-}
 
 static int prune(const PruneOpts *o, Diags *d) {
   Rules rules = {0};
