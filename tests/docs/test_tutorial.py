@@ -60,7 +60,8 @@ def main():
             check("| train_step |" in first and "| Net.forward |" in first, "first summary lacks the broad ranges")
             check("| train_step:L16 |" in second and "| Net.forward:L26 |" in second,
                   "second summary does not split the ranges")
-        check(re.search(r"drill: added \d+ ranges inside the top 2", out) is not None, "drill added nothing")
+        check(re.search(r"drill: added \d+ ranges inside '(train_step|Net.forward)', '(train_step|Net.forward)' of runs/first", out) is not None,
+              "drill added nothing inside the top 2")
         check("added model lines 25-27 (range 'stem+blocks')" in out and "undid feedback: model lines 25-27" in out,
               "feedback/undo messages missing")
         check("saved rules.yaml as 'drilled'" in out and os.path.exists(

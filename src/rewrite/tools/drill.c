@@ -527,6 +527,7 @@ static int drill(const DrillOpts *o, Diags *d) {
    * back) passes the turn to the next, but never below --min-share: a range
    * holding nothing is no answer however far down the list it is */
   int refined = 0;
+  Buf split = {0}; /* the names of the ranges split, for the message */
   for (size_t i = 0; i < f.aggs.n && refined < o->top; i++) {
     const Agg *a = &f.aggs.v[i];
     size_t added_before = added;
@@ -610,7 +611,10 @@ static int drill(const DrillOpts *o, Diags *d) {
     vec_push(&mods, mf);
     free(key);
     origin_free(&org);
-    if (added > added_before) refined++;
+    if (added > added_before) {
+      refined++;
+      buf_printf(&split, "%s'%s'", split.len ? ", " : "", a->name);
+    }
   }
   if (!added) {
     printf("drill: nothing left worth splitting (rule file unchanged): no range over %g%% of the exclusive time "
@@ -658,7 +662,9 @@ static int drill(const DrillOpts *o, Diags *d) {
     buf_add(&b, text, len);
     if (!b.s) buf_puts(&b, "");
     vec_push(&whole, ((TextEdit){0, rules.doc.len, buf_steal(&b)}));
-    char *what = xasprintf("%zu range%s inside the top %d of %s", added, added == 1 ? "" : "s", o->top, o->trace);
+    /* the ranges split by name: when the top ones had nothing inside, the
+     * turn went further down, and "inside the top K" said otherwise */
+    char *what = xasprintf("%zu range%s inside %s of %s", added, added == 1 ? "" : "s", split.s, o->trace);
     if (history_commit(o->config, rules.doc.src, rules.doc.len, text, len, &whole, "drill", what, NULL, d) == 0) {
       printf("drill: added %s to %s%s\n", what, o->config, missing ? " (a new file)" : "");
       if (ft_everything) {
@@ -675,6 +681,7 @@ static int drill(const DrillOpts *o, Diags *d) {
   }
   free(text);
 out:
+  buf_free(&split);
   for (size_t gi = 0; gi < groups.n; gi++) {
     for (size_t k = 0; k < groups.v[gi].owned.n; k++) free(groups.v[gi].owned.v[k]);
     vec_free(&groups.v[gi].owned);
