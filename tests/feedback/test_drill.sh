@@ -132,6 +132,22 @@ mkdir -p "$T/emptyrun"
 expect_rc 1 "drill --trace on a directory without traces" "$NC" drill --config "$R" --src "$T/src" --trace "$T/emptyrun"
 has "$T/stderr" "no trace in this directory" "an empty run directory is named as such"
 
+# --min-share (default 1 %): f holds 0.5 % of the exclusive time here, so
+# it is not split, and with nothing else to split drill says so, exit 3;
+# at --min-share 0.1 it is split
+cp "$T/orig.yaml" "$T/ms.yaml"
+expect_rc 0 "instrument for --min-share" "$NC" -q --config "$T/ms.yaml" "$T/src" "$T/outms"
+{ printf '{"traceEvents":[\n'; ev A.g 0 1990 "$T/outms/pkg/m.py" 15; printf ',\n'; ev f 2000 10 "$T/outms/pkg/m.py" 4
+  printf '\n]}\n'; } > "$T/ms.json"
+expect_rc 3 "drill: f under 1 %" "$NC" drill --config "$T/ms.yaml" --src "$T/src" --trace "$T/ms.json"
+has "$T/stdout" "the other range holds under 1% of the exclusive time (--min-share): not split" "f under the default share"
+has "$T/stdout" "drill: nothing left worth splitting (rule file unchanged)" "nothing left over 1 %"
+same "$T/ms.yaml" "$T/orig.yaml" "nothing written under the minimum share"
+expect_rc 0 "drill --min-share 0.1" "$NC" drill --config "$T/ms.yaml" --src "$T/src" --trace "$T/ms.json" --min-share 0.1
+has "$T/stdout" "+ pkg/m.py:6-7 in f" "f split over --min-share 0.1"
+expect_rc 2 "drill --min-share 101" "$NC" drill --config "$T/ms.yaml" --src "$T/src" --trace "$T/ms.json" --min-share 101
+has "$T/stderr" "--min-share needs a percentage from 0 to 100, not '101'" "bad --min-share named"
+
 # bad traces: clear message, rule file untouched
 before=$(sum "$R")
 expect_rc 1 "missing trace" "$NC" drill --config "$R" --src "$T/src" --trace "$T/nothere.json.gz"

@@ -3,8 +3,12 @@
 # program (drill_attention/: pure Python, no torch) whose hot line is an
 # operator, `out = weights @ v` (a `@` on a class whose __matmul__ does the
 # work, far more than any other line: 600 columns against 2), with a
-# `raise` branch that never runs and a cold function under 1 % (issue 30,
-# finding 3 and 4). Asserted, never a time:
+# `raise` branch that never runs and a cold function (0.03 % when the
+# machine is idle) (issue 30, findings 3 and 4). Asserted, never a time.
+# Shares are measured, and on a loaded machine one descheduling inside a
+# single short call can give it 5 % of a run: the rounds here use
+# --min-share 25 (the hot line holds about 90 %); the default 1 % is tested
+# on hand-made figures in test_drill.sh.
 #   - one round of drill proposes the operator line; never the raise, never
 #     a line of the cold range; the next run's summary ranks it first
 #   - a second round has nothing left: exit 3, the rule file unchanged
@@ -41,12 +45,12 @@ names() { "$NCTRACE" summary "$1" | awk -F' [|] ' '/^[|] / && $2 == "user_annota
 R="$T/rules.yaml"
 cp "$T/orig.yaml" "$R"
 run run1 "$R" "$T/out"
-expect_rc 0 "drill round 1" "$NC" drill --config "$R" --src "$T/src" --trace "$T/run1" --top 3
+expect_rc 0 "drill round 1" "$NC" drill --config "$R" --src "$T/src" --trace "$T/run1" --top 3 --min-share 25
 cp "$T/stdout" "$T/round1.txt"
 has "$T/round1.txt" "+ attn/attention.py:$HOT-$HOT in attention" "the operator line is proposed in one round"
 has "$T/round1.txt" "+ attn/attention.py:$SCORES-$SCORES in attention" "the comprehension line is proposed"
 hasnt "$T/round1.txt" "attn/attention.py:$RAISE-" "the raise is never proposed"
-has "$T/round1.txt" "holds under 1% of the exclusive time (--min-share): not split" "the cold range is not split"
+has "$T/round1.txt" "holds under 25% of the exclusive time (--min-share): not split" "the cold range is not split"
 for l in $(seq "$COLD0" $((COLD0 + 4))); do hasnt "$T/round1.txt" "+ attn/attention.py:$l-" "no line of cold"; done
 grep -q "start_line: $HOT\$" "$R" && ok || bad "the rule file has the operator line"
 run run2 "$R" "$T/out"
@@ -56,7 +60,7 @@ first_line=$(grep '^attention:L' "$T/names2.txt" | head -1)
 
 # ---- round 2: nothing left, documented exit status 3 ----------------------
 cp "$R" "$T/before2.yaml"
-expect_rc 3 "drill round 2: nothing left" "$NC" drill --config "$R" --src "$T/src" --trace "$T/run2" --top 2
+expect_rc 3 "drill round 2: nothing left" "$NC" drill --config "$R" --src "$T/src" --trace "$T/run2" --top 2 --min-share 25
 has "$T/stdout" "drill: nothing left worth splitting (rule file unchanged)" "round 2 says nothing is left"
 hasnt "$T/stdout" "attn/attention.py:$RAISE-" "round 2 never reaches the raise"
 same "$R" "$T/before2.yaml" "round 2 leaves the rules as they were"

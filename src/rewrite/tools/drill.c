@@ -536,8 +536,10 @@ static int drill(const DrillOpts *o, Diags *d) {
     double share = total ? 100.0 * (double)a->excl / (double)total : 0.0;
     if (share < o->min_share) {
       size_t rest = f.aggs.n - i;
-      printf("  the other %zu range%s under %g%% of the exclusive time%s (--min-share): not split\n", rest,
-             rest == 1 ? " holds" : "s hold", o->min_share, rest == 1 ? "" : " each");
+      if (rest == 1) printf("  the other range holds under %g%% of the exclusive time (--min-share): not split\n", o->min_share);
+      else
+        printf("  the other %zu ranges hold under %g%% of the exclusive time each (--min-share): not split\n", rest,
+               o->min_share);
       break;
     }
     printf("  %-40s %12s exclusive (%4.1f%%), %llu call%s\n", a->name, t, share, (unsigned long long)a->count,
