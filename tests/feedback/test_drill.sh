@@ -307,6 +307,46 @@ has "$T/stdout" "+ k.cu:3-3" "g under extern \"C\": its loop"
 has "$T/stdout" "+ k.cu:4-4" "g under extern \"C\": the call"
 grep -q "start_line: 3" "$T/crules.yaml" && ok || bad "the rule file has g's loop"
 
+# C++: an operator may be a call of the class's own (`out = w * v`, `out +=
+# v`), so it is weighed; in C it is an instruction or two and is not.
+# --lines takes every statement but declarations, each named after its line
+mkdir -p "$T/ppsrc"
+cat > "$T/ppsrc/m.cpp" <<'EOF'
+#include "mat.h"
+
+Mat attend(const Mat &w, const Mat &v, Mat &out) {
+  int n = w.rows;
+  out = w * v;
+  out += v;
+  if (n < 0) {
+    throw n;
+  }
+  return out;
+}
+EOF
+cat > "$T/ppsrc/c.c" <<'EOF'
+int scale(int a, int b) {
+  int x = a;
+  x = a * b;
+  x += b;
+  return x;
+}
+EOF
+printf 'targets:\n  "m.cpp":\n    func_context_wrappings:\n      attend: {}\n  "c.c":\n    func_context_wrappings:\n      scale: {}\n' \
+  > "$T/pprules.yaml"
+cp "$T/pprules.yaml" "$T/pprules0.yaml"
+expect_rc 0 "instrument C++ and C" "$NC" -q --config "$T/pprules.yaml" "$T/ppsrc" "$T/ppout"
+{ printf '{"traceEvents":[\n'; cev attend 0 1000; printf ',\n'; cev scale 2000 900; printf '\n]}\n'; } > "$T/pp.json"
+expect_rc 0 "drill C++ operators" "$NC" drill --config "$T/pprules.yaml" --src "$T/ppsrc" --trace "$T/pp.json" --out "$T/ppout"
+has "$T/stdout" "+ m.cpp:5-5" "C++: out = w * v weighed"
+has "$T/stdout" "+ m.cpp:6-6" "C++: out += v weighed"
+has "$T/stdout" "+ m.cpp:7-9" "C++: the if whole"
+has "$T/stdout" "c.c:1-6: nothing inside worth a range of its own" "C: operators are not weighed"
+expect_rc 0 "drill C++ --lines" "$NC" drill --config "$T/pprules0.yaml" --src "$T/ppsrc" --trace "$T/pp.json" --out "$T/ppout" --lines --top 1
+has "$T/stdout" "+ m.cpp:10-10 as 'm.cpp:10 return out;'" "C++ --lines: every statement, named after its line"
+hasnt() { grep -qF -- "$2" "$1" && { bad "$3: '$2' in $(basename "$1")"; cat "$1"; } || ok; }
+hasnt "$T/stdout" "m.cpp:4-4" "C++ --lines: no declaration"
+
 # a call site's range (wrap_calls) holds the called function's time: no
 # line range inside it can split that, so it is skipped with the reason
 mkdir -p "$T/wsrc"

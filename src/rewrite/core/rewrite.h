@@ -113,8 +113,10 @@ typedef struct {
 typedef VEC(InnerStmt) InnerStmts;
 int py_inner_statements(const char *src, size_t len, int line0, int line1, bool every, InnerStmts *out);
 /* The same for C, C++ and CUDA host functions (func is always NULL: a line
- * range finds its function by the lines). */
-int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int line1, InnerStmts *out);
+ * range finds its function by the lines). Work is a call, and in C++ and
+ * CUDA an operator a class may overload; `every` takes all statements but
+ * declarations (a block would hide their names) and jumps. */
+int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int line1, bool every, InnerStmts *out);
 /* Parsing takes about 60 bytes of memory per byte of source (tree-sitter's
  * tree plus our indexes), and tree-sitter counts bytes in 32 bits. Files
  * larger than this are copied unchanged with a warning: real source files
