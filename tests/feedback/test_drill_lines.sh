@@ -17,8 +17,9 @@
 #   - --lines: one range per top-level statement, named 'FILE:LINE TEXT',
 #     the hot line first in the next summary
 #   - from a full trace: a missing rule file is created, full_trace_mode:
-#     true with targets: {} is accepted without --stale, and what drill
-#     writes is block-style YAML that parses back
+#     true with targets: {} is accepted without --stale (the modules that
+#     ran stay traced), and what drill writes is block-style YAML that
+#     parses back
 # Usage: test_drill_lines.sh NCREWRITE NCRUN NCTRACE PYTHON
 set -u
 NC=$(realpath "$1") NCRUN=$(realpath "$2") NCTRACE=$(realpath "$3") PY="$4"
@@ -104,7 +105,12 @@ F="$T/ft.yaml"
 printf 'full_trace_mode: true\ntargets: {}\n' > "$F"
 expect_rc 0 "drill on full_trace_mode: true, targets: {} (no --stale)" "$NC" drill --config "$F" --src "$T/src" \
   --trace "$T/runft" --top 1
-has "$T/stdout" "the next run traces those modules only" "drill says what naming targets does to the full trace"
+# the modules whose ranges ran become targets too (main has no line
+# range), so the full trace goes on tracing them
+has "$T/stdout" "now names as targets the 2 modules whose ranges ran in this trace" "drill keeps the full trace going"
+grep -qx "  main:" "$F" && ok || { bad "main is a target of its own"; cat "$F"; }
+expect_rc 0 "instrument the drilled full-trace rules" "$NC" -q --config "$F" "$T/src" "$T/outft2"
+grep -q 'range("main.main")' "$T/outft2/main.py" && ok || { bad "the full trace goes on in main"; cat "$T/outft2/main.py"; }
 for y in "$N" "$F"; do
   # block style: every mapping and list is a block (context_values, one
   # name, stays a short flow list as feedback writes it), and it parses
@@ -128,6 +134,16 @@ EOF
   expect_rc 0 "the written rules instrument" "$NC" -q --config "$y" "$T/src" "$T/out-$(basename "$y")"
 done
 grep -q "^full_trace_mode: true" "$F" && ok || bad "full_trace_mode kept"
+# the same in JSON: the targets go in as JSON, and it loads back
+J="$T/ft.json"
+printf '{"full_trace_mode": true, "targets": {}}\n' > "$J"
+expect_rc 0 "drill on a JSON full-trace rule file" "$NC" drill --config "$J" --src "$T/src" --trace "$T/runft" --top 1
+"$PY" - "$J" <<'EOF' && ok || { bad "the JSON rule file"; cat "$J"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["full_trace_mode"] is True and d["targets"]["main"] == {}, d
+assert d["targets"]["attn.attention"]["func_line_range_wrappings"], d
+EOF
 
 echo "drill-lines: $pass passed, $fail failed"
 [ "$fail" = 0 ]

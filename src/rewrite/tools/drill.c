@@ -99,19 +99,28 @@ static void manifests_free(Manifests *ms) {
  * the user's own: then the tree is one whose manifest's "source" holds it
  * (--out, or the shadow tree the run's env.json names), and lines are the
  * original ones. */
-static int locate(Manifests *ms, const Agg *a, const char *out_opt, const char *env_shadow, Origin *o) {
-  memset(o, 0, sizeof *o);
-  char *root = a->file ? root_of(a->file) : NULL;
-  const char *rel = NULL;
-  bool orig = false;
-  if (root) rel = a->file + strlen(root) + 1;
-  for (int c = 0; !root && a->file && c < 2; c++) {
+/* The shadow root (malloc'd) a file the trace names belongs to, and *rel
+ * (inside `file`) its path under it; *orig: the file is the user's own (its
+ * lines are original ones), not a shadow copy. NULL when no tree holds it. */
+static char *root_and_rel(Manifests *ms, const char *file, const char *out_opt, const char *env_shadow,
+                          const char **rel, bool *orig) {
+  char *root = root_of(file);
+  *rel = root ? file + strlen(root) + 1 : NULL;
+  *orig = false;
+  for (int c = 0; !root && c < 2; c++) {
     const char *tree = c ? env_shadow : out_opt;
     const Manifest *tm = tree ? manifest_of(ms, tree) : NULL;
     size_t n = tm && tm->source ? strlen(tm->source) : 0;
-    if (n && !strncmp(a->file, tm->source, n) && a->file[n] == '/')
-      root = xstrdup(tree), rel = a->file + n + 1, orig = true;
+    if (n && !strncmp(file, tm->source, n) && file[n] == '/') root = xstrdup(tree), *rel = file + n + 1, *orig = true;
   }
+  return root;
+}
+
+static int locate(Manifests *ms, const Agg *a, const char *out_opt, const char *env_shadow, Origin *o) {
+  memset(o, 0, sizeof *o);
+  const char *rel = NULL;
+  bool orig = false;
+  char *root = a->file ? root_and_rel(ms, a->file, out_opt, env_shadow, &rel, &orig) : NULL;
   if (!root && out_opt) root = xstrdup(out_opt);
   if (!root) return -1;
   const Manifest *m = manifest_of(ms, root);
@@ -358,6 +367,36 @@ static char *line_name(const char *rel, int line, const char *content) {
   return buf_steal(&b);
 }
 
+typedef VEC(char *) Keys;
+
+static int cmp_str(const void *pa, const void *pb) { return strcmp(*(char *const *)pa, *(char *const *)pb); }
+
+/* The modules (target keys, sorted, malloc'd) of the files whose ranges
+ * ran in the trace. */
+static void modules_that_ran(const Figures *f, Manifests *ms, const DrillOpts *o, const char *env_shadow,
+                             const Rules *rules, Keys *keys) {
+  VEC(const char *) files = {0}; /* each file once: a full trace has thousands of names in a few files */
+  for (size_t i = 0; i < f->aggs.n; i++) {
+    const char *file = f->aggs.v[i].file;
+    bool seen = !file;
+    for (size_t k = 0; k < files.n && !seen; k++) seen = !strcmp(files.v[k], file);
+    if (seen) continue;
+    vec_push(&files, file);
+    const char *rel;
+    bool orig;
+    char *root = root_and_rel(ms, file, o->out, env_shadow, &rel, &orig);
+    if (!root) continue;
+    char *key = modfile_key_of(o->src, rules, rel);
+    bool dup = false;
+    for (size_t k = 0; k < keys->n && !dup; k++) dup = !strcmp(keys->v[k], key);
+    if (dup) free(key);
+    else vec_push(keys, key);
+    free(root);
+  }
+  vec_free(&files);
+  if (keys->n) qsort(keys->v, keys->n, sizeof *keys->v, cmp_str);
+}
+
 static int drill(const DrillOpts *o, Diags *d) {
   Rules rules = {0};
   Manifests mans = {0};
@@ -371,7 +410,8 @@ static int drill(const DrillOpts *o, Diags *d) {
     return 1;
   }
   /* full_trace_mode with no targets traced every module; naming targets
-   * now limits the full trace to them (said below, once they are known) */
+   * would limit the full trace to them (the modules that ran are named
+   * too, below) */
   bool ft_everything = rules.full_trace && !rules.targets.n;
   char *env_shadow;
   if (stale_check("drill", o->trace, &rules, o->stale, &env_shadow, d) < 0) {
@@ -518,6 +558,26 @@ static int drill(const DrillOpts *o, Diags *d) {
     textedits_free(&e);
     ruledoc_free(&doc);
   }
+  /* full_trace_mode with no targets traced every module: the drilled ones
+   * become targets now, which would limit the full trace to them, so every
+   * module whose ranges ran is named too (those none of whose ranges ran
+   * recorded nothing in this run) */
+  Keys kept = {0};
+  if (ft_everything && rc == 0) modules_that_ran(&f, &mans, o, env_shadow, &rules, &kept);
+  for (size_t ki = 0; ki < kept.n && rc == 0; ki++) {
+    RuleDoc doc;
+    TextEdits e = {0};
+    rc = ruledoc_parse(&doc, o->config, text, len, d);
+    if (rc == 0) rc = ruledit_add_target(&doc, kept.v[ki], &e, d);
+    if (rc == 0 && e.n) {
+      size_t nl;
+      char *nt = ruledit_apply(text, len, &e, &nl);
+      free(text);
+      text = nt, len = nl;
+    }
+    textedits_free(&e);
+    ruledoc_free(&doc);
+  }
   /* check every module with everything added */
   for (size_t mi = 0; mi < mods.n && rc == 0; mi++) {
     Proposal p;
@@ -542,18 +602,18 @@ static int drill(const DrillOpts *o, Diags *d) {
     char *what = xasprintf("%zu range%s inside %s of %s", added, added == 1 ? "" : "s", split.s, o->trace);
     if (history_commit(o->config, rules.doc.src, rules.doc.len, text, len, &whole, "drill", what, NULL, d) == 0) {
       printf("drill: added %s to %s%s\n", what, o->config, missing ? " (a new file)" : "");
-      if (ft_everything) {
-        printf("drill: note: full_trace_mode with no targets traced every module; now that %s names targets (",
-               o->config);
-        for (size_t gi = 0, n = 0; gi < groups.n; gi++)
-          if (groups.v[gi].rules.n) printf("%s%s", n++ ? ", " : "", groups.v[gi].key);
-        printf("), the next run traces those modules only: add the others you want traced as targets\n");
-      }
+      if (ft_everything)
+        printf("drill: full_trace_mode with no targets traced every module; %s now names as targets the %zu "
+               "module%s whose ranges ran in this trace, so the full trace goes on tracing %s (a module none of "
+               "whose ranges ran is left out: add it as a target to trace it)\n",
+               o->config, kept.n, kept.n == 1 ? "" : "s", kept.n == 1 ? "it" : "them");
       status = 0;
     }
     free(what);
     textedits_free(&whole);
   }
+  for (size_t ki = 0; ki < kept.n; ki++) free(kept.v[ki]);
+  vec_free(&kept);
   free(text);
 out:
   buf_free(&split);
