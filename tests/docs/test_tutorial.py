@@ -7,8 +7,10 @@ of the shipped examples). The blocks use bare command names (the one set-up
 step puts build/bin on PATH) and Debian's /usr/bin/python3.
 
 Asserted: the script exits 0; the first summary has the two broad ranges,
-drill adds line ranges, the second summary splits train_step (its L16,
-loss.backward(), among them), feedback adds and --undo removes a range,
+drill adds line ranges, drill --lines names train_step's ranges after their
+lines (the summary of its run has `train.py:16 loss.backward()`), the
+second summary splits train_step (its L16, loss.backward(), among them),
+feedback adds and --undo removes a range,
 config save keeps a named copy; the copied example is instrumented, the
 originals under examples/ are untouched.
 
@@ -50,13 +52,16 @@ def main():
                 fails.append(msg)
         check(p.returncode == 0, "the tutorial's commands exited %d" % p.returncode)
         summaries = out.split("# Trace summary")
-        check(len(summaries) == 3, "expected two summaries, found %d" % (len(summaries) - 1))
-        if len(summaries) == 3:
-            first, second = summaries[1], summaries[2]
+        check(len(summaries) == 4, "expected three summaries, found %d" % (len(summaries) - 1))
+        if len(summaries) == 4:
+            first, lines, second = summaries[1], summaries[2], summaries[3]
+            check("| train.py:16 loss.backward() |" in lines and "| train.py:14 out = net(x) |" in lines,
+                  "the --lines run's summary lacks ranges named after their lines")
             check("| train_step |" in first and "| Net.forward |" in first, "first summary lacks the broad ranges")
             check("| train_step:L16 |" in second and "| Net.forward:L26 |" in second,
                   "second summary does not split the ranges")
-        check(re.search(r"drill: added \d+ ranges inside the top 2", out) is not None, "drill added nothing")
+        check(re.search(r"drill: added \d+ ranges inside '(train_step|Net.forward)', '(train_step|Net.forward)' of runs/first", out) is not None,
+              "drill added nothing inside the top 2")
         check("added model lines 25-27 (range 'stem+blocks')" in out and "undid feedback: model lines 25-27" in out,
               "feedback/undo messages missing")
         check("saved rules.yaml as 'drilled'" in out and os.path.exists(

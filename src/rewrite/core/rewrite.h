@@ -100,7 +100,10 @@ int c_rewrite(FileJob *job);
 /* The statements one level inside original lines [line0, line1] of a Python
  * file (for ncrewrite drill): the statements of the block when the lines
  * cover several, the body of the compound statement when they cover one;
- * only those worth a range (compound, or calling something). Each comes with
+ * only those worth a range (compound ones, taken whole, and ones that do
+ * work: calls, operators, augmented assignments, subscripts,
+ * comprehensions), or with `every` all but definitions, docstrings and
+ * pass/break/continue/global/nonlocal. Each comes with
  * the qualified name of its function (NULL at module level; the caller frees
  * it). -1 when the file does not parse. */
 typedef struct {
@@ -108,10 +111,12 @@ typedef struct {
   char *func;
 } InnerStmt;
 typedef VEC(InnerStmt) InnerStmts;
-int py_inner_statements(const char *src, size_t len, int line0, int line1, InnerStmts *out);
+int py_inner_statements(const char *src, size_t len, int line0, int line1, bool every, InnerStmts *out);
 /* The same for C, C++ and CUDA host functions (func is always NULL: a line
- * range finds its function by the lines). */
-int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int line1, InnerStmts *out);
+ * range finds its function by the lines). Work is a call, and in C++ and
+ * CUDA an operator a class may overload; `every` takes all statements but
+ * declarations (a block would hide their names) and jumps. */
+int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int line1, bool every, InnerStmts *out);
 /* Parsing takes about 60 bytes of memory per byte of source (tree-sitter's
  * tree plus our indexes), and tree-sitter counts bytes in 32 bits. Files
  * larger than this are copied unchanged with a warning: real source files

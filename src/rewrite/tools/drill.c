@@ -1,6 +1,6 @@
 /* drill and prune: rule-file changes computed from a trace.
  *
- *   ncrewrite drill --config R --src SRC --trace T [--top K] [--out OUT]
+ *   ncrewrite drill --config R --src SRC --trace T [--top K] [--lines] [--min-share PCT] [--out OUT]
  *   ncrewrite prune --config R --trace T [--min-calls N] [--max-mean-us U] [--out OUT]
  *
  * Both read the user-annotation ranges of the trace (tracescan.c) and find
@@ -13,8 +13,15 @@
  *
  * drill takes the K ranges with the largest exclusive time (time not spent
  * in a nested range on the same thread) and adds a line range for each
- * statement one level inside them (py_inner_statements), so the next run
- * splits that time. prune removes the rules of ranges whose cost outweighs
+ * statement one level inside them (py_inner_statements: compound ones
+ * whole, and those that do work, operators included; --lines: every
+ * statement, each range named "FILE:LINE TEXT"), so the next run splits
+ * that time. It never splits a range holding under --min-share (1 %) of
+ * all exclusive time, nor one no rule can split (an operator's range, a
+ * call site's), and never proposes a statement under a range that has no
+ * call in the trace (its lines did not run). When nothing qualifies it
+ * says so and exits 3, the rule file unchanged. A missing rule file starts
+ * empty. prune removes the rules of ranges whose cost outweighs
  * what they tell: called at least N times at a mean under U µs (the
  * runtime's own throttle defaults: 100000 calls, 10 µs). Each is checked and
  * committed like feedback: atomically, with a history entry, undoable. */
@@ -29,86 +36,7 @@
 
 #include "feedback.h"
 #include "manifest.h"
-#include "tracescan.h"
-
-/* ---- the trace: per-name figures ---------------------------------------- */
-
-typedef struct {
-  char *name, *file;
-  int64_t line;
-  int64_t incl, excl; /* ns */
-  uint64_t count;
-} Agg;
-
-typedef struct {
-  char *thread;
-  int64_t ts, dur, child;
-  size_t agg;
-} Occ;
-
-typedef struct {
-  VEC(Agg) aggs;
-  VEC(Occ) occs;
-} Figures;
-
-static int on_range(void *ctx, const TraceRange *r) {
-  Figures *f = ctx;
-  size_t i;
-  for (i = 0; i < f->aggs.n; i++)
-    if (!strcmp(f->aggs.v[i].name, r->name)) break;
-  if (i == f->aggs.n) {
-    Agg a = {xstrdup(r->name), r->file ? xstrdup(r->file) : NULL, r->line, 0, 0, 0};
-    vec_push(&f->aggs, a);
-  }
-  Agg *a = &f->aggs.v[i];
-  a->count++;
-  a->incl += r->dur;
-  if (!a->file && r->file) a->file = xstrdup(r->file), a->line = r->line;
-  vec_push(&f->occs, ((Occ){xstrdup(r->thread), r->ts, r->dur, 0, i}));
-  return 0;
-}
-
-static int cmp_occ(const void *pa, const void *pb) {
-  const Occ *a = pa, *b = pb;
-  int c = strcmp(a->thread, b->thread);
-  if (c) return c;
-  if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
-  return a->dur > b->dur ? -1 : a->dur < b->dur; /* the outer one first */
-}
-
-/* Exclusive time: a range's duration minus that of the ranges directly
- * nested in it on its thread. */
-static int figures_load(const char *trace, Figures *f) {
-  memset(f, 0, sizeof *f);
-  if (tracescan_ranges(trace, on_range, f) < 0) return -1;
-  qsort(f->occs.v, f->occs.n, sizeof *f->occs.v, cmp_occ);
-  VEC(size_t) stack = {0};
-  for (size_t i = 0; i < f->occs.n; i++) {
-    Occ *o = &f->occs.v[i];
-    if (i && strcmp(o->thread, f->occs.v[i - 1].thread)) stack.n = 0;
-    while (stack.n) {
-      Occ *top = &f->occs.v[stack.v[stack.n - 1]];
-      if (top->ts + top->dur > o->ts) break;
-      stack.n--;
-    }
-    if (stack.n) f->occs.v[stack.v[stack.n - 1]].child += o->dur;
-    vec_push(&stack, i);
-  }
-  vec_free(&stack);
-  for (size_t i = 0; i < f->occs.n; i++) {
-    Occ *o = &f->occs.v[i];
-    int64_t ex = o->dur - o->child;
-    f->aggs.v[o->agg].excl += ex > 0 ? ex : 0;
-  }
-  return 0;
-}
-
-static void figures_free(Figures *f) {
-  for (size_t i = 0; i < f->aggs.n; i++) free(f->aggs.v[i].name), free(f->aggs.v[i].file);
-  for (size_t i = 0; i < f->occs.n; i++) free(f->occs.v[i].thread);
-  vec_free(&f->aggs);
-  vec_free(&f->occs);
-}
+#include "tracefig.h"
 
 /* ---- where a range came from: the shadow tree's manifest ---------------- */
 
@@ -117,6 +45,7 @@ typedef struct {
   int line0, line1;
   char *kind;
   char *rule_at; /* "rules:line:col" or NULL */
+  const ManifestFile *mfile; /* its file's ranges (the Manifests own them) */
 } Origin;
 
 static void origin_free(Origin *o) {
@@ -170,19 +99,28 @@ static void manifests_free(Manifests *ms) {
  * the user's own: then the tree is one whose manifest's "source" holds it
  * (--out, or the shadow tree the run's env.json names), and lines are the
  * original ones. */
-static int locate(Manifests *ms, const Agg *a, const char *out_opt, const char *env_shadow, Origin *o) {
-  memset(o, 0, sizeof *o);
-  char *root = a->file ? root_of(a->file) : NULL;
-  const char *rel = NULL;
-  bool orig = false;
-  if (root) rel = a->file + strlen(root) + 1;
-  for (int c = 0; !root && a->file && c < 2; c++) {
+/* The shadow root (malloc'd) a file the trace names belongs to, and *rel
+ * (inside `file`) its path under it; *orig: the file is the user's own (its
+ * lines are original ones), not a shadow copy. NULL when no tree holds it. */
+static char *root_and_rel(Manifests *ms, const char *file, const char *out_opt, const char *env_shadow,
+                          const char **rel, bool *orig) {
+  char *root = root_of(file);
+  *rel = root ? file + strlen(root) + 1 : NULL;
+  *orig = false;
+  for (int c = 0; !root && c < 2; c++) {
     const char *tree = c ? env_shadow : out_opt;
     const Manifest *tm = tree ? manifest_of(ms, tree) : NULL;
     size_t n = tm && tm->source ? strlen(tm->source) : 0;
-    if (n && !strncmp(a->file, tm->source, n) && a->file[n] == '/')
-      root = xstrdup(tree), rel = a->file + n + 1, orig = true;
+    if (n && !strncmp(file, tm->source, n) && file[n] == '/') root = xstrdup(tree), *rel = file + n + 1, *orig = true;
   }
+  return root;
+}
+
+static int locate(Manifests *ms, const Agg *a, const char *out_opt, const char *env_shadow, Origin *o) {
+  memset(o, 0, sizeof *o);
+  const char *rel = NULL;
+  bool orig = false;
+  char *root = a->file ? root_and_rel(ms, a->file, out_opt, env_shadow, &rel, &orig) : NULL;
   if (!root && out_opt) root = xstrdup(out_opt);
   if (!root) return -1;
   const Manifest *m = manifest_of(ms, root);
@@ -203,10 +141,26 @@ static int locate(Manifests *ms, const Agg *a, const char *out_opt, const char *
       o->line0 = r->line0, o->line1 = r->line1;
       o->kind = xstrdup(r->kind);
       o->rule_at = r->rule_at ? xstrdup(r->rule_at) : NULL;
+      o->mfile = f;
     }
   }
   free(root);
   return best >= 0 ? 0 : -1;
+}
+
+/* The rule written at line:col of the rule file (the manifest's "rule"). */
+static const Rule *rule_at(const Rules *r, const char *at) {
+  const char *c2 = strrchr(at, ':');
+  if (!c2 || c2 == at) return NULL;
+  const char *c1 = c2 - 1;
+  while (c1 > at && *c1 != ':') c1--;
+  int line = atoi(c1 + 1), col = atoi(c2 + 1);
+  for (size_t t = 0; t < r->targets.n; t++)
+    for (size_t i = 0; i < r->targets.v[t].rules.n; i++) {
+      const Rule *ru = &r->targets.v[t].rules.v[i];
+      if (ru->at && ru->at->line == line && ru->at->col == col) return ru;
+    }
+  return NULL;
 }
 
 static void ms(char *buf, size_t n, int64_t ns) { snprintf(buf, n, "%.3f ms", (double)ns / 1e6); }
@@ -216,8 +170,14 @@ static void ms(char *buf, size_t n, int64_t ns) { snprintf(buf, n, "%.3f ms", (d
 typedef struct {
   const char *config, *src, *trace, *out;
   int top;
-  bool stale;   /* --stale: use a trace recorded before OUT or the rules changed */
+  double min_share; /* --min-share: percent of all exclusive time a range needs to be split */
+  bool stale;       /* --stale: use a trace recorded before OUT or the rules changed */
+  bool lines;       /* --lines: every statement, each range named after its line */
 } DrillOpts;
+
+/* drill's exit status when nothing qualified (rule file unchanged): the
+ * loop is done at this depth, which is not an error. */
+enum { DRILL_NOTHING_LEFT = 3 };
 
 static int cmp_excl(const void *pa, const void *pb) {
   const Agg *a = pa, *b = pb;
@@ -332,7 +292,11 @@ static int stale_check(const char *cmd, const char *trace, const Rules *rules, b
   }
   char hex[17];
   snprintf(hex, sizeof hex, "%016llx", (unsigned long long)rules->digest);
-  if (!rc && cJSON_IsString(rd) && strcmp(rd->valuestring, hex)) {
+  /* rules that name no target made no range of the run (a full trace of
+   * everything, or none): nothing in them can be older than the trace, so
+   * drilling from a full trace into a new `targets: {}` file needs no
+   * --stale; the shadow tree's manifest above still guards the lines */
+  if (!rc && rules->targets.n && cJSON_IsString(rd) && strcmp(rd->valuestring, hex)) {
     diag_at(d, allow ? DIAG_WARNING : DIAG_ERROR, trace, NULL, 0, 0, 0,
             "%s: %s changed after the shadow tree of this run was written from it: the trace's ranges come from the "
             "older rules; rewrite the tree and run again%s",
@@ -346,21 +310,109 @@ static int stale_check(const char *cmd, const char *trace, const Rules *rules, b
   return rc;
 }
 
+/* Ranges no rule can split: their time is spent in no line of the program
+ * (an operator a profiler records, `aten::mm`), so a finer rule has nothing
+ * to wrap. The reason, or NULL when a rule may split it. */
+static const char *unsplittable(const Agg *a) {
+  if (strstr(a->name, "::"))
+    return "an operator's range: no line of the program is inside it (ncrun --backend torch or --ncu shows "
+           "what it runs)";
+  return NULL;
+}
+
+/* The name of a range that covers lines [l0, l1] of the file and has no
+ * call in the trace, or NULL: a range added by an earlier round (or any
+ * rule) that never ran shows that its lines did not run, and a statement
+ * that did not run is no answer to where the time went. */
+static const char *not_run(const Figures *f, const Rules *rules, const ManifestFile *mfile, int l0, int l1) {
+  for (size_t i = 0; mfile && i < mfile->ranges.n; i++) {
+    const RangeOut *r = &mfile->ranges.v[i];
+    if (r->line0 > l0 || l1 > r->line1 || figures_ran(f, r->name)) continue;
+    /* the manifest has the name as written: a `type: variable` one is an
+     * expression the trace never shows, and a rule not found (changed
+     * since, --stale) may be one: neither is evidence */
+    if (r->rule_at) {
+      const Rule *ru = rule_at(rules, r->rule_at);
+      if (!ru) continue;
+      const Context *cx = ru->ctx.values.n ? &ru->ctx : &rules->default_ctx;
+      if (cx->values.n && cx->values.v[0].variable) continue;
+    }
+    return r->name;
+  }
+  return NULL;
+}
+
+/* --lines names each range after its line, as line_profiler shows them:
+ * "REL:LINE TEXT" (REL the file under SRC, TEXT the statement's first line
+ * with runs of blanks squeezed, cut at 60 bytes): unique (a file and a
+ * line), stable while the file is, and readable in any table. */
+static char *line_name(const char *rel, int line, const char *content) {
+  Buf b = {0};
+  buf_printf(&b, "%s:%d ", rel, line);
+  size_t start = b.len;
+  for (const char *p = content; *p; p++) {
+    bool blank = *p == ' ' || *p == '\t';
+    if (blank && (b.len == start || b.s[b.len - 1] == ' ')) continue;
+    if (b.len - start >= 60) {
+      /* back to a whole UTF-8 character before the mark */
+      while (b.len > start && ((unsigned char)b.s[b.len - 1] & 0xC0) == 0x80) b.len--;
+      if (b.len > start && ((unsigned char)b.s[b.len - 1] & 0xC0) == 0xC0) b.len--;
+      b.s[b.len] = 0;
+      buf_puts(&b, "...");
+      break;
+    }
+    buf_putc(&b, blank ? ' ' : *p);
+  }
+  while (b.len > start && b.s[b.len - 1] == ' ') b.s[--b.len] = 0;
+  return buf_steal(&b);
+}
+
+typedef VEC(char *) Keys;
+
+static int cmp_str(const void *pa, const void *pb) { return strcmp(*(char *const *)pa, *(char *const *)pb); }
+
+/* The modules (target keys, sorted, malloc'd) of the files whose ranges
+ * ran in the trace. */
+static void modules_that_ran(const Figures *f, Manifests *ms, const DrillOpts *o, const char *env_shadow,
+                             const Rules *rules, Keys *keys) {
+  VEC(const char *) files = {0}; /* each file once: a full trace has thousands of names in a few files */
+  for (size_t i = 0; i < f->aggs.n; i++) {
+    const char *file = f->aggs.v[i].file;
+    bool seen = !file;
+    for (size_t k = 0; k < files.n && !seen; k++) seen = !strcmp(files.v[k], file);
+    if (seen) continue;
+    vec_push(&files, file);
+    const char *rel;
+    bool orig;
+    char *root = root_and_rel(ms, file, o->out, env_shadow, &rel, &orig);
+    if (!root) continue;
+    char *key = modfile_key_of(o->src, rules, rel);
+    bool dup = false;
+    for (size_t k = 0; k < keys->n && !dup; k++) dup = !strcmp(keys->v[k], key);
+    if (dup) free(key);
+    else vec_push(keys, key);
+    free(root);
+  }
+  vec_free(&files);
+  if (keys->n) qsort(keys->v, keys->n, sizeof *keys->v, cmp_str);
+}
+
 static int drill(const DrillOpts *o, Diags *d) {
   Rules rules = {0};
   Manifests mans = {0};
-  if (rules_load(&rules, o->config, d) < 0) {
+  struct stat st;
+  /* a rule file that does not exist yet starts empty (as with feedback):
+   * drilling from a full trace made with --full-trace has none */
+  bool missing = stat(o->config, &st) < 0 && errno == ENOENT;
+  if ((missing ? rules_parse(&rules, o->config, "", 0, d) : rules_load(&rules, o->config, d)) < 0) {
     diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0, "rule file has errors; left unchanged");
     rules_free(&rules);
     return 1;
   }
-  if (rules.full_trace && !rules.targets.n) {
-    diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0,
-            "full_trace_mode with no targets traces every module; a target added now would restrict it to "
-            "that module: add the modules as targets first");
-    rules_free(&rules);
-    return 1;
-  }
+  /* full_trace_mode with no targets traced every module; naming targets
+   * would limit the full trace to them (the modules that ran are named
+   * too, below) */
+  bool ft_everything = rules.full_trace && !rules.targets.n;
   char *env_shadow;
   if (stale_check("drill", o->trace, &rules, o->stale, &env_shadow, d) < 0) {
     rules_free(&rules);
@@ -381,22 +433,45 @@ static int drill(const DrillOpts *o, Diags *d) {
   VEC(ModFile) mods = {0};
   size_t added = 0;
   int status = 1;
-  printf("drill: the %d range%s with the most exclusive time in %s\n", o->top, o->top == 1 ? "" : "s", o->trace);
+  printf("drill: the %d range%s with the most exclusive time in %s%s\n", o->top, o->top == 1 ? "" : "s", o->trace,
+         o->lines ? ", one range per line" : "");
   /* K counts the ranges refined: one with nothing inside worth a range (a
    * function of single calls already split, a range the trace cannot trace
-   * back) passes the turn to the next */
+   * back) passes the turn to the next, but never below --min-share: a range
+   * holding nothing is no answer however far down the list it is */
   int refined = 0;
+  Buf split = {0}; /* the names of the ranges split, for the message */
   for (size_t i = 0; i < f.aggs.n && refined < o->top; i++) {
     const Agg *a = &f.aggs.v[i];
     size_t added_before = added;
     char t[32];
     ms(t, sizeof t, a->excl);
-    printf("  %-40s %12s exclusive (%4.1f%%), %llu call%s\n", a->name, t, total ? 100.0 * (double)a->excl / (double)total : 0.0,
-           (unsigned long long)a->count, a->count == 1 ? "" : "s");
+    double share = total ? 100.0 * (double)a->excl / (double)total : 0.0;
+    if (share < o->min_share) {
+      size_t rest = f.aggs.n - i;
+      if (rest == 1) printf("  the other range holds under %g%% of the exclusive time (--min-share): not split\n", o->min_share);
+      else
+        printf("  the other %zu ranges hold under %g%% of the exclusive time each (--min-share): not split\n", rest,
+               o->min_share);
+      break;
+    }
+    printf("  %-40s %12s exclusive (%4.1f%%), %llu call%s\n", a->name, t, share, (unsigned long long)a->count,
+           a->count == 1 ? "" : "s");
+    const char *cannot = unsplittable(a);
+    if (cannot) {
+      printf("    skipped: %s\n", cannot);
+      continue;
+    }
     Origin org;
     if (locate(&mans, a, o->out, env_shadow, &org) < 0) {
       printf("    not found in a shadow tree's manifest%s; skipped\n",
              a->file ? " (without the run's env.json, --out names the shadow tree)" : " (the trace gives no file: try --out)");
+      continue;
+    }
+    if (!strcmp(org.kind, "calls")) {
+      printf("    skipped: a call site's range: its time is the called function's (a range on that function splits "
+             "it)\n");
+      origin_free(&org);
       continue;
     }
     char *key = modfile_key_of(o->src, &rules, org.rel);
@@ -409,8 +484,8 @@ static int drill(const DrillOpts *o, Diags *d) {
     }
     diags_free(&md);
     InnerStmts kids = {0};
-    int irc = mf.lang == LANG_PYTHON ? py_inner_statements(mf.text, mf.len, org.line0, org.line1, &kids)
-                                     : c_inner_statements(mf.text, mf.len, mf.lang, org.line0, org.line1, &kids);
+    int irc = mf.lang == LANG_PYTHON ? py_inner_statements(mf.text, mf.len, org.line0, org.line1, o->lines, &kids)
+                                     : c_inner_statements(mf.text, mf.len, mf.lang, org.line0, org.line1, o->lines, &kids);
     if (irc < 0) {
       printf("    %s does not parse; skipped\n", org.rel);
     } else if (!kids.n) {
@@ -419,21 +494,31 @@ static int drill(const DrillOpts *o, Diags *d) {
     Group *g = kids.n ? group_for(&groups, key) : NULL;
     for (size_t k = 0; k < kids.n; k++) {
       InnerStmt *s = &kids.v[k];
+      const char *idle = not_run(&f, &rules, org.mfile, s->line0, s->line1);
+      if (idle) {
+        printf("    - %s:%d-%d skipped: did not run in this trace ('%s' around it has no call)\n", org.rel, s->line0,
+               s->line1, idle);
+        free(s->func);
+        continue;
+      }
       char *content = modfile_line(&mf, s->line0);
       char *why = xasprintf("drill: '%s' took %s exclusive over %llu call%s", a->name, t, (unsigned long long)a->count,
                             a->count == 1 ? "" : "s");
-      LineRule lr = {s->func, s->line0, s->line1, content, NULL, NULL, why};
+      char *name = o->lines ? line_name(org.rel, s->line0, content) : NULL;
+      LineRule lr = {s->func, s->line0, s->line1, content, name, NULL, why};
       char *no;
       if (child_ok(o->config, &rules.doc, o->src, &mf, key, &lr, &no)) {
         vec_push(&g->rules, lr);
         vec_push(&g->owned, content);
         vec_push(&g->owned, why);
+        if (name) vec_push(&g->owned, name);
         if (s->func) vec_push(&g->owned, s->func);
-        printf("    + %s:%d-%d%s%s\n", org.rel, s->line0, s->line1, s->func ? " in " : "", s->func ? s->func : "");
+        printf("    + %s:%d-%d%s%s%s%s%s\n", org.rel, s->line0, s->line1, s->func ? " in " : "", s->func ? s->func : "",
+               name ? " as '" : "", name ? name : "", name ? "'" : "");
         added++;
       } else {
         printf("    - %s:%d-%d skipped: %s\n", org.rel, s->line0, s->line1, no);
-        free(content), free(why), free(s->func);
+        free(content), free(why), free(name), free(s->func);
       }
       free(no);
     }
@@ -441,11 +526,16 @@ static int drill(const DrillOpts *o, Diags *d) {
     vec_push(&mods, mf);
     free(key);
     origin_free(&org);
-    if (added > added_before) refined++;
+    if (added > added_before) {
+      refined++;
+      buf_printf(&split, "%s'%s'", split.len ? ", " : "", a->name);
+    }
   }
   if (!added) {
-    printf("drill: nothing to add\n");
-    status = 0;
+    printf("drill: nothing left worth splitting (rule file unchanged): no range over %g%% of the exclusive time "
+           "holds a statement that ran and is not a range already\n",
+           o->min_share);
+    status = DRILL_NOTHING_LEFT;
     goto out;
   }
   /* all groups, module by module, each edit on the text the last one made */
@@ -460,6 +550,26 @@ static int drill(const DrillOpts *o, Diags *d) {
     rc = ruledoc_parse(&doc, o->config, text, len, d);
     if (rc == 0) rc = ruledit_add_lines(&doc, g->key, g->rules.v, g->rules.n, &e, d);
     if (rc == 0) {
+      size_t nl;
+      char *nt = ruledit_apply(text, len, &e, &nl);
+      free(text);
+      text = nt, len = nl;
+    }
+    textedits_free(&e);
+    ruledoc_free(&doc);
+  }
+  /* full_trace_mode with no targets traced every module: the drilled ones
+   * become targets now, which would limit the full trace to them, so every
+   * module whose ranges ran is named too (those none of whose ranges ran
+   * recorded nothing in this run) */
+  Keys kept = {0};
+  if (ft_everything && rc == 0) modules_that_ran(&f, &mans, o, env_shadow, &rules, &kept);
+  for (size_t ki = 0; ki < kept.n && rc == 0; ki++) {
+    RuleDoc doc;
+    TextEdits e = {0};
+    rc = ruledoc_parse(&doc, o->config, text, len, d);
+    if (rc == 0) rc = ruledit_add_target(&doc, kept.v[ki], &e, d);
+    if (rc == 0 && e.n) {
       size_t nl;
       char *nt = ruledit_apply(text, len, &e, &nl);
       free(text);
@@ -487,16 +597,26 @@ static int drill(const DrillOpts *o, Diags *d) {
     buf_add(&b, text, len);
     if (!b.s) buf_puts(&b, "");
     vec_push(&whole, ((TextEdit){0, rules.doc.len, buf_steal(&b)}));
-    char *what = xasprintf("%zu range%s inside the top %d of %s", added, added == 1 ? "" : "s", o->top, o->trace);
+    /* the ranges split by name: when the top ones had nothing inside, the
+     * turn went further down, and "inside the top K" said otherwise */
+    char *what = xasprintf("%zu range%s inside %s of %s", added, added == 1 ? "" : "s", split.s, o->trace);
     if (history_commit(o->config, rules.doc.src, rules.doc.len, text, len, &whole, "drill", what, NULL, d) == 0) {
-      printf("drill: added %s to %s\n", what, o->config);
+      printf("drill: added %s to %s%s\n", what, o->config, missing ? " (a new file)" : "");
+      if (ft_everything)
+        printf("drill: full_trace_mode with no targets traced every module; %s now names as targets the %zu "
+               "module%s whose ranges ran in this trace, so the full trace goes on tracing %s (a module none of "
+               "whose ranges ran is left out: add it as a target to trace it)\n",
+               o->config, kept.n, kept.n == 1 ? "" : "s", kept.n == 1 ? "it" : "them");
       status = 0;
     }
     free(what);
     textedits_free(&whole);
   }
+  for (size_t ki = 0; ki < kept.n; ki++) free(kept.v[ki]);
+  vec_free(&kept);
   free(text);
 out:
+  buf_free(&split);
   for (size_t gi = 0; gi < groups.n; gi++) {
     for (size_t k = 0; k < groups.v[gi].owned.n; k++) free(groups.v[gi].owned.v[k]);
     vec_free(&groups.v[gi].owned);
@@ -514,25 +634,37 @@ out:
 }
 
 static void usage_drill(FILE *f) {
-  fputs("usage: ncrewrite drill --config RULES --src SRC --trace TRACE [--top K] [--out OUT] [--stale]\n"
+  fputs("usage: ncrewrite drill --config RULES --src SRC --trace TRACE [--top K] [--lines] [--min-share PCT]\n"
+        "                       [--out OUT] [--stale]\n"
         "\n"
         "Add line ranges one level inside the K ranges (default 3) with the most\n"
         "exclusive time in TRACE, so the next run splits that time. Ranges are\n"
         "traced back to their source through the manifest of the shadow tree that\n"
-        "ran (found from the trace's file names, or given by --out).\n",
+        "ran (found from the trace's file names, or given by --out). A missing\n"
+        "RULES file is created.\n"
+        "\n"
+        "  --lines          one range for every statement (not only those that do\n"
+        "                   work), each named after its line: 'FILE:LINE TEXT'\n"
+        "  --min-share PCT  never split a range holding under PCT % of all\n"
+        "                   exclusive time (default 1)\n"
+        "\n"
+        "Exit status: 0 ranges added, 1 error (RULES unchanged), 2 bad usage,\n"
+        "3 nothing left worth splitting (RULES unchanged).\n",
         f);
 }
 
 int cmd_drill(int argc, char **argv) {
-  enum { O_SRC = 256, O_TRACE, O_TOP, O_OUT, O_STALE };
+  enum { O_SRC = 256, O_TRACE, O_TOP, O_OUT, O_STALE, O_LINES, O_SHARE };
   static const struct option longs[] = {{"config", required_argument, 0, 'c'}, {"src", required_argument, 0, O_SRC},
                                         {"trace", required_argument, 0, O_TRACE}, {"top", required_argument, 0, O_TOP},
                                         {"out", required_argument, 0, O_OUT},    {"help", no_argument, 0, 'h'},
-                                        {"stale", no_argument, 0, O_STALE},
+                                        {"stale", no_argument, 0, O_STALE},      {"lines", no_argument, 0, O_LINES},
+                                        {"min-share", required_argument, 0, O_SHARE},
                                         {0, 0, 0, 0}};
   DrillOpts o = {0};
   o.src = ".";
   o.top = 3;
+  o.min_share = 1.0;
   optind = 1;
   for (int c; (c = getopt_long(argc, argv, "c:h", longs, NULL)) != -1;) {
     switch (c) {
@@ -541,6 +673,16 @@ int cmd_drill(int argc, char **argv) {
     case O_TRACE: o.trace = optarg; break;
     case O_OUT: o.out = optarg; break;
     case O_STALE: o.stale = true; break;
+    case O_LINES: o.lines = true; break;
+    case O_SHARE: {
+      char *end;
+      o.min_share = strtod(optarg, &end);
+      if (*end || !(o.min_share >= 0 && o.min_share <= 100)) {
+        fprintf(stderr, "ncrewrite drill: error: --min-share needs a percentage from 0 to 100, not '%s'\n", optarg);
+        return 2;
+      }
+      break;
+    }
     case O_TOP: {
       char *end;
       long k = strtol(optarg, &end, 10);
@@ -576,21 +718,6 @@ typedef struct {
   double max_mean_us;
   bool stale;
 } PruneOpts;
-
-/* The rule written at line:col of the rule file (the manifest's "rule"). */
-static const Rule *rule_at(const Rules *r, const char *at) {
-  const char *c2 = strrchr(at, ':');
-  if (!c2 || c2 == at) return NULL;
-  const char *c1 = c2 - 1;
-  while (c1 > at && *c1 != ':') c1--;
-  int line = atoi(c1 + 1), col = atoi(c2 + 1);
-  for (size_t t = 0; t < r->targets.n; t++)
-    for (size_t i = 0; i < r->targets.v[t].rules.n; i++) {
-      const Rule *ru = &r->targets.v[t].rules.v[i];
-      if (ru->at && ru->at->line == line && ru->at->col == col) return ru;
-    }
-  return NULL;
-}
 
 static int prune(const PruneOpts *o, Diags *d) {
   Rules rules = {0};

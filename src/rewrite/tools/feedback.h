@@ -63,6 +63,7 @@ char *proposal_error(const Proposal *p);
 /* The text of 1-based line `line` of mf, trimmed. */
 char *modfile_line(const ModFile *mf, int line);
 
-/* Exit statuses: 0 done, 1 an error (file unchanged), 2 bad usage. */
+/* Exit statuses: 0 done, 1 an error (file unchanged), 2 bad usage; drill
+ * also 3: nothing left worth splitting (file unchanged). */
 
 #endif

@@ -101,17 +101,22 @@ static const RNode *map_get(const RNode *m, const char *key, size_t *at) {
   return NULL;
 }
 
-/* The missing part of the path targets/<module>/func_line_range_wrappings,
- * from level k on, as block lines with the first key at column `col`. */
+/* A path is targets/<module>/func_line_range_wrappings (the list takes the
+ * line rules), or targets/<module> with path[2] NULL (a target of its own,
+ * no value: as `mypkg.model:` for full trace). Below, k is a level of it. */
+static bool leaf(const char *const *path, int k) { return k == 2 || !path[k + 1]; }
+
+/* The missing part of the path from level k on, as block lines with the
+ * first key at column `col`. */
 static void rest_block(Buf *b, const char *const *path, int k, int col, const LineRule *lr, size_t n) {
   spaces(b, col);
   yaml_word(b, path[k], false);
   buf_puts(b, ":\n");
-  if (k < 2) {
+  if (!leaf(path, k)) {
     rest_block(b, path, k + 1, col + 2, lr, n);
     return;
   }
-  for (size_t i = 0; i < n; i++) item_block(b, &lr[i], col + 2, col + 4);
+  for (size_t i = 0; k == 2 && i < n; i++) item_block(b, &lr[i], col + 2, col + 4);
 }
 
 static void value_flow(Buf *b, const char *const *path, int k, const LineRule *lr, size_t n);
@@ -130,10 +135,14 @@ static void push_edit(TextEdits *out, size_t at, size_t del, Buf *ins) {
 /* The value that path[k] takes (the map below it, or the list), as JSON;
  * k == -1: the whole document. */
 static void value_flow(Buf *b, const char *const *path, int k, const LineRule *lr, size_t n) {
-  if (k < 2) {
+  if (k < 0 || !leaf(path, k)) {
     buf_putc(b, '{');
     rest_flow(b, path, k + 1, lr, n);
     buf_putc(b, '}');
+    return;
+  }
+  if (k < 2) { /* a target with nothing in it yet */
+    buf_puts(b, "{}");
     return;
   }
   buf_putc(b, '[');
@@ -186,9 +195,8 @@ static int flow_append(const RuleDoc *doc, const RNode *c, Buf *text, TextEdits 
   return 0;
 }
 
-int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr, size_t n, TextEdits *out,
-                      Diags *d) {
-  const char *path[3] = {"targets", module, "func_line_range_wrappings"};
+static int add_path(const RuleDoc *doc, const char *const *path, const LineRule *lr, size_t n, TextEdits *out,
+                    Diags *d) {
   bool json = is_json_path(doc->path);
   Buf t = {0};
   const RNode *node = doc->root;
@@ -204,18 +212,24 @@ int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr
     push_edit(out, node->off, node->end - node->off, &t);
     return 0;
   }
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 3 && path[k]; k++) {
     if (node->kind != RN_MAP) {
       ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, node, "expected a mapping here to add '%s' to", path[k]);
       return -1;
     }
     size_t ki = 0;
     const RNode *next = map_get(node, path[k], &ki);
+    if (next && k < 2 && leaf(path, k)) return 0; /* the target is there already */
     if (next && next->kind == RN_SCALAR && next->null && (is_flow(doc, node) || json)) {
       null_replace(doc, node->items[ki], next, path, k, lr, n, out);
       return 0;
     }
-    if (next && next->kind == RN_SCALAR && next->null) {
+    /* an empty flow collection in a block document (`targets: {}`,
+     * `func_line_range_wrappings: []`) goes like a null: filling it in
+     * flow style made a full-trace file one 5 KB line nobody could read */
+    bool empty_flow = next && !json && !is_flow(doc, node) && is_flow(doc, next) && !next->n &&
+                      next->kind == (k < 2 ? RN_MAP : RN_SEQ);
+    if (next && ((next->kind == RN_SCALAR && next->null) || empty_flow)) {
       /* a key with no value (`mypkg.model:` for full trace), or a null one
        * (`targets: ~`, which goes): what goes below it starts on the next
        * line, indented under it */
@@ -234,7 +248,7 @@ int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr
       }
       size_t at = after_line(doc, from);
       if (at == doc->len && doc->len && doc->src[doc->len - 1] != '\n') buf_putc(&t, '\n');
-      if (k < 2) rest_block(&t, path, k + 1, key->col + 1, lr, n);
+      if (!leaf(path, k)) rest_block(&t, path, k + 1, key->col + 1, lr, n);
       else
         for (size_t i = 0; i < n; i++) item_block(&t, &lr[i], key->col + 1, key->col + 3);
       push_edit(out, at, 0, &t);
@@ -290,6 +304,17 @@ int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr
   }
   buf_free(&t);
   return -1; /* not reached */
+}
+
+int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr, size_t n, TextEdits *out,
+                      Diags *d) {
+  const char *const path[3] = {"targets", module, "func_line_range_wrappings"};
+  return add_path(doc, path, lr, n, out, d);
+}
+
+int ruledit_add_target(const RuleDoc *doc, const char *module, TextEdits *out, Diags *d) {
+  const char *const path[3] = {"targets", module, NULL};
+  return add_path(doc, path, NULL, 0, out, d);
 }
 
 static bool find_parent(const RNode *n, const RNode *want, const RNode **parent, size_t *idx) {

@@ -32,6 +32,11 @@ typedef struct {
  * diagnostic at the place in the rule file that cannot take them. */
 int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr, size_t n, TextEdits *out,
                       Diags *d);
+/* Plan the insertion of targets[module] with no rule of its own (`module:`
+ * in block style, `"module": {}` in flow style and JSON), where missing:
+ * under full_trace_mode it is traced whole. 0 (nothing planned when it is
+ * there), or -1 with a diagnostic. */
+int ruledit_add_target(const RuleDoc *doc, const char *module, TextEdits *out, Diags *d);
 /* Plan the removal of a rule entry: the list item, or the map entry (key and
  * value) whose value is `node`: whole lines in block style, the member and
  * one comma in flow style (and JSON). The last entry of a collection takes

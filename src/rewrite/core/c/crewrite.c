@@ -916,19 +916,48 @@ static bool c_contains(TSNode n, const char *type) {
   return false;
 }
 
+/* A compound assignment (`h += r`) anywhere under n. */
+static bool c_compound_assign(TSNode n) {
+  if (is(n, "assignment_expression")) {
+    TSNode op = ts_node_child_by_field_name(n, "operator", 8);
+    if (!ts_node_is_null(op) && strcmp(ts_node_type(op), "=")) return true;
+  }
+  for (uint32_t i = 0; i < ts_node_named_child_count(n); i++)
+    if (c_compound_assign(ts_node_named_child(n, i))) return true;
+  return false;
+}
+
+/* Does the statement do work? A call; in C++ and CUDA also what operator
+ * overloading makes a call (`out = weights * v`, `h += r`, `t[i]`, new,
+ * delete, co_await): a matrix class's operators are where its time goes.
+ * In C an operator is an instruction or two, less than a range costs. */
+static bool c_does_work(TSNode s, Lang lang) {
+  if (c_contains(s, "call_expression")) return true;
+  if (lang == LANG_C) return false;
+  static const char *const t[] = {"binary_expression", "subscript_expression", "new_expression", "delete_expression",
+                                  "co_await_expression", NULL};
+  for (const char *const *p = t; *p; p++)
+    if (c_contains(s, *p)) return true;
+  return c_compound_assign(s);
+}
+
 /* Worth a range of its own: a statement with blocks under it, or one that
- * calls something. Declarations are left out: a block around one would
- * hide its name from the code after it (the rewriter refuses that). */
-static bool c_worth_a_range(TSNode s) {
+ * does work; with `every` (drill --lines) any statement but a jump.
+ * Declarations are left out: a block around one would hide its name from
+ * the code after it (the rewriter refuses that). */
+static bool c_worth_a_range(TSNode s, Lang lang, bool every) {
   if (is(s, "declaration") || is(s, "labeled_statement") || is(s, "case_statement")) return false;
+  if (is(s, "break_statement") || is(s, "continue_statement") || is(s, "goto_statement")) return false;
+  if (is(s, "expression_statement") && !ts_node_named_child_count(s)) return false; /* a lone `;` */
+  if (every) return true;
   CNodes subs = {0};
   c_stmts_sub_blocks(s, &subs);
   bool compound = subs.n > 0;
   vec_free(&subs);
-  return compound || c_contains(s, "call_expression");
+  return compound || c_does_work(s, lang);
 }
 
-int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int line1, InnerStmts *out) {
+int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int line1, bool every, InnerStmts *out) {
   TSParser *parser = ts_parser_new();
   ts_parser_set_language(parser, lang == LANG_C      ? tree_sitter_c()
                                  : lang == LANG_CUDA ? tree_sitter_cuda()
@@ -995,12 +1024,23 @@ int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int li
       c_stmts_list(subs.v[k], &inner);
       for (size_t j = 0; j < inner.n; j++) vec_push(&pick, inner.v[j]);
     }
+    /* a body of one statement: a range around it would time what the
+     * function's range does; the next level is inside it, if anything */
+    if (whole && pick.n == 1) {
+      TSNode only = pick.v[0];
+      pick.n = subs.n = 0;
+      c_stmts_sub_blocks(only, &subs);
+      for (size_t k = 0; k < subs.n; k++) {
+        c_stmts_list(subs.v[k], &inner);
+        for (size_t j = 0; j < inner.n; j++) vec_push(&pick, inner.v[j]);
+      }
+    }
     vec_free(&inner);
   } else if (i0 != i1) {
     for (int i = i0; i <= i1; i++) vec_push(&pick, kids.v[i]);
   }
   for (size_t i = 0; i < pick.n; i++)
-    if (c_worth_a_range(pick.v[i]) && (row0(pick.v[i]) != s || row1(pick.v[i]) != e || whole))
+    if (c_worth_a_range(pick.v[i], lang, every) && (row0(pick.v[i]) != s || row1(pick.v[i]) != e || whole))
       vec_push(out, ((InnerStmt){row0(pick.v[i]) + 1, row1(pick.v[i]) + 1, NULL}));
 done:
   vec_free(&kids);
