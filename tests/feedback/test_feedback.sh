@@ -188,5 +188,44 @@ expect_rc 0 "new rule file" "$NC" feedback --config "$T/new.yaml" --src "$T/src"
 printf 'targets:\n  pkg.m:\n    func_line_range_wrappings:\n      - start_line: 5\n        end_line: 5\n        start_line_content: "y = x + 1"\n' > "$T/want-new.yaml"
 same "$T/new.yaml" "$T/want-new.yaml" "new rule file written"
 
+# lines that are a whole function (def to its end) time each call: the body
+# is the range, not the def statement (issue 32: a range around the def ran
+# once, at import); a docstring is left out, decorators count as the def
+cat > "$T/src/whole.py" <<'EOF'
+"""Doc."""
+
+
+def plain(x):
+    """plain's doc."""
+    y = x + 1
+    return y
+
+
+@staticmethod
+def decorated(x):
+    return x
+
+# a comment after it
+
+
+def part(x):
+    y = x + 1
+    return y
+EOF
+expect_rc 0 "whole function" "$NC" feedback --config "$T/whole.yaml" --src "$T/src" --module whole --lines 4-7
+has "$T/stderr" "lines 4-7 are a whole function plain: its body, lines 6-7, is the range" "whole function message"
+has "$T/whole.yaml" 'start_line: 6' "whole function: the body's first statement"
+has "$T/whole.yaml" 'end_line: 7' "whole function: the body's last statement"
+expect_rc 0 "decorated whole function, trailing comment" "$NC" feedback --config "$T/whole.yaml" --src "$T/src" --module whole --lines 10-14
+has "$T/stderr" "its body, lines 12-12, is the range" "decorated function's body"
+# a def and only part of its body is not the whole function: snapped to the def
+expect_rc 0 "def with part of its body" "$NC" feedback --config "$T/part.yaml" --src "$T/src" --module whole --lines 17-18 --snap
+has "$T/stderr" "snapped to whole statements 17-19" "part of a function snaps to the def"
+# a docstring may not start a range (it must stay first: __doc__)
+before=$(sum "$T/whole.yaml")
+expect_rc 1 "range over the module docstring" "$NC" feedback --config "$T/whole.yaml" --src "$T/src" --module whole --lines 1-4 --snap
+has "$T/stderr" "include a docstring, which must stay first in its block" "docstring refused"
+[ "$(sum "$T/whole.yaml")" = "$before" ] && ok || bad "refused docstring range changed the rule file"
+
 echo "feedback: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -285,6 +285,50 @@ static int check_range(const Proposal *p, const Rule *nr, const ModFile *mf, int
   return 0;
 }
 
+/* Lines that are a whole Python function, from its `def` (or first
+ * decorator) to its last line: the user means the function's run time, and
+ * a range around the def statement would time only the def, once, at
+ * import. The body's statements (docstring left out) become the lines, so
+ * the range times each call. */
+static void whole_function(const ModFile *mf, int *a, int *b) {
+  size_t pl = strlen(mf->path);
+  if (pl < 3 || strcmp(mf->path + pl - 3, ".py")) return;
+  char *first = modfile_line(mf, *a);
+  const char *t = first;
+  while (*t == ' ' || *t == '\t') t++;
+  bool def = !strncmp(t, "def ", 4) || !strncmp(t, "async def ", 10) || *t == '@';
+  free(first);
+  if (!def) return;
+  InnerStmts in = {0};
+  if (py_inner_statements(mf->text, mf->len, *a, *b, true, &in) < 0 || !in.n) {
+    for (size_t i = 0; i < in.n; i++) free(in.v[i].func);
+    vec_free(&in);
+    return;
+  }
+  int lo = in.v[0].line0, hi = in.v[0].line1;
+  for (size_t i = 0; i < in.n; i++) {
+    if (in.v[i].line0 < lo) lo = in.v[i].line0;
+    if (in.v[i].line1 > hi) hi = in.v[i].line1;
+  }
+  /* the body ends where the lines do (blank or comment lines after it) */
+  bool to_end = lo > *a && hi <= *b;
+  for (int l = hi + 1; to_end && l <= *b; l++) {
+    char *x = modfile_line(mf, l);
+    const char *u = x;
+    while (*u == ' ' || *u == '\t') u++;
+    to_end = !*u || *u == '#' || *u == '\r' || *u == '\n';
+    free(x);
+  }
+  if (to_end) {
+    fprintf(stderr, "ncrewrite: lines %d-%d are a whole function%s%s: its body, lines %d-%d, is the range (it "
+            "times each call; the def statement runs once, at import)\n", *a, *b, in.v[0].func ? " " : "",
+            in.v[0].func ? in.v[0].func : "", lo, hi);
+    *a = lo, *b = hi;
+  }
+  for (size_t i = 0; i < in.n; i++) free(in.v[i].func);
+  vec_free(&in);
+}
+
 static int feedback_add(const FbOpts *o, Diags *d) {
   int a, b;
   if (parse_lines(o->lines, &a, &b) < 0) {
@@ -311,6 +355,7 @@ static int feedback_add(const FbOpts *o, Diags *d) {
             "lines %d-%d are outside the file (%d lines)", a, b, mf.nlines);
     goto out;
   }
+  whole_function(&mf, &a, &b);
   LineRule lr = {o->function, a, b, NULL, o->name, o->context, o->text};
   if (ruledit_add_lines(&rules.doc, o->module, &lr, 1, &e1, d) < 0) goto out;
   if (proposal_run(&p1, o->config, rules.doc.src, rules.doc.len, &e1, o->src, &mf, d) < 0) goto out;
