@@ -91,6 +91,36 @@ def _new_trace_files(d, before):
     return sorted(new, key=lambda p: (now[p][0], p))
 
 
+def _defs_of(mod):
+    """{qualified name: function} of the functions and methods a module
+    defines (its own classes' too, staticmethods, classmethods and
+    properties included), to update in place after a reload."""
+    import types
+
+    out = {}
+    name = mod.__name__
+
+    def add(qual, f):
+        if isinstance(f, types.FunctionType) and f.__module__ == name:
+            out[qual] = f
+
+    def walk(obj, prefix, depth):
+        for k, v in list(vars(obj).items()):
+            if isinstance(v, (staticmethod, classmethod)):
+                add(prefix + k, v.__func__)
+            elif isinstance(v, property):
+                for part, f in (("fget", v.fget), ("fset", v.fset), ("fdel", v.fdel)):
+                    add("%s%s.%s" % (prefix, k, part), f)
+            elif isinstance(v, type):
+                if v.__module__ == name and v.__qualname__ == prefix + k and depth < 4:
+                    walk(v, prefix + k + ".", depth + 1)
+            else:
+                add(prefix + k, v)
+
+    walk(mod, "", 0)
+    return out
+
+
 def _python_words(msg):
     """The feedback command's diagnostics in submit_feedback's terms: its
     arguments, not the command's flags (positions and carets are kept)."""
@@ -374,14 +404,20 @@ class ProfilingSession:
         """Enable the import hook with the session's rules; modules already
         imported that these rules target, or that earlier rules instrumented,
         are re-imported (importlib.reload) so the next run_profile runs the
-        code these rules make. Objects made before (an
-        instance of a reloaded class, a function reference kept elsewhere)
-        keep the code they had, as with nCompass. Returns the configuration."""
+        code these rules make. The functions and methods those modules had
+        before are updated in place (their code objects take the new code),
+        so objects made before -- a model built before the feedback, a
+        function kept elsewhere by `from m import f` -- run the new ranges
+        too (nCompass leaves them as they were). self.updated lists what was
+        updated, self.not_updated what could not be (a function whose new
+        form is a wrapper or closes over other names: only objects made from
+        now on have its ranges); a warning names the latter. Returns the
+        configuration."""
         import importlib
         import warnings
 
         hook = _hook.enable(RewriteConfig.from_file(self.rules_path), warn_imported=False)
-        reloaded = []
+        reloaded, updated, not_updated = [], [], []
         for name, mod in sorted(list(sys.modules.items())):
             f = getattr(mod, "__file__", None)
             if not isinstance(f, str) or not f.endswith(".py") or name in ("__main__", "__mp_main__"):
@@ -393,11 +429,28 @@ class ProfilingSession:
                 wanted = False
             if not (earlier or wanted):
                 continue
+            before = _defs_of(mod)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 importlib.reload(mod)
             reloaded.append(name)
+            after = _defs_of(mod)
+            for qual, old_fn in sorted(before.items()):
+                new_fn = after.get(qual)
+                if new_fn is None or new_fn is old_fn or new_fn.__code__ == old_fn.__code__:
+                    continue
+                oc, nc = old_fn.__code__, new_fn.__code__
+                if oc.co_freevars == nc.co_freevars and oc.co_name == nc.co_name:
+                    old_fn.__code__ = nc
+                    updated.append("%s.%s" % (name, qual))
+                else:
+                    not_updated.append("%s.%s" % (name, qual))
         self.reloaded = reloaded
+        self.updated, self.not_updated = updated, not_updated
+        if not_updated:
+            warnings.warn(_hook.NcrewriteWarning(
+                "ncrewrite: apply_targeted_markers could not update %d function(s) already imported: %s (objects "
+                "made from now on have the new ranges)" % (len(not_updated), ", ".join(not_updated))), stacklevel=2)
         return self.config
 
     # ---- traces ----
@@ -407,14 +460,21 @@ class ProfilingSession:
         """Keep the user annotations (our ranges, record_function), optionally
         the GPU work they launched and their direct children, dropping events
         shorter than min_duration_us (`nctrace filter`). Returns the path
-        (default: <trace>.filtered.trace.json.gz beside it)."""
+        (default: <trace>.filtered.trace.json.gz beside it, with the
+        settings in the name when they are not the defaults:
+        .filtered-nokernels-children-min5us.trace.json.gz)."""
         trace = self._trace(trace_path)
         if output_path is None:
+            # named by its settings: two filters of one trace never share
+            # a file unless they keep the same events
             base = trace
             for ext in (".gz", ".json", ".trace", ".pt"):
                 if base.endswith(ext):
                     base = base[: -len(ext)]
-            output_path = base + ".filtered.trace.json.gz"
+            tag = ("" if include_cuda_kernels else "-nokernels") + ("-children" if include_direct_children else "")
+            if float(min_duration_us) > 0:
+                tag += "-min%gus" % float(min_duration_us)
+            output_path = base + ".filtered%s.trace.json.gz" % tag
         argv = ["nctrace", "filter", trace, "-o", os.path.abspath(os.fspath(output_path)),
                 "--min-dur-us", repr(float(min_duration_us))]
         if include_cuda_kernels:
