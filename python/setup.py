@@ -159,8 +159,10 @@ class BuildExt(build_ext):
                                              extra_postargs=["-w", "-O2", "-fvisibility=hidden",
                                                              "-fno-semantic-interposition"])
 
+            step("the parsers: tree-sitter and %d grammar files (the longest step)" % (len(jobs) - 1))
             with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
                 objs = [o for r in pool.map(compile_one, jobs) for o in r]
+            step("the engine: %d files" % len(ext.sources))
             ext.extra_objects = objs + list(ext.extra_objects or [])
             ext.include_dirs = list(ext.include_dirs) + [os.path.join(core, "include")]
         super().build_extension(ext)
@@ -187,6 +189,11 @@ def runtime_sources():
     if not m:
         fail("src/runtime/CMakeLists.txt: cannot read libncrt's sources")
     return [os.path.join(ROOT, "src", "runtime", f) for f in m.group(1).split()]
+
+
+def step(what):
+    """A progress line (scripts/wheel shows these while pip builds quietly)."""
+    print("ncrewrite setup: %s" % what, flush=True)
 
 
 def interpreters():
@@ -233,6 +240,7 @@ class BuildRuntime:
         rt_inc = os.path.join(ROOT, "src", "runtime", "include")
         tls = ["-mtls-dialect=gnu2"] if os.uname().machine in ("x86_64", "AMD64") else []
         macros = [("_GNU_SOURCE", None)] + ([("NCRT_HAVE_CUPTI", None)] if cupti else [])
+        step("libncrt, the collector")
         objs = self.cc.compile(runtime_sources(), output_dir=os.path.join(self.cmd.build_temp, "ncrt"),
                                macros=macros, include_dirs=[rt_inc, nvtx] + ([cupti] if cupti else []),
                                extra_postargs=["-std=gnu11", "-O2", "-fvisibility=hidden"] + tls)
@@ -242,6 +250,7 @@ class BuildRuntime:
                                    extra_postargs=["-Wl,-z,nodelete", "-Wl,--no-undefined"])
         mod = os.path.join(ROOT, "src", "runtime", "python", "ncrtmodule.c")
         for py, inc, suffix in interpreters():
+            step("the ncrt module for %s (%s)" % (py, suffix))
             tmp = os.path.join(self.cmd.build_temp, "ncrt" + suffix.replace(".", "_"))
             o = self.cc.compile([mod], output_dir=tmp, include_dirs=[inc, nvtx, rt_inc],
                                 extra_postargs=["-O2", "-fvisibility=hidden", "-w"] + tls)

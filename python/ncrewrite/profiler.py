@@ -276,6 +276,9 @@ class _NcrtImpl:
 
     def stop(self):
         p = self.p
+        tell = getattr(self.m, "_at_exit", None)  # torch.distributed's rank, if initialized: names the file
+        if tell is not None:
+            tell()
         if p.schedule is not None and self.writes:
             _runtime.control("schedule_end")
         else:

@@ -238,6 +238,195 @@ print(json.dumps({"warnings": warnings, "instrumented": "__ncrt__" in vars(m), "
 '''
 
 
+SEEDS_MOD = '''\
+"""The seeds' module: its first line is its docstring."""
+import math
+
+
+def attention(n):
+    s = 0
+    for i in range(n):
+        s += math.sqrt(i)
+    return s
+
+
+class Model:
+    def __init__(self):
+        self.n = 200
+
+    def forward(self):
+        t = attention(self.n)
+        return t
+'''
+
+# Seed 001's and 000's examples as their users wrote them, imports changed
+# (issue 32, one check per item that needs no torch).
+SEEDS = '''\
+import json, os, sys, warnings
+from ncrewrite.trace import ProfilingSession, enable_rewrites, disable_rewrites  # was: ncompass.trace
+from ncrewrite.trace.core import RewriteConfig                                   # was: ncompass.trace.core
+from ncrewrite import RulesError
+import ncrt
+
+res = {}
+# 001, Basic Profiling: a function that does nothing still gets its trace
+session = ProfilingSession(trace_output_dir="./traces")
+
+def my_inference():
+    # Your code here
+    pass
+
+trace_path = session.run_profile(my_inference)
+summary = session.get_trace_summary(trace_path)
+res["basic"] = [os.path.basename(trace_path), os.path.isfile(trace_path), summary["markdown"].splitlines()[0]]
+# two runs, the first recording a range and the second nothing: each its own file
+def ranged():
+    with ncrt.range("only.first"):
+        pass
+p1 = session.run_profile(ranged)
+p2 = session.run_profile(my_inference)
+res["two"] = [os.path.basename(p1), os.path.basename(p2)]
+# feedback that would wrap the module's docstring: refused, the rules unchanged
+import seedmod
+model = seedmod.Model()   # made before the feedback (item 5)
+before = json.dumps(session.config, sort_keys=True)
+try:
+    session.submit_feedback("why", "seedmod", 1, 2)
+    res["doc"] = "accepted"
+except RulesError as e:
+    res["doc"] = str(e)
+res["doc_unchanged"] = json.dumps(session.config, sort_keys=True) == before
+# bad lines in Python's words
+for args in ((20, 10), (0, 3), ("5", 6)):
+    try:
+        session.submit_feedback("x", "seedmod", *args)
+        res.setdefault("bad", []).append("accepted")
+    except (TypeError, ValueError) as e:
+        res.setdefault("bad", []).append("%s: %s" % (type(e).__name__, e))
+try:
+    session.submit_feedback("x", "seedmod", 7, 7)   # the for loop's header alone: splits the loop
+    res["split"] = "accepted"
+except RulesError as e:
+    res["split"] = str(e)
+# a whole function selected (def to return): its run time, each call
+session.submit_feedback("attention is slow", "seedmod", 5, 9)
+session.apply_targeted_markers()
+res["updated"] = sorted(session.updated)
+p3 = session.run_profile(lambda: [model.forward() for _ in range(3)])
+ops = {o["name"]: o["count"] for o in session.get_trace_summary(p3)["structured"]["operations"]}
+res["whole"] = ops
+# filter_trace twice, different settings: two files
+f1 = session.filter_trace(p3)
+f2 = session.filter_trace(p3, min_duration_us=5)
+res["filters"] = [os.path.basename(f1), os.path.basename(f2)]
+# 001's signatures: enable_rewrites' Optional config, RewriteConfig's attributes
+cfg = RewriteConfig(targets={"seedmod": {"func_line_range_wrappings": []}}, ai_analysis_targets=["seedmod"],
+                    full_trace_mode=False)
+res["attrs"] = [sorted(cfg.targets), cfg.ai_analysis_targets, cfg.full_trace_mode]
+disable_rewrites()
+enable_rewrites(cfg)
+disable_rewrites()
+res["again"] = type(enable_rewrites()).__name__   # the last config, again
+print(json.dumps(res))
+'''
+
+FULLTRACE_WARN = '''\
+import json, warnings
+warnings.simplefilter("error")
+import ncrewrite
+ncrewrite.enable_full_trace_mode()   # Debian's sitecustomize is the standard library's
+print(json.dumps({"ok": True}))
+'''
+
+
+def seeds_case(t, exe, ver, d, env):
+    with open(os.path.join(d, "seedmod.py"), "w") as f:
+        f.write(SEEDS_MOD)
+    out, p = t.py(SEEDS, dict(env, PYTHONPATH=os.pathsep.join(x for x in (d, env.get("PYTHONPATH")) if x)), d,
+                  exe=exe, name="seeds")
+    if out is None:
+        return
+    what = "seeds (%s)" % ver
+    t.check(out["basic"] == ["session_iter1-rank0.pt.trace.json.gz", True, "# Trace summary"],
+            "%s: 001's Basic Profiling %s" % (what, out["basic"]))
+    t.check(out["two"] == ["session_iter2-rank0.pt.trace.json.gz", "session_iter3-rank0.pt.trace.json.gz"],
+            "%s: each run its own trace %s" % (what, out["two"]))
+    t.check("seedmod.py:1:1: error:" in out["doc"] and "include a docstring" in out["doc"] and out["doc_unchanged"],
+            "%s: feedback over the docstring %r" % (what, out["doc"]))
+    t.check(out["bad"] == ["ValueError: submit_feedback: start_line 20 is after end_line 10",
+                           "ValueError: submit_feedback: start_line must be 1 or more (lines count from 1), not 0",
+                           "TypeError: submit_feedback: start_line must be a line number (int), not '5'"],
+            "%s: bad lines %s" % (what, out["bad"]))
+    t.check("start_line=7, end_line=8, or snap=True" in out["split"] and "--" not in out["split"],
+            "%s: split statement in Python's words %r" % (what, out["split"]))
+    t.check(out["whole"].get("seedmod:L6-9") == 3, "%s: whole function times each call %s" % (what, out["whole"]))
+    t.check("seedmod.attention" in out["updated"], "%s: updated in place %s" % (what, out["updated"]))
+    t.check(out["filters"][0] != out["filters"][1] and out["filters"][1].endswith(".filtered-min5us.trace.json.gz"),
+            "%s: filter names %s" % (what, out["filters"]))
+    t.check(out["attrs"] == [["seedmod"], ["seedmod"], False] and out["again"] == "Hook",
+            "%s: 001's signatures %s" % (what, out))
+    if exe == t.PY:
+        out, p = t.py(FULLTRACE_WARN, env, d, exe=exe, name="fulltracewarn")
+        t.check(out is not None and out.get("ok"), "%s: enable_full_trace_mode warned on Debian: %s" % (what, p.stderr))
+
+
+# Seed 000's "Custom Integration" with the default backend (torch imported:
+# torch.profiler), and ranks from torch.distributed (mp.spawn, no RANK).
+TORCH_SEEDS = """\
+import json, os, sys, tempfile
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from ncrewrite.trace import ProfilingSession       # was: from ncompass.trace import ProfilingSession
+from ncrewrite.profiler import ProfilerContext
+
+
+def my_inference():
+    return (torch.ones(16, 16) @ torch.ones(16, 16)).sum().item()
+
+
+def worker(rank, init, backend, out):
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=2)
+    import ncrt
+    with ProfilerContext(output_dir=out, profile_name="dist-" + backend, backend=backend):
+        with ncrt.range("work"):
+            my_inference()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    res = {}
+    session = ProfilingSession(trace_output_dir="./traces")
+
+    def run_with_custom_profiler():
+        profiler = torch.profiler.profile()
+        profiler.start()
+        my_inference()
+        profiler.stop()
+        profiler.export_chrome_trace("./traces/custom.pt.trace.json")  # Save to trace_output_dir
+
+    trace_path = session.run_profile(run_with_custom_profiler)
+    res["custom"] = os.path.basename(trace_path)
+    res["after"] = os.path.basename(session.run_profile(my_inference))
+    for backend in ("ncrt", "torch"):
+        init = "file://" + os.path.join(tempfile.mkdtemp(), "init")
+        mp.spawn(worker, args=(init, backend, os.path.abspath("dist")), nprocs=2)
+    res["dist"] = sorted(os.listdir("dist"))
+    print(json.dumps(res))
+"""
+
+
+def torch_seeds_case(t, d, env):
+    out, p = t.py(TORCH_SEEDS, env, d, name="torchseeds")
+    if out is None:
+        return
+    t.check(out["custom"] == "custom.pt.trace.json" and out["after"].startswith("session_iter2-rank0"),
+            "seed 000's Custom Integration: run_profile gave %s, then %s" % (out["custom"], out["after"]))
+    want = ["dist-ncrt-rank0.pt.trace.json.gz", "dist-ncrt-rank1.pt.trace.json.gz",
+            "dist-torch-rank0.pt.trace.json.gz", "dist-torch-rank1.pt.trace.json.gz"]
+    t.check(out["dist"] == want, "ranks from torch.distributed: %s, want %s" % (out["dist"], want))
+
+
 def names_in(path):
     with gzip.open(path, "rt") as f:
         doc = json.load(f)
@@ -261,9 +450,16 @@ def run(t, usersite, work, env, tmp):
         os.makedirs(d)
         session_case(t, exe, ver, d, env if exe == t.PY else penv)
         profiler_case(t, exe, ver, d, env if exe == t.PY else penv)
+        sd = os.path.join(tmp, "seeds-%s" % ver)
+        os.makedirs(sd)
+        seeds_case(t, exe, ver, sd, env if exe == t.PY else penv)
     d = os.path.join(tmp, "prof-torch")
     os.makedirs(d)
     torch_case(t, d, env)
+    if t.subprocess.run([t.PY, "-c", "import torch"], capture_output=True).returncode == 0:
+        sd = os.path.join(tmp, "torch-seeds")
+        os.makedirs(sd)
+        torch_seeds_case(t, sd, env)
     loader_case(t, d, env)
     if os.path.isfile(os.path.join(usersite, "ncrewrite", "libncrt.so")):
         gpu_case(t, d, env)
@@ -464,7 +660,7 @@ def yaml_case(t, d, env):
     if out is None:
         return
     t.check(out["ok.yaml"] == {"record_shapes": True, "profile_memory": True, "with_stack": False,
-                               "schedule": "Schedule(wait=3, warmup=1, active=3, repeat=1)"},
+                               "schedule": "Schedule(wait=0, warmup=1, active=3, repeat=2, skip_first=3)"},
             "profiling: loader: %s" % out["ok.yaml"])
     t.check(out["short.yaml"].startswith("ERR short.yaml:2:11: error: 10 epochs are fewer than the schedule needs")
             and "= 11" in out["short.yaml"] and "^" in out["short.yaml"], "epochs check: %s" % out["short.yaml"])
@@ -474,3 +670,25 @@ def yaml_case(t, d, env):
             "negative wait: %s" % out["neg.yaml"])
     t.check(out["given"] and "5 epochs are fewer" in out["given"] and "epochs=5 given" in out["given"],
             "epochs given: %s" % out["given"])
+    # seed 004: "with repeat=1, the cycle runs twice": wait 3 epochs once,
+    # then warmup 1 + active 3, twice: epochs 4-6 and 8-10 (of 0-10) recorded
+    out, _ = t.py('''\
+        import gzip, json, os
+        import ncrt
+        from ncrewrite.profiler import load_profiling_config, ProfilerContext
+        kw = load_profiling_config("ok.yaml")
+        kw.pop("record_shapes", None), kw.pop("profile_memory", None), kw.pop("with_stack", None)
+        with ProfilerContext(output_dir="epochs", profile_name="train", backend="ncrt", **kw) as prof:
+            for epoch in range(11):
+                with ncrt.range("epoch %d" % epoch):
+                    pass
+                prof.step()
+        got = []
+        for f in prof.trace_paths:
+            with gzip.open(f, "rt") as fh:
+                got.append(sorted(int(e["name"].split()[1]) for e in json.load(fh)["traceEvents"]
+                                  if e.get("ph") == "X" and e["name"].startswith("epoch ")))
+        print(json.dumps({"files": [os.path.basename(f) for f in prof.trace_paths], "epochs": got}))
+        ''', env, d, name="yamlepochs")
+    if out is not None:
+        t.check(out["epochs"] == [[4, 5, 6], [8, 9, 10]], "profiling: repeat=1 runs the cycle twice: %s" % out)
