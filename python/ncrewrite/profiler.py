@@ -338,6 +338,7 @@ class _TorchImpl:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.prof.start()
+        export.skip_parse(self.prof)
         self._guard()
 
     def _guard(self):
@@ -347,6 +348,7 @@ class _TorchImpl:
         the program's failing with "Profiler is already enabled on this
         thread". ProfilerContext.yielded says it happened."""
         self.guarded = []
+        self.own = False
         try:
             import torch.autograd.profiler as ap
         except Exception:  # noqa: BLE001
@@ -358,7 +360,8 @@ class _TorchImpl:
                 continue
 
             def guard(*a, _orig=orig, **k):
-                impl._yield()
+                if not impl.own:  # our profiler's own next cycle (a schedule) is not another's
+                    impl._yield()
                 return _orig(*a, **k)
 
             setattr(ap, n, guard)
@@ -396,7 +399,11 @@ class _TorchImpl:
 
     def step(self):
         if not self.done:
-            self.prof.step()
+            self.own = True
+            try:
+                self.prof.step()
+            finally:
+                self.own = False
 
     def _finish(self):
         # torch parses its events as it stops (without Kineto, ~50 us an

@@ -6,7 +6,8 @@ after `scripts/example` (build/ is the build being tested, examples/ a copy
 of the shipped examples). The blocks use bare command names (the one set-up
 step puts build/bin on PATH) and Debian's /usr/bin/python3.
 
-Asserted: the script exits 0; the first summary has the two broad ranges,
+Asserted: the script exits 0; the first summary has the two broad ranges
+and its coverage section (the JSON one-liner prints the share),
 drill adds line ranges, drill --lines names train_step's ranges after their
 lines (the summary of its run has `train.py:16 loss.backward()`), the
 second summary splits train_step (its L16, loss.backward(), among them),
@@ -58,6 +59,10 @@ def main():
             check("| train.py:16 loss.backward() |" in lines and "| train.py:14 out = net(x) |" in lines,
                   "the --lines run's summary lacks ranges named after their lines")
             check("| train_step |" in first and "| Net.forward |" in first, "first summary lacks the broad ranges")
+            check("## Processes and coverage" in first and "1 process(es) in 1 rank(s)" in first,
+                  "first summary lacks the coverage section")
+        check(re.search(r"in ranges: \d+%, before the first range: \d+ ms", out) is not None,
+              "the coverage one-liner printed nothing")
             check("| train_step:L16 |" in second and "| Net.forward:L26 |" in second,
                   "second summary does not split the ranges")
         check(re.search(r"drill: added \d+ ranges inside '(train_step|Net.forward)', '(train_step|Net.forward)' of runs/first", out) is not None,

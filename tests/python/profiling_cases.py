@@ -674,8 +674,8 @@ def yaml_case(t, d, env):
     # then warmup 1 + active 3, twice: epochs 4-6 and 8-10 (of 0-10) recorded
     out, _ = t.py('''\
         import gzip, json, os
+        from ncrewrite.profiler import load_profiling_config, ProfilerContext   # first: then ncrt records
         import ncrt
-        from ncrewrite.profiler import load_profiling_config, ProfilerContext
         kw = load_profiling_config("ok.yaml")
         kw.pop("record_shapes", None), kw.pop("profile_memory", None), kw.pop("with_stack", None)
         with ProfilerContext(output_dir="epochs", profile_name="train", backend="ncrt", **kw) as prof:

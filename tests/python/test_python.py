@@ -153,19 +153,23 @@ def run_all(src, deps, build, tmp):
     env = base_env(tmp)
     usersite = subprocess.run([PY, "-c", "import site; print(site.getusersitepackages())"], env=env,
                               capture_output=True, text=True, check=True).stdout.strip()
-    # build from a copy of python/ (the clone stays clean; NCREWRITE_SOURCE_DIR: the C sources)
-    pkgsrc = os.path.join(tmp, "pkgsrc")
-    shutil.copytree(os.path.join(src, "python"), pkgsrc, ignore=shutil.ignore_patterns("build", "*.egg-info",
-                                                                                       "__pycache__"))
-    # the ncrt module (full API: one file per minor version) for every CPython found
-    pythons = ";".join([PY] + [e for v, e in sorted(interpreters().items()) if os.path.realpath(e) !=
-                               os.path.realpath(PY)])
-    benv = dict(env, NCREWRITE_SOURCE_DIR=src, NCREWRITE_DEPS_DIR=deps, NCREWRITE_PYTHONS=pythons)
-    p = subprocess.run([PY, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-index",
-                        "--disable-pip-version-check", "--target", usersite, pkgsrc],
-                       env=benv, cwd=tmp, capture_output=True, text=True)
-    if not check(p.returncode == 0, "pip install ./python failed:\n%s%s" % (p.stdout, p.stderr[-4000:])):
+    # one wheel for every CPython >= 3.9, built out of tree by scripts/wheel
+    # (the clone stays clean), installed with plain `pip install FILE.whl`
+    dist = os.path.join(tmp, "dist")
+    benv = dict(env, NCREWRITE_BUILD=build, NCREWRITE_DEPS_DIR=deps)
+    p = subprocess.run(["bash", os.path.join(src, "scripts", "wheel"), dist], env=benv, cwd=tmp,
+                       capture_output=True, text=True)
+    if not check(p.returncode == 0, "scripts/wheel failed:\n%s%s" % (p.stdout, p.stderr[-4000:])):
         return
+    whl = p.stdout.strip().splitlines()[-1]
+    check(os.path.basename(whl).endswith("-cp39-abi3-linux_x86_64.whl"), "wheel's tags: %s" % whl)
+    check("wheel: the parsers" in p.stderr and "wheel: the ncrt module for" in p.stderr,
+          "scripts/wheel shows no progress:\n%s" % p.stderr)
+    p = subprocess.run([PY, "-m", "pip", "install", "--no-deps", "--no-index", "--disable-pip-version-check",
+                        "--target", usersite, whl], env=env, cwd=tmp, capture_output=True, text=True)
+    if not check(p.returncode == 0, "pip install %s failed:\n%s%s" % (whl, p.stdout, p.stderr[-4000:])):
+        return
+    wheel_everywhere(whl, tmp, env)
     so = glob.glob(os.path.join(usersite, "ncrewrite", "_engine*.so"))
     check([os.path.basename(s) for s in so] == ["_engine.abi3.so"], "extension file: %s (want _engine.abi3.so)" % so)
     check(os.path.isfile(os.path.join(usersite, "ncrewrite-bootstrap.pth")), "ncrewrite-bootstrap.pth not installed")
@@ -224,6 +228,28 @@ def interpreters():
         if impl == "cpython" and ok == "True" and ft == "False" and ver not in found:
             found[ver] = exe
     return found
+
+
+def wheel_everywhere(whl, tmp, env):
+    """The one wheel installs with each other CPython's own pip (pyenv's
+    3.12 and 3.13 have no setuptools, 3.9 and 3.10 no wheel package: a
+    wheel needs neither) and works there: the engine rewrites, the ncrt
+    module for that minor version records."""
+    for ver, exe in sorted(interpreters().items()):
+        if os.path.realpath(exe) == os.path.realpath(PY):
+            continue
+        site = os.path.join(tmp, "site-%s" % ver)
+        p = subprocess.run([exe, "-m", "pip", "install", "--no-deps", "--no-index", "--disable-pip-version-check",
+                            "--target", site, whl], env=env, cwd=tmp, capture_output=True, text=True)
+        if not check(p.returncode == 0, "pip install of the wheel with %s (%s) failed:\n%s%s"
+                     % (ver, exe, p.stdout, p.stderr[-3000:])):
+            continue
+        out, _ = py('''\
+            import json, ncrewrite, ncrt
+            from ncrewrite import _engine
+            print(json.dumps([ncrewrite.__file__.startswith(%r), ncrt.__file__.startswith(%r)]))
+            ''' % (site, site), dict(env, PYTHONPATH=site), tmp, exe=exe, name="wheel-%s" % ver)
+        check(out == [True, True], "the wheel under %s: %s" % (ver, out))
 
 
 def abi3_everywhere(usersite, work, env, rules):

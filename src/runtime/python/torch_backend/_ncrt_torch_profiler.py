@@ -452,6 +452,7 @@ class _Backend:
 
     def start(self):
         self.prof.start()
+        _export.skip_parse(self.prof)  # torch without Kineto: no per-event parse at stop (we export)
         self.started = True
         self.catch_sigterm()
 
