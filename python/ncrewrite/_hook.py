@@ -6,13 +6,19 @@ resolver, as a tree run with SRC = the sys.path entry the module lives
 under); if so it lets the other finders find the module and, when they found
 a plain source file (SourceFileLoader), hands the spec a loader that
 rewrites the source with the engine (Rules.rewrite: rewrite_file and
-edits_apply, as `ncrewrite --file`), caches the result on disk and compiles
-it under the original file name. Everything else is left to the finders
-that would have handled it anyway.
+edits_apply, as `ncrewrite --file`), compiles it with the original file's
+name AND locations (_locate: every statement at its own line and column,
+so tracebacks, inspect, pdb, coverage and TorchScript see the user's file
+as it is) and caches the compiled code on disk, per interpreter (its magic
+number), engine, rules and source, so a warm import costs about what a
+.pyc import does. Everything else is left to the finders that would have
+handled it anyway.
 """
 import fnmatch
 import hashlib
+import importlib.util
 import json
+import marshal
 import os
 import site
 import sys
@@ -23,6 +29,7 @@ import warnings
 from importlib.machinery import SourceFileLoader
 
 from . import _engine
+from . import _locate
 from .config import RewriteConfig
 
 ENV = "NCREWRITE_HOOK"
@@ -107,15 +114,8 @@ class Loader(SourceFileLoader):
         hook, is_package, root = self._nc
         path = self.get_filename(fullname)
         data = self.get_data(path)
-        text = hook.instrument(fullname, is_package, path, data, root)
-        if text is None:
-            return super().get_code(fullname)
-        try:
-            return compile(text, path, "exec", dont_inherit=True, optimize=-1)
-        except SyntaxError as e:
-            warnings.warn(NcrewriteWarning("%s: the instrumented source does not compile (%s); the module runs "
-                                           "uninstrumented (please report)" % (path, e)), stacklevel=2)
-            return super().get_code(fullname)
+        code = hook.code(fullname, is_package, path, data, root)
+        return code if code is not None else super().get_code(fullname)
 
 
 class Hook:
@@ -199,11 +199,53 @@ class Hook:
 
     # -- rewriting, with the cache --
 
-    def instrument(self, name, is_package, path, data, root):
-        """The instrumented source (bytes), or None when no rule changed it."""
+    def _key(self, name, is_package, data):
         key = hashlib.sha256(b"\0".join([engine_id().encode(), self.config.digest.encode(), name.encode(),
                                          b"package" if is_package else b"module", data])).hexdigest()
-        base = os.path.join(self.cache_dir, "%s.%s" % (name, key[:24]))
+        return key, os.path.join(self.cache_dir, "%s.%s" % (name, key[:24]))
+
+    def code(self, name, is_package, path, data, root):
+        """The module's instrumented code object, compiled with the original
+        locations (_locate), or None when no rule changed it (or its text
+        does not compile: then a warning, and the module runs as it is).
+        Cached as <name>.<key>.<magic>.code: marshal of (key, meta, code),
+        per interpreter (importlib's MAGIC_NUMBER) like a .pyc."""
+        key, base = self._key(name, is_package, data)
+        codefile = "%s.%s.code" % (base, _MAGIC)
+        try:
+            with open(codefile, "rb") as f:
+                k, meta, code = marshal.loads(f.read())
+            if k == key:
+                self.stats["cache_hits"] += 1
+                self._say(name, meta)
+                self.loaded[name] = meta
+                return code
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+        text = self.instrument(name, is_package, path, data, root)
+        if text is None:
+            return None
+        meta = self.loaded[name]
+        try:
+            code = _locate.compile_mapped(text, data, meta.get("line_map") or [], path)
+        except (SyntaxError, ValueError) as e:
+            warnings.warn(NcrewriteWarning("%s: the instrumented source does not compile (%s); the module runs "
+                                           "uninstrumented (please report)" % (path, e)), stacklevel=3)
+            return None
+        try:
+            blob = marshal.dumps((key, meta, code))
+        except ValueError:
+            return code  # meta holds something marshal cannot keep: not cached
+        try:
+            _write_atomic(codefile, blob)
+            _prune(self.cache_root)
+        except OSError:
+            pass  # the text cache already said so if the folder is not writable
+        return code
+
+    def instrument(self, name, is_package, path, data, root):
+        """The instrumented source (bytes), or None when no rule changed it."""
+        key, base = self._key(name, is_package, data)
         meta = self._cache_get(base, key)
         if meta is not None:
             self.stats["cache_hits"] += 1
@@ -306,6 +348,50 @@ class Hook:
             except ValueError:
                 continue
         return out
+
+
+_MAGIC = importlib.util.MAGIC_NUMBER.hex()
+_PRUNE_EVERY = 0
+
+
+def cache_limit():
+    """The cache's size cap in bytes: $NCREWRITE_CACHE_MAX_MB, default 512."""
+    try:
+        return int(float(os.environ.get("NCREWRITE_CACHE_MAX_MB", "512")) * (1 << 20))
+    except ValueError:
+        return 512 << 20
+
+
+def _prune(root):
+    """Keep the cache under cache_limit(): past it, the least recently
+    written entries go (every engine's and interpreter's alike) until it is
+    at three quarters of the cap. Looked at on every 32nd write (a cold
+    import of a big tree writes thousands) and on the first."""
+    global _PRUNE_EVERY
+    _PRUNE_EVERY += 1
+    if _PRUNE_EVERY % 32 != 1:
+        return
+    files, total = [], 0
+    for d, _, names in os.walk(root):
+        for n in names:
+            p = os.path.join(d, n)
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            files.append((st.st_mtime, st.st_size, p))
+            total += st.st_size
+    cap = cache_limit()
+    if total <= cap:
+        return
+    for _, size, p in sorted(files):
+        if total <= cap * 3 // 4:
+            break
+        try:
+            os.unlink(p)
+            total -= size
+        except OSError:
+            pass
 
 
 def _write_atomic(path, data):

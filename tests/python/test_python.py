@@ -170,6 +170,8 @@ def run_all(src, deps, build, tmp):
     if not check(p.returncode == 0, "pip install %s failed:\n%s%s" % (whl, p.stdout, p.stderr[-4000:])):
         return
     wheel_everywhere(whl, tmp, env)
+    locations(PY, "debian", env, tmp)
+    torchscript_hook(env, tmp)
     so = glob.glob(os.path.join(usersite, "ncrewrite", "_engine*.so"))
     check([os.path.basename(s) for s in so] == ["_engine.abi3.so"], "extension file: %s (want _engine.abi3.so)" % so)
     check(os.path.isfile(os.path.join(usersite, "ncrewrite-bootstrap.pth")), "ncrewrite-bootstrap.pth not installed")
@@ -230,6 +232,176 @@ def interpreters():
     return found
 
 
+# Locations through the import hook (issue 31): a few PEP 8 modules of the
+# running interpreter's own standard library, copied into a package and
+# fully traced, against the same files loaded without the hook: every
+# function's and method's inspect.getsource, co_firstlineno and statement
+# lines, and a traceback's (file, line, text) frames, are the original's.
+LOCATIONS = """\
+import dis, importlib, importlib.util, inspect, json, os, shutil, sys, traceback, types
+work = sys.argv[1]
+pkg = "locpkg_%d%d" % sys.version_info[:2]
+names = ["textwrap", "shlex", "fractions", "colorsys", "statistics"]
+os.makedirs(os.path.join(work, pkg), exist_ok=True)
+open(os.path.join(work, pkg, "__init__.py"), "w").close()
+for n in names:
+    shutil.copy(importlib.util.find_spec(n).origin, os.path.join(work, pkg, n + ".py"))
+sys.path.insert(0, work)
+orig = {}
+for n in names:
+    spec = importlib.util.spec_from_file_location("orig_" + n, os.path.join(work, pkg, n + ".py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    orig[n] = m
+import ncrewrite
+hook = ncrewrite.enable_full_trace_mode(modules=[pkg], warn_imported=False)
+inst = {n: importlib.import_module(pkg + "." + n) for n in names}
+
+
+def functions(mod):
+    out = {}
+    def walk(obj, prefix, depth):
+        for k, v in sorted(vars(obj).items()):
+            f = v.__func__ if isinstance(v, (staticmethod, classmethod)) else v
+            if isinstance(f, types.FunctionType) and f.__code__.co_filename == mod.__file__:
+                out[prefix + k] = f
+            elif isinstance(v, type) and depth < 3 and vars(mod).get(v.__name__) is v or (
+                    isinstance(v, type) and depth and v.__qualname__ == prefix + k):
+                walk(v, prefix + k + ".", depth + 1)
+    walk(mod, "", 0)
+    return out
+
+
+def lines(code):
+    out = set(l for _, l in dis.findlinestarts(code) if l)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            out |= lines(c)
+    return out
+
+
+import ast
+res = {"functions": 0, "source": [], "first": [], "lines": [], "ranges": 0}
+for n in names:
+    with open(os.path.join(work, pkg, n + ".py"), "rb") as fh:
+        stmts = set(x.lineno for x in ast.walk(ast.parse(fh.read())) if isinstance(x, ast.stmt))
+    a, b = functions(orig[n]), functions(inst[n])
+    for q, f in a.items():
+        g = b.get(q)
+        if g is None:
+            continue
+        res["functions"] += 1
+        if inspect.getsource(f) != inspect.getsource(g):
+            res["source"].append(n + "." + q)
+        if f.__code__.co_firstlineno != g.__code__.co_firstlineno:
+            res["first"].append("%s.%s %d %d" % (n, q, f.__code__.co_firstlineno, g.__code__.co_firstlineno))
+        lo, li = lines(f.__code__), lines(g.__code__)
+        # every original line start is kept, and an added one (an inserted
+        # `with`, at the statement it wraps: 3.9 starts no line at `while 1:`)
+        # is a statement's line
+        if not lo <= li or not li <= lo | stmts | {f.__code__.co_firstlineno}:
+            res["lines"].append("%s.%s %s %s" % (n, q, sorted(lo - li), sorted(li - lo)))
+    res["ranges"] += len(hook.loaded.get(pkg + "." + n, {}).get("ranges", []))
+
+
+def frames(fn, *a):
+    try:
+        fn(*a)
+    except Exception:
+        return [(f.filename, f.lineno, f.line) for f in traceback.extract_tb(sys.exc_info()[2])[1:]]
+    return None
+
+
+res["tracebacks"] = []
+for n, call, args in (("fractions", "Fraction", ("not a number",)), ("statistics", "mean", ([],)),
+                      ("shlex", "split", ("'unterminated",)), ("textwrap", "dedent", (None,))):
+    fo, fi = frames(getattr(orig[n], call), *args), frames(getattr(inst[n], call), *args)
+    res["tracebacks"].append([n, fo == fi and fo is not None, fi])
+print(json.dumps(res))
+"""
+
+
+def locations(exe, ver, env, tmp):
+    d = os.path.join(tmp, "loc-%s" % ver)
+    os.makedirs(d, exist_ok=True)
+    out, p = py(LOCATIONS, dict(env, NCREWRITE_CACHE=os.path.join(d, "cache")), d, exe=exe, args=[d],
+                name="locations")
+    if out is None:
+        return
+    what = "hook locations (%s)" % ver
+    check(out["functions"] > 100 and out["ranges"] > 100, "%s: too little compared: %s" % (what, out))
+    check(not out["source"], "%s: inspect.getsource differs for %s" % (what, out["source"][:10]))
+    check(not out["first"], "%s: co_firstlineno differs: %s" % (what, out["first"][:10]))
+    check(not out["lines"], "%s: statement lines differ: %s" % (what, out["lines"][:10]))
+    for name, same, frames_ in out["tracebacks"]:
+        check(same, "%s: %s's traceback frames differ from the original's: %s" % (what, name, frames_))
+
+
+TORCHSCRIPT = """\
+import json, os, sys, traceback
+import torch
+d = sys.argv[1]
+os.makedirs(os.path.join(d, "tsm"), exist_ok=True)
+open(os.path.join(d, "tsm", "__init__.py"), "w").close()
+with open(os.path.join(d, "tsm", "ff.py"), "w") as f:
+    f.write('''import torch
+
+
+class FF(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.l(x)
+
+
+class Attn(torch.nn.Module):
+    \\"\\"\\"Scripted, with a helper the full trace wraps.\\"\\"\\"
+
+    def __init__(self):
+        super().__init__()
+        self.q = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        w = (self.q(x) @ x.transpose(-2, -1)).softmax(-1)
+        return w @ x
+''')
+sys.path.insert(0, d)
+torch.manual_seed(0)
+import ncrewrite
+ncrewrite.enable_full_trace_mode(modules=["tsm"], warn_imported=False)
+import tsm.ff as m
+x = torch.ones(2, 4)
+res = {}
+for cls in ("FF", "Attn"):
+    torch.manual_seed(0)
+    eager = getattr(m, cls)()
+    try:
+        scripted = torch.jit.script(eager)
+        res[cls] = bool(torch.allclose(scripted(x), eager(x)))
+    except Exception as e:
+        res[cls] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0])
+res["instrumented"] = "__ncrt__" in m.FF.forward.__globals__
+print(json.dumps(res))
+"""
+
+
+def torchscript_hook(env, tmp):
+    """torch.jit.script of modules under the hook (issue 31: it failed with
+    "'Tensor' object has no attribute or method '__init__'" on the smallest
+    PEP 8 module): TorchScript reads the user's original text and compiles it."""
+    if subprocess.run([PY, "-c", "import torch"], capture_output=True).returncode:
+        NOTES.append("torch.jit.script under the hook: Debian's python3-torch missing: left out")
+        return
+    d = os.path.join(tmp, "torchscript")
+    os.makedirs(d, exist_ok=True)
+    out, p = py(TORCHSCRIPT, dict(env, NCREWRITE_CACHE=os.path.join(d, "cache")), d, args=[d], name="torchscript")
+    if out is not None:
+        check(out == {"FF": True, "Attn": True, "instrumented": True},
+              "torch.jit.script under the hook: %s" % out)
+
+
 def wheel_everywhere(whl, tmp, env):
     """The one wheel installs with each other CPython's own pip (pyenv's
     3.12 and 3.13 have no setuptools, 3.9 and 3.10 no wheel package: a
@@ -250,6 +422,7 @@ def wheel_everywhere(whl, tmp, env):
             print(json.dumps([ncrewrite.__file__.startswith(%r), ncrt.__file__.startswith(%r)]))
             ''' % (site, site), dict(env, PYTHONPATH=site), tmp, exe=exe, name="wheel-%s" % ver)
         check(out == [True, True], "the wheel under %s: %s" % (ver, out))
+        locations(exe, ver, dict(env, PYTHONPATH=site), tmp)
 
 
 def abi3_everywhere(usersite, work, env, rules):
