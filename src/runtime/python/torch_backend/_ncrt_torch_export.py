@@ -39,10 +39,12 @@ def rank_from_env(env):
     return 0, False
 
 
-def write(prof, out_dir, worker, gzip_level, opt):
+def write(prof, out_dir, worker, gzip_level, opt, ms_always=False):
     """prof's trace as <out_dir>/<worker>.pt.trace.json.gz (TensorBoard's
-    name), or <worker>.<ms>.pt.trace.json.gz when that is taken (never over
-    another file: written to a hidden temporary file, then linked), Kineto's export or, for torch without Kineto, write_converted's;
+    name), or <worker>.<ms>.pt.trace.json.gz when that is taken or with
+    ms_always (ncrun's torch backend: its documented names, which tell its
+    files from libncrt's) (never over another file: written to a hidden
+    temporary file, then linked), Kineto's export or, for torch without Kineto, write_converted's;
     returns the path. opt: record_shapes, with_stack, mem, rank, t0_ns (wall
     clock at the start, the converted layout's time base), metadata (the
     trace's "ncrt" object)."""
@@ -60,7 +62,7 @@ def write(prof, out_dir, worker, gzip_level, opt):
                 shutil.copyfileobj(src, dst, 1 << 20)
         else:
             write_converted(prof, tmp + ".gz", worker, gzip_level, opt)
-        ms = None  # the plain name first, then <ms> until a free one
+        ms = int(time.time() * 1000) if ms_always else None  # the plain name first, then <ms>
         while True:  # TensorBoard's name; never over another file
             path = os.path.join(d, "%s.pt.trace.json.gz" % worker if ms is None else
                                 "%s.%d.pt.trace.json.gz" % (worker, ms))

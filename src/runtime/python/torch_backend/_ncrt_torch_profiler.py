@@ -580,7 +580,8 @@ class _Backend:
             say("cannot write the trace to %s: %s; it is lost, the program is not" % (self.cfg.out_dir, _why(e)))
 
     def write(self, prof):
-        return _export.write(prof, self.cfg.out_dir, self.worker, self.cfg.gzip_level, self.export_options())
+        return _export.write(prof, self.cfg.out_dir, self.worker, self.cfg.gzip_level, self.export_options(),
+                             ms_always=True)
 
     def export_options(self):
         return {"record_shapes": self.cfg.record_shapes, "with_stack": self.cfg.with_stack,
