@@ -315,6 +315,10 @@ res["updated"] = sorted(session.updated)
 p3 = session.run_profile(lambda: [model.forward() for _ in range(3)])
 ops = {o["name"]: o["count"] for o in session.get_trace_summary(p3)["structured"]["operations"]}
 res["whole"] = ops
+import gzip
+with gzip.open(p3, "rt") as fh:
+    ev = [e for e in json.load(fh)["traceEvents"] if e.get("name") == "seedmod:L6-9" and e.get("ph") == "X"]
+res["where"] = [ev[0]["args"].get("file"), ev[0]["args"].get("line")] if ev else None
 # filter_trace twice, different settings: two files
 f1 = session.filter_trace(p3)
 f2 = session.filter_trace(p3, min_duration_us=5)
@@ -360,6 +364,9 @@ def seeds_case(t, exe, ver, d, env):
     t.check("start_line=7, end_line=8, or snap=True" in out["split"] and "--" not in out["split"],
             "%s: split statement in Python's words %r" % (what, out["split"]))
     t.check(out["whole"].get("seedmod:L6-9") == 3, "%s: whole function times each call %s" % (what, out["whole"]))
+    # the import hook's ranges are located in the user's file at the wrapped
+    # code's first line (issue 31: it was the inserted `with`'s line)
+    t.check(out["where"] == [os.path.join(d, "seedmod.py"), 6], "%s: args.file/line %s" % (what, out["where"]))
     t.check("seedmod.attention" in out["updated"], "%s: updated in place %s" % (what, out["updated"]))
     t.check(out["filters"][0] != out["filters"][1] and out["filters"][1].endswith(".filtered-min5us.trace.json.gz"),
             "%s: filter names %s" % (what, out["filters"]))
