@@ -216,9 +216,14 @@ class Hook:
             with open(codefile, "rb") as f:
                 k, meta, code = marshal.loads(f.read())
             if k == key:
+                # the same source at another path (another checkout, venv or
+                # interpreter's site) has the same key: the code takes this
+                # file's name, as importlib does for a .pyc
+                if code.co_filename != path:
+                    _fix_co_filename(code, path)
                 self.stats["cache_hits"] += 1
                 self._say(name, meta)
-                self.loaded[name] = meta
+                self.loaded[name] = meta if meta.get("path") == path else dict(meta, path=path)
                 return code
         except (OSError, ValueError, EOFError, TypeError):
             pass
@@ -251,6 +256,7 @@ class Hook:
             self.stats["cache_hits"] += 1
             self._say(name, meta)
             self.loaded[name] = {k: v for k, v in meta.items() if k != "_text"}
+            self.loaded[name]["path"] = path  # the same source may sit at another path
             return meta.get("_text")
         self._local.busy = True
         try:
@@ -351,6 +357,11 @@ class Hook:
 
 
 _MAGIC = importlib.util.MAGIC_NUMBER.hex()
+try:
+    from _imp import _fix_co_filename  # what importlib uses for a .pyc found at another path
+except ImportError:  # pragma: no cover - every CPython from 3.4 has it
+    def _fix_co_filename(code, path):
+        raise OSError("no _imp._fix_co_filename")
 _PRUNE_EVERY = 0
 
 
