@@ -39,6 +39,7 @@ typedef struct {
   /* --file mode (onefile.c): output, depfile, path the rules see */
   const char *file, *output, *depfile, *as;
   VEC(const char *) exclude; /* --exclude GLOB, repeatable: paths left out (walk.h) */
+  unsigned languages;      /* --languages: bit (1 << Lang) of each a full trace instruments; 0: all */
   bool validate;           /* --validate RULES...: positional args are rule files */
   char **paths;            /* --validate's files */
   int npaths;
@@ -60,7 +61,6 @@ typedef struct {
   size_t ncache;
   bool cache_valid;
   bool full_trace_all;
-  bool python_tree;         /* SRC holds Python files (see process()) */
   char options_key[64];
   size_t next;              /* work queue index, atomic */
   pthread_mutex_t print_lock;
@@ -84,7 +84,9 @@ static void usage(FILE *f) {
         "\n"
         "options:\n"
         "  -c, --config FILE  rule file (YAML, or JSON by .json extension)\n"
-        "  --full-trace       instrument every function (as full_trace_mode: true)\n"
+        "  --full-trace       instrument every function (as full_trace_mode: true), in\n"
+        "                     every language of the tree\n"
+        "  --languages LIST   with a full trace: only these (python, c, cpp, cuda; comma list)\n"
         "  -j, --jobs N       files rewritten in parallel (default: CPU count)\n"
         "  --check            write nothing; exit 1 if OUT differs from what would be written\n"
         "  --diff             write nothing; print a unified diff of the instrumentation\n"
@@ -119,8 +121,34 @@ static char *trim_slashes(char *p) {
   return p;
 }
 
+/* "python,c" -> bits (1 << Lang); -1 for an unknown name or an empty list */
+static int parse_languages(const char *v, unsigned *out) {
+  static const struct { const char *name; Lang lang; } names[] = {
+      {"python", LANG_PYTHON}, {"py", LANG_PYTHON}, {"c", LANG_C}, {"cpp", LANG_CPP}, {"c++", LANG_CPP},
+      {"cuda", LANG_CUDA}, {"cu", LANG_CUDA}};
+  unsigned bits = 0;
+  for (const char *p = v; *p;) {
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    size_t k = 0;
+    for (; k < sizeof names / sizeof *names; k++)
+      if (strlen(names[k].name) == n && !strncmp(p, names[k].name, n)) break;
+    if (k == sizeof names / sizeof *names) return -1;
+    bits |= 1u << names[k].lang;
+    p += n + (e != NULL);
+  }
+  if (!bits) return -1;
+  *out = bits;
+  return 0;
+}
+
+static const char *lang_name(Lang l) {
+  return l == LANG_PYTHON ? "Python" : l == LANG_C ? "C" : l == LANG_CPP ? "C++" : l == LANG_CUDA ? "CUDA" : "other";
+}
+
 static int parse_args(int argc, char **argv, Run *run) {
-  enum { O_FULL = 256, O_CHECK, O_DIFF, O_STRICT, O_EXPLAIN, O_VERSION, O_FILE, O_DEPFILE, O_AS, O_VALIDATE, O_EXCLUDE };
+  enum { O_FULL = 256, O_CHECK, O_DIFF, O_STRICT, O_EXPLAIN, O_VERSION, O_FILE, O_DEPFILE, O_AS, O_VALIDATE, O_EXCLUDE,
+         O_LANGUAGES };
   /* -k: as make's */
   static const struct option longs[] = {
       {"config", required_argument, 0, 'c'}, {"full-trace", no_argument, 0, O_FULL},
@@ -131,7 +159,7 @@ static int parse_args(int argc, char **argv, Run *run) {
       {"file", required_argument, 0, O_FILE}, {"output", required_argument, 0, 'o'},
       {"depfile", required_argument, 0, O_DEPFILE}, {"as", required_argument, 0, O_AS},
       {"validate", no_argument, 0, O_VALIDATE}, {"exclude", required_argument, 0, O_EXCLUDE},
-      {"keep-going", no_argument, 0, 'k'},
+      {"keep-going", no_argument, 0, 'k'}, {"languages", required_argument, 0, O_LANGUAGES},
       {0, 0, 0, 0}};
   Options *o = &run->opt;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -155,6 +183,12 @@ static int parse_args(int argc, char **argv, Run *run) {
     case O_STRICT: o->strict = true; break;
     case O_EXPLAIN: o->explain = true; break;
     case O_EXCLUDE: vec_push(&o->exclude, optarg); break;
+    case O_LANGUAGES:
+      if (parse_languages(optarg, &o->languages) < 0) {
+        fprintf(stderr, "ncrewrite: error: --languages wants a comma list of python, c, cpp, cuda, not '%s'\n", optarg);
+        return 2;
+      }
+      break;
     case 'k': o->keep_going = true; break;
     case 'q': o->quiet = true; break;
     case O_VERSION:
@@ -459,16 +493,18 @@ static void process(Run *run, size_t i, void **parser) {
   job.diags.strict = run->opt.strict;
   job.diags.quiet = run->opt.quiet;
 
-  /* Full trace of a Python tree is about its Python: the C/C++/CUDA files
-   * in it are often templates a program compiles at run time
-   * (torch.utils.benchmark, torch.utils.cpp_extension users), which must
-   * stay as they are. A rule naming such a file instruments it. */
-  bool c_in_py_tree = run->full_trace_all && run->python_tree && job.lang != LANG_PYTHON && job.lang != LANG_NONE;
-  bool ft = !c_in_py_tree && rules_full_trace(&run->rules, run->opt.full_trace, job.targets, job.ntargets);
+  /* A full trace instruments every language in the tree (a C project with
+   * Sphinx's docs/conf.py is still a C project), unless --languages leaves
+   * some out: e.g. a Python package whose C++ files are sources a program
+   * compiles at run time (torch.utils.cpp_extension) keeps them as they
+   * are with --languages python. A rule naming a file instruments it. */
+  bool left_out = run->full_trace_all && run->opt.languages && job.lang != LANG_NONE &&
+                  !(run->opt.languages & (1u << job.lang));
+  bool ft = !left_out && rules_full_trace(&run->rules, run->opt.full_trace, job.targets, job.ntargets);
   job.full_trace = ft;
-  if (c_in_py_tree && !ft && !job.ntargets)
-    job_explain(&job, 1, "not instrumented: full trace of a Python tree leaves C, C++ and CUDA files as they are "
-                         "(a rule naming the file instruments it)");
+  if (left_out && !ft && !job.ntargets)
+    job_explain(&job, 1, "not instrumented: --languages leaves %s files out of the full trace (a rule naming the "
+                         "file instruments it)", lang_name(job.lang));
   int wrc = 0;
   bool run_it = job.ntargets || ft;
   if (run_it) wrc = rewrite_file(&job);
@@ -733,9 +769,8 @@ int main(int argc, char **argv) {
     goto done;
   }
   run.full_trace_all = (run.rules.full_trace || run.opt.full_trace) && run.rules.targets.n == 0;
-  for (size_t i = 0; i < run.ents.v.n && !run.python_tree; i++)
-    run.python_tree = !run.ents.v.v[i].link && lang_of_path(run.ents.v.v[i].rel) == LANG_PYTHON;
-  snprintf(run.options_key, sizeof run.options_key, "full_trace=%d", run.opt.full_trace);
+
+  snprintf(run.options_key, sizeof run.options_key, "full_trace=%d languages=%u", run.opt.full_trace, run.opt.languages);
   resolve_targets(&run, &top);
 
   /* one run at a time writes an OUT: the lock is held to the end */
@@ -799,6 +834,7 @@ int main(int argc, char **argv) {
 
   /* report, in path order */
   size_t nrew = 0, ncopy = 0, nchanged = 0, nranges = 0, nwritten = 0;
+  size_t lang_files[LANG_CUDA + 1] = {0}, lang_ranges[LANG_CUDA + 1] = {0};
   for (size_t i = 0; i < n; i++) {
     FileResult *r = &run.res[i];
     nwritten += run.staged && run.staged[i];
@@ -808,6 +844,11 @@ int main(int argc, char **argv) {
     ncopy += !rewritten && !failed;
     nchanged += r->changed;
     nranges += rewritten ? r->nranges : 0;
+    if (rewritten) {
+      Lang l = lang_of_path(run.ents.v.v[i].rel);
+      lang_files[l]++;
+      lang_ranges[l] += r->nranges;
+    }
     if (run.opt.explain && run.explain_text[i].len) fwrite(run.explain_text[i].s, 1, run.explain_text[i].len, stdout);
     if (run.opt.diff && run.diff_text[i].len) fwrite(run.diff_text[i].s, 1, run.diff_text[i].len, stdout);
     if (run.opt.check && r->changed) printf("out of date: %s\n", r->rel);
@@ -846,8 +887,17 @@ int main(int argc, char **argv) {
     else
       snprintf(did, sizeof did, "; %zu written, %zu up to date%s", nwritten, n - nwritten,
                nstale ? xstale(nstale) : "");
-    fprintf(stderr, "ncrewrite: %zu file%s instrumented (%zu range%s), %zu copied%s; %d error%s, %d warning%s\n", nrew,
-            nrew == 1 ? "" : "s", nranges, nranges == 1 ? "" : "s", ncopy, did, errors, errors == 1 ? "" : "s",
+    /* per language when there are several: "Python 3 files, 12 ranges; C 2 files, 9 ranges" */
+    char langs[256] = "";
+    int nl = 0;
+    for (int l = LANG_PYTHON; l <= LANG_CUDA; l++) nl += lang_files[l] > 0;
+    for (int l = LANG_PYTHON, at = 0; nl > 1 && l <= LANG_CUDA && at < (int)sizeof langs; l++)
+      if (lang_files[l])
+        at += snprintf(langs + at, sizeof langs - (size_t)at, "%s%s %zu file%s, %zu range%s", at ? "; " : ": ",
+                       lang_name((Lang)l), lang_files[l], lang_files[l] == 1 ? "" : "s", lang_ranges[l],
+                       lang_ranges[l] == 1 ? "" : "s");
+    fprintf(stderr, "ncrewrite: %zu file%s instrumented (%zu range%s%s), %zu copied%s; %d error%s, %d warning%s\n", nrew,
+            nrew == 1 ? "" : "s", nranges, nranges == 1 ? "" : "s", langs, ncopy, did, errors, errors == 1 ? "" : "s",
             warnings, warnings == 1 ? "" : "s");
   }
   if (errors) status = 1;

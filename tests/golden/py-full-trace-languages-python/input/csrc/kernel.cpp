@@ -1,0 +1,4 @@
+#include <cstdio>
+int add(int a, int b) {
+  return a + b;
+}
