@@ -715,7 +715,7 @@ int main(int argc, char **argv) {
   if (run.opt.validate) return onefile_validate(run.opt.paths, run.opt.npaths, run.opt.strict, run.opt.quiet);
   if (run.opt.file) {
     OneFile one = {run.opt.config, run.opt.file, run.opt.output, run.opt.depfile, run.opt.as,
-                   run.opt.full_trace, run.opt.strict, run.opt.quiet};
+                   run.opt.full_trace, run.opt.strict, run.opt.quiet, run.opt.languages};
     return onefile_run(&one);
   }
   Diags top = {0}, files = {0}, rules_d = {0};

@@ -129,6 +129,11 @@ int onefile_run(const OneFile *o) {
     if (target_names(&rules.targets.v[t], rel)) vec_push(&tgs, &rules.targets.v[t]);
   filejob_init(&job, &rules, rel, o->file, src, len, (const Target *const *)tgs.v, tgs.n);
   job.full_trace = rules_full_trace(&rules, o->full_trace, (const Target *const *)tgs.v, tgs.n);
+  /* --languages, as in a tree run: a full trace with no target leaves out
+   * the languages not listed */
+  if (job.full_trace && !rules.targets.n && o->languages && job.lang != LANG_NONE &&
+      !(o->languages & (1u << job.lang)))
+    job.full_trace = false;
   job.diags.strict = o->strict;
   job.diags.quiet = o->quiet;
   job.parser = &parser;

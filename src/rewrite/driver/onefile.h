@@ -17,6 +17,7 @@ typedef struct {
   const char *depfile; /* make-style dependencies, or NULL */
   const char *as;      /* the path rules see, or NULL: derived from file */
   bool full_trace, strict, quiet;
+  unsigned languages;  /* --languages: bit (1 << Lang) of each a full trace instruments; 0: all */
 } OneFile;
 
 /* Instrument one file into o->out (atomically) and write the depfile after
