@@ -196,6 +196,10 @@ static int parse_args(int argc, char **argv, Run *run) {
     fprintf(stderr, "ncrewrite: error: --check and --diff do not combine\n");
     return 2;
   }
+  if (!*argv[optind] || !*argv[optind + 1]) {
+    fprintf(stderr, "ncrewrite: error: %s is an empty path\n", *argv[optind] ? "OUT" : "SRC");
+    return 2;
+  }
   run->src = trim_slashes(argv[optind]);
   run->out = trim_slashes(argv[optind + 1]);
   return 0;
