@@ -1617,6 +1617,23 @@ def case_oom_rlimit(c):
     print("exit with a full address space after %d MiB: %s" % (blocks, msgs[0] if msgs else "written at exit"))
 
 
+def case_oom_open_frames(c):
+    """A process out of memory at exit (every malloc, calloc and realloc
+    fails) with 20 ranges open on each of two threads: the collector's list
+    of open frames cannot grow past nothing, and the host program still
+    exits with its own status (it used to crash writing the second thread's
+    frames through NULL)."""
+    if under_asan():
+        print("SKIPPED: the program replaces malloc, which AddressSanitizer owns")
+        return SKIP
+    exe = c.cc("failalloc.c", out="failalloc")
+    p, d = c.run([exe], expect_rc=None)
+    check(p.returncode == 3, "exit %d, want the program's 3\nstderr: %s" % (p.returncode, p.stderr))
+    check(p.stdout.strip() == "armed", "stdout %r" % p.stdout)
+    msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
+    check(len(msgs) <= 1, "more than one line from libncrt: %s" % msgs)
+
+
 def case_term_mid_write(c):
     """SIGTERM while the process writes its trace at exit: it dies at once
     with its own status (143 through ncrun), and ncrun makes the trace from

@@ -1875,15 +1875,22 @@ int rt_write_trace(const char *dir, const char *name) {
   /* open ranges (at exit) */
   size_t nopen = 0, capopen = 0;
   OpenFrame *open = NULL;
-  for (RtThread *t = __atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE) ? rt_threads() : NULL; t; t = t->next) {
+  /* out of memory: the frames collected so far are kept, the rest are not
+   * (capopen grows only with the block, so it always says what `open` holds) */
+  int open_full = 0;
+  for (RtThread *t = __atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE) ? rt_threads() : NULL; t && !open_full;
+       t = t->next) {
     RtFrame f;
     for (uint32_t i = 0; rt_frame_peek(t, i, &f); i++) {
       if (!f.recorded) continue;
       if (nopen == capopen) {
-        capopen = capopen ? capopen * 2 : 16;
-        OpenFrame *o = realloc(open, capopen * sizeof *o);
-        if (!o) break;
-        open = o;
+        size_t cap = capopen ? capopen * 2 : 16;
+        OpenFrame *o = realloc(open, cap * sizeof *o);
+        if (!o) {
+          open_full = 1;
+          break;
+        }
+        open = o, capopen = cap;
       }
       open[nopen++] = (OpenFrame){__atomic_load_n(&t->tid, __ATOMIC_ACQUIRE), i, f.name, f.domain, f.start};
     }
@@ -2170,19 +2177,26 @@ static int finalize_one(const char *dir, long pid, int quiet) {
       free(fin_cats[a]);
       fin_cats[a] = strdup(l + k);
     } else if (sscanf(l, "thread %llu %n", &a, &k) == 1) {
+      /* out of memory: the lines read so far are kept (a block that did
+       * grow is kept too; the counts say what both hold) */
       if (s.nthreads == capth) {
-        capth = capth ? capth * 2 : 16;
-        s.tids = realloc(s.tids, capth * sizeof *s.tids);
-        s.tnames = realloc(s.tnames, capth * sizeof *s.tnames);
-        if (!s.tids || !s.tnames) break;
+        uint32_t cap = capth ? capth * 2 : 16;
+        uint32_t *tids = realloc(s.tids, cap * sizeof *s.tids);
+        if (tids) s.tids = tids;
+        char **tnames = tids ? realloc(s.tnames, cap * sizeof *s.tnames) : NULL;
+        if (!tnames) break;
+        s.tnames = tnames, capth = cap;
       }
+      char *nm = strdup(l + k);
+      if (!nm) break;
       s.tids[s.nthreads] = (uint32_t)a;
-      s.tnames[s.nthreads++] = strdup(l + k);
+      s.tnames[s.nthreads++] = nm;
     } else if (sscanf(l, "open %llu %llu %llu %llu %llu", &a, &b, &c, &d, &e) == 5) {
       if (s.nopen == capopen) {
-        capopen = capopen ? capopen * 2 : 16;
-        s.open = realloc(s.open, capopen * sizeof *s.open);
-        if (!s.open) break;
+        size_t cap = capopen ? capopen * 2 : 16;
+        OpenFrame *o = realloc(s.open, cap * sizeof *s.open);
+        if (!o) break;
+        s.open = o, capopen = cap;
       }
       s.open[s.nopen++] = (OpenFrame){(uint32_t)a, (uint32_t)b, (uint32_t)d, (uint16_t)e, c};
     }
