@@ -771,9 +771,13 @@ int main(int argc, char **argv) {
   if (nt <= 1) {
     worker(&run);
   } else {
+    /* a thread that cannot start (a pids limit) leaves its share of the
+     * queue to the others; with none started, this thread does it all */
     pthread_t *th = xcalloc((size_t)nt, sizeof *th);
-    for (int t = 0; t < nt; t++) pthread_create(&th[t], NULL, worker, &run);
-    for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
+    int started = 0;
+    while (started < nt && pthread_create(&th[started], NULL, worker, &run) == 0) started++;
+    if (started < nt) worker(&run);
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
     free(th);
   }
   progress_end(&run.progress);
