@@ -61,7 +61,7 @@ class Ctx:
                        check=True)
         return exe
 
-    def run(self, cmd, opts=(), env=None, expect_rc=0):
+    def run(self, cmd, opts=(), env=None, expect_rc=0, timeout=None):
         """Run cmd under ncrun in a fresh run directory; return (proc, dir)."""
         self.runs += 1
         d = os.path.join(self.tmp, "run%d" % self.runs)
@@ -70,7 +70,7 @@ class Ctx:
             e.pop(k, None)
         e.update(env or {})
         p = subprocess.run([self.ncrun, "--run-dir", d] + list(opts) + ["--"] + cmd, capture_output=True,
-                           text=True, env=e, cwd=self.tmp)
+                           text=True, env=e, cwd=self.tmp, timeout=timeout)
         if expect_rc is not None and p.returncode != expect_rc:
             raise Fail("%s exited %d\nstdout: %s\nstderr: %s" % (cmd, p.returncode, p.stdout, p.stderr))
         return p, d
@@ -1632,6 +1632,19 @@ def case_oom_open_frames(c):
     check(p.stdout.strip() == "armed", "stdout %r" % p.stdout)
     msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
     check(len(msgs) <= 1, "more than one line from libncrt: %s" % msgs)
+
+
+def case_term_at_fork(c):
+    """A SIGTERM that reaches ncrun after its handler is installed but
+    before the command's fork returns (the test hook NCRUN_TEST_TERM_AT_FORK
+    raises it there) is passed on once the command exists: the command
+    (sleep 120) dies of it and ncrun exits 143. It used to be dropped, and
+    the command ran on (here: past the 60 s the test waits)."""
+    try:
+        p, d = c.run(["sleep", "120"], expect_rc=None, env={"NCRUN_TEST_TERM_AT_FORK": "1"}, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise Fail("the SIGTERM was dropped: the command ran on")
+    check(p.returncode == 143, "exit %d, want 143\nstderr: %s" % (p.returncode, p.stderr))
 
 
 def case_term_mid_write(c):

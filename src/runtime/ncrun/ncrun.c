@@ -645,13 +645,56 @@ static int finalize(const char *lib, const char *dir) {
  * clean-up: 130 instead of 0). Signals sent by a process (kill, a
  * supervisor, ncrun's parent) are passed on. */
 static volatile pid_t child;
+
+/* The process group of pid, read from /proc/PID/stat ("pid (comm) S ppid
+ * pgrp ..."), or -1: open, read and close are async-signal-safe, getpgid
+ * is not. */
+static pid_t pgid_of(pid_t pid) {
+  char path[32] = "/proc/", digits[16], buf[512];
+  int nd = 0, np = 6;
+  for (unsigned long v = (unsigned long)pid; nd == 0 || v; v /= 10) digits[nd++] = (char)('0' + v % 10);
+  while (nd) path[np++] = digits[--nd];
+  memcpy(path + np, "/stat", 6);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  char *p = NULL;
+  for (ssize_t i = 0; i < n; i++) /* comm may hold ')': the last one ends it */
+    if (buf[i] == ')') p = buf + i + 1;
+  for (int field = 0; p && p < buf + n && field < 3; p++) /* " S ppid " */
+    if (*p == ' ') field++;
+  if (!p) return -1;
+  long g = 0;
+  for (; p < buf + n && *p >= '0' && *p <= '9'; p++) g = g * 10 + (*p - '0');
+  return (pid_t)g;
+}
+
 static void forward(int sig, siginfo_t *si, void *uc) {
   (void)uc;
   int saved = errno;
   pid_t c = child;
-  if (c > 0 && !((sig == SIGINT || sig == SIGQUIT) && si && si->si_code == SI_KERNEL && getpgid(c) == getpgrp()))
+  if (c > 0 && !((sig == SIGINT || sig == SIGQUIT) && si && si->si_code == SI_KERNEL && pgid_of(c) == getpgrp()))
     kill(c, sig);
   errno = saved;
+}
+
+/* The signals forward() passes on are blocked from before a fork until
+ * `child` is set (one that comes meanwhile waits, then goes to the child);
+ * the child puts them back to the default and unblocks them before exec. */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+static void forwarded_block(sigset_t *old) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++) sigaddset(&set, forwarded[i]);
+  sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void forwarded_child(const sigset_t *old) {
+  for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++) signal(forwarded[i], SIG_DFL);
+  sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 /* env["stages"] += {stage, argv, stdout, status, seconds} (none without env or stage) */
@@ -675,12 +718,16 @@ int ncrun_stage(cJSON *env, const char *stage, char *const *argv, const char *ou
   clock_gettime(CLOCK_MONOTONIC, &t0);
   pid_t self_pid = getpid();
   fflush(NULL);
+  sigset_t old;
+  forwarded_block(&old);
   pid_t pid = fork();
   if (pid < 0) {
+    sigprocmask(SIG_SETMASK, &old, NULL);
     say("fork: %s", strerror(errno));
     return 127;
   }
   if (pid == 0) {
+    forwarded_child(&old);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != self_pid) _exit(128 + SIGKILL);
     if (out_path) {
@@ -692,6 +739,7 @@ int ncrun_stage(cJSON *env, const char *stage, char *const *argv, const char *ou
     _exit(127);
   }
   child = pid;
+  sigprocmask(SIG_SETMASK, &old, NULL);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
@@ -1194,8 +1242,8 @@ int main(int argc, char **argv) {
   }
   if (!quiet) check_python(cmd, pydir);
   if (!quiet && shadow) check_shadow(cmd, shadow);
-  /* installed before the fork: a signal that comes meanwhile is passed on
-   * once the child exists (exec resets them to the default in the child) */
+  /* installed before the fork and blocked across it (forwarded_block): a
+   * signal that comes meanwhile is passed on once `child` is set */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = forward;
@@ -1214,13 +1262,19 @@ int main(int argc, char **argv) {
   fflush(NULL);
   int exec_pipe[2] = {-1, -1}; /* the child's exec errno, if exec fails (closed by a good exec) */
   if (pipe2(exec_pipe, O_CLOEXEC) != 0) exec_pipe[0] = exec_pipe[1] = -1;
-  child = fork();
-  if (child < 0) {
+  sigset_t unblocked;
+  forwarded_block(&unblocked);
+  /* test hook: a SIGTERM between the handler and the fork */
+  if (getenv("NCRUN_TEST_TERM_AT_FORK")) raise(SIGTERM);
+  pid_t forked = fork();
+  if (forked < 0) {
+    sigprocmask(SIG_SETMASK, &unblocked, NULL);
     fprintf(stderr, "ncrun: fork: %s\n", strerror(errno));
     cJSON_Delete(env);
     return 2;
   }
-  if (child == 0) {
+  if (forked == 0) {
+    forwarded_child(&unblocked);
     /* the command dies with ncrun: killed (SIGKILL, the OOM killer) ncrun
      * cannot pass anything on, and an orphan would run on unwatched; if
      * ncrun died before this line, its death was missed: go now */
@@ -1239,6 +1293,8 @@ int main(int argc, char **argv) {
     }
     _exit(127);
   }
+  child = forked;
+  sigprocmask(SIG_SETMASK, &unblocked, NULL);
   if (exec_pipe[1] >= 0) close(exec_pipe[1]);
   int exec_err = 0;
   while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
