@@ -1634,6 +1634,21 @@ def case_oom_open_frames(c):
     check(len(msgs) <= 1, "more than one line from libncrt: %s" % msgs)
 
 
+def case_oom_domain(c):
+    """A domain created while every allocation fails (its name cannot be
+    copied) is the default domain; the next domain created, and the ranges
+    after, are recorded as usual (the lost copy was a NULL name that the
+    next creation compared)."""
+    if under_asan():
+        print("SKIPPED: the program replaces malloc, which AddressSanitizer owns")
+        return SKIP
+    exe = c.cc("failalloc.c", out="failalloc")
+    p, d = c.run([exe, "domain"], expect_rc=None)
+    check(p.returncode == 0, "exit %d\nstderr: %s" % (p.returncode, p.stderr))
+    t = one_trace(d, "failalloc-rank0.pt.trace.json.gz")
+    check(counts(t) == {"before": 1, "in.kept": 1, "after": 1}, "ranges %s" % counts(t))
+
+
 def case_term_at_fork(c):
     """A SIGTERM that reaches ncrun after its handler is installed but
     before the command's fork returns (the test hook NCRUN_TEST_TERM_AT_FORK

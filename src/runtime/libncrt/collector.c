@@ -340,16 +340,20 @@ static uint16_t control_domain = 0xffff;
 
 const char *rt_domain_name(uint16_t id) { return id < domain_n ? domain_names[id] : "?"; }
 
+/* The domain named `name` (NULL is ""), made on first use; 0 (the default
+ * domain) when the table is full or its name cannot be copied. */
 static uint16_t domain_create(const char *name) {
+  if (!name) name = "";
   if (names_lock()) return 0;
   uint16_t id;
   for (id = 1; id < domain_n; id++)
     if (!strcmp(domain_names[id], name)) goto done;
-  if (domain_n == MAX_DOMAINS) {
+  char *copy = domain_n < MAX_DOMAINS ? strdup(name) : NULL;
+  if (!copy) {
     id = 0;
     goto done;
   }
-  domain_names[domain_n] = strdup(name ? name : "");
+  domain_names[domain_n] = copy;
   id = (uint16_t)domain_n++;
   if (!strcmp(name, NCRT_CONTROL_DOMAIN)) control_domain = id;
 done:
