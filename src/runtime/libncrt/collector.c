@@ -480,7 +480,6 @@ static RtThread *thread_new(void) {
   t = calloc(1, sizeof *t);
   if (!t) return NULL;
   t->tid = (uint32_t)syscall(SYS_gettid);
-  pthread_mutex_init(&t->lock, NULL);
   t->stats = (RtStat *)no_stats;
   t->stack_cap = 64;
   t->stack = malloc(t->stack_cap * sizeof(RtFrame));
@@ -1567,31 +1566,36 @@ void rt_flusher_start(void) {
   pthread_mutex_unlock(&start_lock);
 }
 
+/* Every lock is taken before fork, in the order they nest (a trace write
+ * under ctl_lock takes the writer's; steps_lock is innermost), and given
+ * back after it in the parent and in the child: re-initialising one the
+ * child inherited locked is undefined. */
 static void fork_prepare(void) {
   pthread_mutex_lock(&ctl_lock);
+  rt_writer_fork_lock();
   pthread_mutex_lock(&thread_lock);
   pthread_mutex_lock(&name_lock);
   pthread_mutex_lock(&throttle_lock);
+  pthread_mutex_lock(&steps_lock);
 }
-static void fork_parent(void) {
+static void fork_unlock(void) {
+  pthread_mutex_unlock(&steps_lock);
   pthread_mutex_unlock(&throttle_lock);
   pthread_mutex_unlock(&name_lock);
   pthread_mutex_unlock(&thread_lock);
+  rt_writer_fork_unlock();
   pthread_mutex_unlock(&ctl_lock);
 }
+static void fork_parent(void) { fork_unlock(); }
 /* The child keeps only its own thread (its open ranges, so that its pops
  * match, but not recorded) and no records: they belong to the parent's
  * trace. It writes its own, named by pid, from
  * its own spill files. */
 static void fork_child(void) {
-  pthread_mutex_init(&throttle_lock, NULL);
-  pthread_mutex_init(&name_lock, NULL);
-  pthread_mutex_init(&thread_lock, NULL);
-  pthread_mutex_init(&ctl_lock, NULL);
+  fork_unlock();
   RtThread *me = tls_thread;
   thread_list = NULL;
   if (me) {
-    pthread_mutex_init(&me->lock, NULL);
     me->inflight = 0;
     RtChunk *c = me->cur;
     if (c) {

@@ -163,7 +163,6 @@ typedef struct RtThread {
   struct RtThread *next;
   uint32_t tid;                 /* OS thread id */
   char tname[64];
-  pthread_mutex_t lock;         /* unused since chunks are spilled; kept for layout */
   RtChunk *volatile cur;        /* the one buffer (NULL once the thread ended) */
   volatile uint32_t inflight;   /* claimers reading cur right now (none interrupted on its own
                                  * thread: a claim holds its signals, rt_spill_thread) */
@@ -219,6 +218,8 @@ void rt_save_now(int dying);
  * anything the program's threads hold, though). */
 void rt_flush_tick(void);
 void rt_files_reset(void);      /* after fork: this process's own files */
+void rt_writer_fork_lock(void);   /* fork: the writer's lock, taken in prepare */
+void rt_writer_fork_unlock(void); /* and given back in parent and child */
 const char *rt_current_trace_name(void);
 void rt_clock_params(uint64_t *tsc0, uint64_t *ns0, uint64_t *tsc1, uint64_t *ns1);
 void rt_clock_set(int use_tsc, uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1);

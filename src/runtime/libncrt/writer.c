@@ -739,6 +739,12 @@ static void unlink_files(void) {
 
 static void inc_forget(void);
 
+/* fork: the write lock is taken before (after ctl_lock, as a trace write
+ * under ctl_lock takes it) and given back after, in parent and child, so
+ * the child never has a lock the parent's flusher held (collector.c) */
+void rt_writer_fork_lock(void) { pthread_mutex_lock(&write_lock); }
+void rt_writer_fork_unlock(void) { pthread_mutex_unlock(&write_lock); }
+
 void rt_files_reset(void) {
   /* after fork the descriptors are the parent's files: let go of them */
   inc_forget();
@@ -748,7 +754,6 @@ void rt_files_reset(void) {
   raw_fd = names_fd = gpu_fd = -1;
   gpu_end = gpu_from = gpu_work = gpu_work_from = gpu_kernels = 0;
   devices_json[0] = 0;
-  pthread_mutex_init(&write_lock, NULL); /* the parent's flusher may have held it at fork */
   raw_end = 0;
   spill_err = 0;
   trace_from = 0;
