@@ -603,6 +603,26 @@ def case_fork_locks(c):
     check(counts(t) == {"parent.before": 3, "parent.after": 2}, "ranges %s" % counts(t))
 
 
+def case_ncrun_strdup(c):
+    """ncrun with strdup out of memory for the traces' names (a test-only
+    interposer, progs/failstrdup.c): it copies them with ncbase's checked
+    copies, so the program's two traces (forks.c: its own and its child's)
+    are listed and kept; an unchecked NULL copy was sorted with strcmp."""
+    if under_asan():
+        print("SKIPPED: the interposer would come before AddressSanitizer's runtime")
+        return SKIP
+    so = os.path.join(c.tmp, "failstrdup.so")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", os.path.join(PROGS, "failstrdup.c"), "-o", so], check=True)
+    exe = c.cc("forks.c", out="forks")
+    p, d = c.run([exe], opts=["--name", "forks"], expect_rc=None,
+                 env={"LD_PRELOAD": so, "FAILSTRDUP": ".pt.trace.json.gz"})
+    check(p.returncode == 0, "exit %d\nstderr: %s" % (p.returncode, p.stderr))
+    listed = [l for l in p.stderr.splitlines() if l.startswith("ncrun: trace: ")]
+    check(len(listed) == 2, "traces listed: %s\nstderr: %s" % (listed, p.stderr))
+    t = one_trace(d, "forks-rank0.pt.trace.json.gz")
+    check(counts(t) == {"parent.before": 3, "parent.after": 2}, "ranges %s" % counts(t))
+
+
 def case_subprocess(c):
     p, d = c.run([PY, os.path.join(PROGS, "subproc.py")])
     t = one_trace(d, "subproc-rank0.pt.trace.json.gz")

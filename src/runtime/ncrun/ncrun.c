@@ -352,7 +352,7 @@ static void add_rules_info(cJSON *env, const char *rules) {
 }
 
 static void copy_file(const char *from, const char *dir) {
-  char *b = strdup(from), path[2 * PATH_MAX];
+  char *b = xstrdup(from), path[2 * PATH_MAX];
   snprintf(path, sizeof path, "%s/%s", dir, basename(b));
   free(b);
   FILE *in = fopen(from, "rb"), *out = in ? fopen(path, "wb") : NULL;
@@ -765,10 +765,8 @@ static int list_files(const char *dir, const char *suffix, char ***paths) {
     size_t l = strlen(e->d_name);
     size_t sl = strlen(suffix);
     if (l > sl && !strcmp(e->d_name + l - sl, suffix)) {
-      char **nn = realloc(names, (size_t)(n + 1) * sizeof *nn);
-      if (!nn) break;
-      names = nn;
-      names[n++] = strdup(e->d_name);
+      names = xrealloc(names, (size_t)(n + 1) * sizeof *names);
+      names[n++] = xstrdup(e->d_name);
     }
   }
   closedir(d);
@@ -777,8 +775,8 @@ static int list_files(const char *dir, const char *suffix, char ***paths) {
     if (n <= 8 || i < 4 || i >= n - 2) say("trace: %s/%s", dir, names[i]);
     else if (i == 4) say("... %d more", n - 6);
     if (paths) {
-      char *full = malloc(strlen(dir) + strlen(names[i]) + 2);
-      if (full) sprintf(full, "%s/%s", dir, names[i]);
+      char *full = xmalloc(strlen(dir) + strlen(names[i]) + 2);
+      sprintf(full, "%s/%s", dir, names[i]);
       free(names[i]);
       names[i] = full;
     } else {
@@ -1146,7 +1144,7 @@ int main(int argc, char **argv) {
         if (m) {
           m += strlen("ncrun-torch ");
           m[strcspn(m, "\n")] = 0;
-          torch_version = strdup(m);
+          torch_version = xstrdup(m);
         }
         free(t);
       }
@@ -1312,8 +1310,8 @@ int main(int argc, char **argv) {
       snprintf(p, sizeof p, "%s/env.json", dir);
       unlink(p);
       if (rules) {
-        char *r = strdup(rules);
-        snprintf(p, sizeof p, "%s/%s", dir, r ? basename(r) : "");
+        char *r = xstrdup(rules);
+        snprintf(p, sizeof p, "%s/%s", dir, basename(r));
         unlink(p);
         free(r);
       }
@@ -1360,9 +1358,9 @@ stage2:;
     if (cur && !strcmp(cur, lib)) unsetenv(ours[k]);
   }
   if (reuse) {
-    traces = malloc(sizeof *traces);
-    ntraces = traces ? 1 : 0;
-    if (traces) traces[0] = strdup(reuse);
+    traces = xmalloc(sizeof *traces);
+    ntraces = 1;
+    traces[0] = xstrdup(reuse);
   }
   int drc = deep_run(&deep, dir, traces, ntraces, cmd, env);
   if (ntraces && summary) {
