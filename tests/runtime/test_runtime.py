@@ -548,6 +548,32 @@ def case_full_disk(c):
         subprocess.run(["umount", mnt])
 
 
+def case_full_disk_rules(c):
+    """ncrun --rules on a run directory with no room for the rules' copy
+    (a 32 KiB tmpfs, 64 KiB of rules): one line says the copy failed and
+    why, and no truncated copy is left; the command runs all the same."""
+    mnt = os.path.join(c.tmp, "small")
+    os.mkdir(mnt)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32k", "tmpfs", mnt], capture_output=True, text=True)
+    if r.returncode:
+        print("SKIPPED: cannot mount a small tmpfs here (%s)" % r.stderr.strip())
+        return SKIP
+    try:
+        rules = os.path.join(c.tmp, "big.yaml")
+        with open(rules, "w") as f:
+            f.write("# padding\n" * 6554 + "targets: {}\n")
+        d = os.path.join(mnt, "run")
+        p = subprocess.run([c.ncrun, "--run-dir", d, "--rules", rules, "--", "true"], capture_output=True, text=True,
+                           cwd=c.tmp)
+        check(p.returncode == 0, "exit %d\nstderr: %s" % (p.returncode, p.stderr))
+        check("cannot copy" in p.stderr and "No space left on device" in p.stderr, "message: %r" % p.stderr)
+        left = os.path.join(d, "big.yaml")
+        if os.path.exists(left):
+            raise Fail("a truncated copy left: %d bytes of %d" % (os.path.getsize(left), os.path.getsize(rules)))
+    finally:
+        subprocess.run(["umount", mnt])
+
+
 def case_valgrind(c):
     """The collector under valgrind's memcheck: no invalid read or write,
     no use of uninitialised memory, in the hot path, the writer, threads,

@@ -358,13 +358,23 @@ static void copy_file(const char *from, const char *dir) {
   FILE *in = fopen(from, "rb"), *out = in ? fopen(path, "wb") : NULL;
   if (!in || !out) {
     say("cannot copy %s into the run directory: %s", from, strerror(errno));
-  } else {
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, out);
+    if (in) fclose(in);
+    return;
   }
-  if (in) fclose(in);
-  if (out) fclose(out);
+  /* a copy that is not whole (a full disk) is removed: the run directory
+   * has the rules or says it has not */
+  char buf[65536];
+  size_t n;
+  int err = 0;
+  while (!err && (n = fread(buf, 1, sizeof buf, in)) > 0)
+    if (fwrite(buf, 1, n, out) != n) err = errno ? errno : EIO;
+  if (!err && ferror(in)) err = errno ? errno : EIO;
+  fclose(in);
+  if (fclose(out) != 0 && !err) err = errno ? errno : EIO;
+  if (err) {
+    say("cannot copy %s into the run directory: %s", from, strerror(err));
+    unlink(path);
+  }
 }
 
 /* ---- Can the program's Python import ncrt? ----
