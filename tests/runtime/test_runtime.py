@@ -465,6 +465,40 @@ def case_rank_naming(c):
     check(names == ["job-rank%d.pt.trace.json.gz" % r for r in range(4)], "per-rank traces %s" % names)
 
 
+def case_rank_checked(c):
+    """A rank or world size that is not a whole number (RANK=3x, WORLD_SIZE=
+    -2, one past INT_MAX) is ignored with one line naming it, never read as
+    its leading digits or wrapped: the trace is rank 0 of 1."""
+    exe = c.cc("basic.c")
+    for var, val in (("RANK", "3x"), ("RANK", "2147483648"), ("WORLD_SIZE", "-2")):
+        p, d = c.run([exe], env={var: val}, expect_rc=3)
+        t = one_trace(d, "basic_c-rank0.pt.trace.json.gz")
+        check(t["distributedInfo"]["rank"] == 0 and t["distributedInfo"]["world_size"] == 1,
+              "%s=%s: distributedInfo %s" % (var, val, t["distributedInfo"]))
+        msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
+        check(len(msgs) == 1 and "%s=%s" % (var, val) in msgs[0] and "ignored" in msgs[0],
+              "%s=%s: messages %s" % (var, val, msgs))
+
+
+def case_long_output_dir(c):
+    """NCRT_OUTPUT_DIR longer than libncrt holds (1023 bytes): one line says
+    so and nothing is recorded (it was cut short silently, and the trace
+    went to the directory the cut named); the program is unchanged."""
+    exe = c.cc("basic.c")
+    plain = subprocess.run([exe], capture_output=True, text=True)
+    d = c.tmp
+    while len(d) < 1100:
+        d = os.path.join(d, "d" * 100)
+    os.makedirs(d)
+    e = dict(os.environ, NCRT_OUTPUT_DIR=d, NCRT_TRACE_NAME="long", NVTX_INJECTION64_PATH=c.lib)
+    p = subprocess.run([exe], capture_output=True, text=True, env=e)
+    check((p.stdout, p.returncode) == (plain.stdout, plain.returncode), "output or status changed")
+    msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
+    check(len(msgs) == 1 and "NCRT_OUTPUT_DIR" in msgs[0] and "nothing is recorded" in msgs[0], "messages %s" % msgs)
+    made = [os.path.join(r, f) for r, _, fs in os.walk(os.path.join(c.tmp, "d" * 100)) for f in fs]
+    check(not made, "written: %s" % made)
+
+
 def case_fork(c):
     exe = c.cc("forks.c")
     p, d = c.run([exe])

@@ -1626,7 +1626,7 @@ static void fork_child(void) {
 }
 
 static void global_init(void) {
-  rt_options_load();
+  if (rt_options_load() < 0) return; /* rt_collecting stays 0 */
   if (rt_opt.dormant) user_on = 0; /* the Python package starts capture */
   clock_init();
   id_unknown = 0;
@@ -1664,7 +1664,7 @@ static void set(NvtxFunctionTable tab, unsigned size, unsigned id, NvtxFunctionP
 RT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
 RT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
   rt_init_once();
-  if (!get) return 0;
+  if (!get || !rt_collecting) return 0;
   const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
   if (!cb || !cb->GetModuleFunctionTable) return 0;
   NvtxFunctionTable t = NULL;

@@ -45,7 +45,7 @@ typedef struct {
 extern __thread int rt_in_flusher; /* this thread is the flusher (collector.c) */
 
 extern RtOptions rt_opt;
-void rt_options_load(void);
+int rt_options_load(void); /* -1: options libncrt cannot honour (said): record nothing */
 
 /* ---- this process: who it is among the run's processes (options.c) ----
  * A trace names its process's parent, how it started and its role, so
