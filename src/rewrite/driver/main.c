@@ -63,7 +63,6 @@ typedef struct {
   bool python_tree;         /* SRC holds Python files (see process()) */
   char options_key[64];
   size_t next;              /* work queue index, atomic */
-  pthread_mutex_t print_lock;
   Progress progress;        /* the bar on a terminal (progress.c) */
 } Run;
 
