@@ -10,8 +10,12 @@
  * until the process ends (or until a cycle is written, for records). Name
  * strings are interned once and never freed, so a name id is valid forever.
  *
- * Files: collector.c (NVTX handlers, threads, names, clock, control),
- * options.c (environment), writer.c (gzip'ed Chrome JSON), cupti.c (CUDA). */
+ * Files: collector.c (NVTX handlers, threads, names, clock, control, the
+ * flusher), options.c (environment, this process's role), writer.c (spill
+ * files, gzip'ed Chrome JSON, the finalizer of dead processes), cupti.c
+ * (CUDA activity), devprops.c (the GPUs, occupancy), exitpaths.c (signals,
+ * _exit, kill/raise: the records saved on those ways out), longjmp.c
+ * (ranges a longjmp abandons closed at the jump). */
 #ifndef NCRT_RT_H
 #define NCRT_RT_H
 
