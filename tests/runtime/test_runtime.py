@@ -1739,6 +1739,34 @@ def case_oom_open_frames(c):
     check(len(msgs) <= 1, "more than one line from libncrt: %s" % msgs)
 
 
+def case_oom_each(c):
+    """Allocation-failure injection, as Lua's ltests and SQLite do it: for
+    each N, the Nth allocation libncrt (or its zlib) asks for fails, and
+    only that one (progs/failalloc.c: names, a domain, a category, marks,
+    two threads, ranges open at exit), until N passes the last one. Every
+    run exits with the program's own status, says at most two lines, and
+    any trace written is whole."""
+    if under_asan():
+        print("SKIPPED: the program replaces malloc, which AddressSanitizer owns")
+        return SKIP
+    exe = c.cc("failalloc.c", out="failalloc")
+    n = 0
+    while True:
+        n += 1
+        check(n < 2000, "more than 2000 allocations: the count never ended")
+        p, d = c.run([exe, "nth", str(n)], expect_rc=None)
+        injected = "failalloc: failed allocation %d" % n in p.stderr
+        check(p.returncode == 3, "allocation %d failing: exit %d, want the program's 3\nstderr: %s" % (
+            n, p.returncode, p.stderr[-2000:]))
+        msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
+        check(len(msgs) <= 2, "allocation %d failing: more than two lines from libncrt: %s" % (n, msgs))
+        for f in traces(d):
+            load(f)
+        if not injected:
+            break
+    print("%d allocations of libncrt's failed one at a time" % (n - 1))
+
+
 def case_oom_domain(c):
     """A domain created while every allocation fails (its name cannot be
     copied) is the default domain; the next domain created, and the ranges

@@ -1912,7 +1912,9 @@ int rt_write_trace(const char *dir, const char *name) {
   if (access(path, F_OK) == 0 && !wrote(path))
     snprintf(path, sizeof path, "%s/%s-pid%d-rank%d.pt.trace.json.gz", dir, name, (int)getpid(), rt_opt.rank);
   rc = -1;
-  int err = spill_err;
+  /* open frames that could not all be listed (out of memory at exit): the
+   * spill files stay for ncrun's finalizer, which lists them all */
+  int err = spill_err ? spill_err : open_full ? ENOMEM : 0;
   if (!err) {
     rt_clock_calibrate();
     Src s;
@@ -1943,6 +1945,7 @@ int rt_write_trace(const char *dir, const char *name) {
       s.dropped += t->dropped;
       s.nthreads++;
     }
+    uint32_t nthreads = s.nthreads;
     s.tids = calloc(s.nthreads + 1, sizeof *s.tids);
     s.tnames = calloc(s.nthreads + 1, sizeof *s.tnames);
     uint32_t k = 0;
@@ -1961,7 +1964,9 @@ int rt_write_trace(const char *dir, const char *name) {
     name_json = esc_name;
     char done[1300];
     path_of(done, sizeof done, ".done");
-    if (inc.on && s.exiting && !s.from && !inc.failed) err = inc_finish(path, &s, done);
+    /* a thread whose name could not be copied at exit: as open frames above */
+    if (k < nthreads && s.exiting) err = ENOMEM;
+    else if (inc.on && s.exiting && !s.from && !inc.failed) err = inc_finish(path, &s, done);
     else err = write_file(path, &s, rt_opt.level, s.exiting ? done : NULL);
     for (uint32_t i = 0; i < k; i++) free(s.tnames[i]);
     free(s.tids);
