@@ -35,6 +35,12 @@ expect_rc 1 "OUT == SRC through a symlink" bash -c "ln -sfn '$T/src' '$T/srclink
 expect_rc 2 "no paths" "$NC" --config "$T/rules.yaml"
 expect_rc 2 "bad -j" "$NC" -j zero "$T/src" "$T/o"
 expect_rc 2 "--check with --diff" "$NC" --check --diff "$T/src" "$T/o"
+# an empty OUT (or SRC) names no directory: a usage error, before anything
+# is made (it used to reach mkdir -p of "", reading past its copy)
+expect_rc 2 "empty OUT" "$NC" --full-trace "$T/src" ""
+has "$T/stderr" "OUT is an empty path" "empty OUT message"
+expect_rc 2 "empty SRC" "$NC" --full-trace "" "$T/o"
+has "$T/stderr" "SRC is an empty path" "empty SRC message"
 expect_rc 0 "--version" "$NC" --version
 has "$T/stdout" "tree-sitter 0.25.0" "--version names the pinned core"
 

@@ -61,7 +61,7 @@ class Ctx:
                        check=True)
         return exe
 
-    def run(self, cmd, opts=(), env=None, expect_rc=0):
+    def run(self, cmd, opts=(), env=None, expect_rc=0, timeout=None):
         """Run cmd under ncrun in a fresh run directory; return (proc, dir)."""
         self.runs += 1
         d = os.path.join(self.tmp, "run%d" % self.runs)
@@ -70,7 +70,7 @@ class Ctx:
             e.pop(k, None)
         e.update(env or {})
         p = subprocess.run([self.ncrun, "--run-dir", d] + list(opts) + ["--"] + cmd, capture_output=True,
-                           text=True, env=e, cwd=self.tmp)
+                           text=True, env=e, cwd=self.tmp, timeout=timeout)
         if expect_rc is not None and p.returncode != expect_rc:
             raise Fail("%s exited %d\nstdout: %s\nstderr: %s" % (cmd, p.returncode, p.stdout, p.stderr))
         return p, d
@@ -465,6 +465,40 @@ def case_rank_naming(c):
     check(names == ["job-rank%d.pt.trace.json.gz" % r for r in range(4)], "per-rank traces %s" % names)
 
 
+def case_rank_checked(c):
+    """A rank or world size that is not a whole number (RANK=3x, WORLD_SIZE=
+    -2, one past INT_MAX) is ignored with one line naming it, never read as
+    its leading digits or wrapped: the trace is rank 0 of 1."""
+    exe = c.cc("basic.c")
+    for var, val in (("RANK", "3x"), ("RANK", "2147483648"), ("WORLD_SIZE", "-2")):
+        p, d = c.run([exe], env={var: val}, expect_rc=3)
+        t = one_trace(d, "basic_c-rank0.pt.trace.json.gz")
+        check(t["distributedInfo"]["rank"] == 0 and t["distributedInfo"]["world_size"] == 1,
+              "%s=%s: distributedInfo %s" % (var, val, t["distributedInfo"]))
+        msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
+        check(len(msgs) == 1 and "%s=%s" % (var, val) in msgs[0] and "ignored" in msgs[0],
+              "%s=%s: messages %s" % (var, val, msgs))
+
+
+def case_long_output_dir(c):
+    """NCRT_OUTPUT_DIR longer than libncrt holds (1023 bytes): one line says
+    so and nothing is recorded (it was cut short silently, and the trace
+    went to the directory the cut named); the program is unchanged."""
+    exe = c.cc("basic.c")
+    plain = subprocess.run([exe], capture_output=True, text=True)
+    d = c.tmp
+    while len(d) < 1100:
+        d = os.path.join(d, "d" * 100)
+    os.makedirs(d)
+    e = dict(os.environ, NCRT_OUTPUT_DIR=d, NCRT_TRACE_NAME="long", NVTX_INJECTION64_PATH=c.lib)
+    p = subprocess.run([exe], capture_output=True, text=True, env=e)
+    check((p.stdout, p.returncode) == (plain.stdout, plain.returncode), "output or status changed")
+    msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
+    check(len(msgs) == 1 and "NCRT_OUTPUT_DIR" in msgs[0] and "nothing is recorded" in msgs[0], "messages %s" % msgs)
+    made = [os.path.join(r, f) for r, _, fs in os.walk(os.path.join(c.tmp, "d" * 100)) for f in fs]
+    check(not made, "written: %s" % made)
+
+
 def case_fork(c):
     exe = c.cc("forks.c")
     p, d = c.run([exe])
@@ -548,6 +582,32 @@ def case_full_disk(c):
         subprocess.run(["umount", mnt])
 
 
+def case_full_disk_rules(c):
+    """ncrun --rules on a run directory with no room for the rules' copy
+    (a 32 KiB tmpfs, 64 KiB of rules): one line says the copy failed and
+    why, and no truncated copy is left; the command runs all the same."""
+    mnt = os.path.join(c.tmp, "small")
+    os.mkdir(mnt)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32k", "tmpfs", mnt], capture_output=True, text=True)
+    if r.returncode:
+        print("SKIPPED: cannot mount a small tmpfs here (%s)" % r.stderr.strip())
+        return SKIP
+    try:
+        rules = os.path.join(c.tmp, "big.yaml")
+        with open(rules, "w") as f:
+            f.write("# padding\n" * 6554 + "targets: {}\n")
+        d = os.path.join(mnt, "run")
+        p = subprocess.run([c.ncrun, "--run-dir", d, "--rules", rules, "--", "true"], capture_output=True, text=True,
+                           cwd=c.tmp)
+        check(p.returncode == 0, "exit %d\nstderr: %s" % (p.returncode, p.stderr))
+        check("cannot copy" in p.stderr and "No space left on device" in p.stderr, "message: %r" % p.stderr)
+        left = os.path.join(d, "big.yaml")
+        if os.path.exists(left):
+            raise Fail("a truncated copy left: %d bytes of %d" % (os.path.getsize(left), os.path.getsize(rules)))
+    finally:
+        subprocess.run(["umount", mnt])
+
+
 def case_valgrind(c):
     """The collector under valgrind's memcheck: no invalid read or write,
     no use of uninitialised memory, in the hot path, the writer, threads,
@@ -576,6 +636,51 @@ def case_valgrind(c):
         check("Invalid" not in p.stderr and "uninitialised" not in p.stderr, "memcheck: %s" % p.stderr[-3000:])
         t = one_trace(d, name + "-rank0.pt.trace.json.gz")
         check(counts(t) == want, "%s: ranges %s" % (name, counts(t)))
+
+
+def case_fork_locks(c):
+    """fork under valgrind's DRD: libncrt's locks are taken before the fork
+    and given back in parent and child, never re-initialised in the child
+    (undefined for one the child inherited locked: the forking thread held
+    four of them). DRD's lock reports are what this checks; the trace is
+    checked as in case_valgrind."""
+    vg = shutil.which("valgrind")
+    if not vg:
+        print("SKIPPED: valgrind not found (apt-get install valgrind)")
+        return SKIP
+    if under_asan():
+        print("SKIPPED: valgrind does not run AddressSanitizer's programs")
+        return SKIP
+    exe = c.cc("forks.c", out="forks")
+    p, d = c.run([vg, "-q", "--tool=drd", "--trace-children=yes", exe], opts=["--name", "forks", "--throttle", "off"],
+                 expect_rc=None)
+    check(p.returncode == 0, "forks under DRD exited %d\n%s" % (p.returncode, p.stderr[-3000:]))
+    bad = [l for l in p.stderr.splitlines()
+           if re.search(r"Mutex reinitialization|Recursive locking|not locked|locked by another thread|"
+                        r"destroy.*locked", l)]
+    check(not bad, "DRD: %s\n%s" % (bad[:4], p.stderr[-3000:]))
+    t = one_trace(d, "forks-rank0.pt.trace.json.gz")
+    check(counts(t) == {"parent.before": 3, "parent.after": 2}, "ranges %s" % counts(t))
+
+
+def case_ncrun_strdup(c):
+    """ncrun with strdup out of memory for the traces' names (a test-only
+    interposer, progs/failstrdup.c): it copies them with ncbase's checked
+    copies, so the program's two traces (forks.c: its own and its child's)
+    are listed and kept; an unchecked NULL copy was sorted with strcmp."""
+    if under_asan():
+        print("SKIPPED: the interposer would come before AddressSanitizer's runtime")
+        return SKIP
+    so = os.path.join(c.tmp, "failstrdup.so")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", os.path.join(PROGS, "failstrdup.c"), "-o", so], check=True)
+    exe = c.cc("forks.c", out="forks")
+    p, d = c.run([exe], opts=["--name", "forks"], expect_rc=None,
+                 env={"LD_PRELOAD": so, "FAILSTRDUP": ".pt.trace.json.gz"})
+    check(p.returncode == 0, "exit %d\nstderr: %s" % (p.returncode, p.stderr))
+    listed = [l for l in p.stderr.splitlines() if l.startswith("ncrun: trace: ")]
+    check(len(listed) == 2, "traces listed: %s\nstderr: %s" % (listed, p.stderr))
+    t = one_trace(d, "forks-rank0.pt.trace.json.gz")
+    check(counts(t) == {"parent.before": 3, "parent.after": 2}, "ranges %s" % counts(t))
 
 
 def case_subprocess(c):
@@ -1615,6 +1720,79 @@ def case_oom_rlimit(c):
     check(len(msgs) <= 1, "more than one line from libncrt: %s" % msgs)
     only_traces_left(d, "oom")
     print("exit with a full address space after %d MiB: %s" % (blocks, msgs[0] if msgs else "written at exit"))
+
+
+def case_oom_open_frames(c):
+    """A process out of memory at exit (every malloc, calloc and realloc
+    fails) with 20 ranges open on each of two threads: the collector's list
+    of open frames cannot grow past nothing, and the host program still
+    exits with its own status (it used to crash writing the second thread's
+    frames through NULL)."""
+    if under_asan():
+        print("SKIPPED: the program replaces malloc, which AddressSanitizer owns")
+        return SKIP
+    exe = c.cc("failalloc.c", out="failalloc")
+    p, d = c.run([exe], expect_rc=None)
+    check(p.returncode == 3, "exit %d, want the program's 3\nstderr: %s" % (p.returncode, p.stderr))
+    check(p.stdout.strip() == "armed", "stdout %r" % p.stdout)
+    msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
+    check(len(msgs) <= 1, "more than one line from libncrt: %s" % msgs)
+
+
+def case_oom_each(c):
+    """Allocation-failure injection, as Lua's ltests and SQLite do it: for
+    each N, the Nth allocation libncrt (or its zlib) asks for fails, and
+    only that one (progs/failalloc.c: names, a domain, a category, marks,
+    two threads, ranges open at exit), until N passes the last one. Every
+    run exits with the program's own status, says at most two lines, and
+    any trace written is whole."""
+    if under_asan():
+        print("SKIPPED: the program replaces malloc, which AddressSanitizer owns")
+        return SKIP
+    exe = c.cc("failalloc.c", out="failalloc")
+    n = 0
+    while True:
+        n += 1
+        check(n < 2000, "more than 2000 allocations: the count never ended")
+        p, d = c.run([exe, "nth", str(n)], expect_rc=None)
+        injected = "failalloc: failed allocation %d" % n in p.stderr
+        check(p.returncode == 3, "allocation %d failing: exit %d, want the program's 3\nstderr: %s" % (
+            n, p.returncode, p.stderr[-2000:]))
+        msgs = [l for l in p.stderr.splitlines() if l.startswith("ncrt:")]
+        check(len(msgs) <= 2, "allocation %d failing: more than two lines from libncrt: %s" % (n, msgs))
+        for f in traces(d):
+            load(f)
+        if not injected:
+            break
+    print("%d allocations of libncrt's failed one at a time" % (n - 1))
+
+
+def case_oom_domain(c):
+    """A domain created while every allocation fails (its name cannot be
+    copied) is the default domain; the next domain created, and the ranges
+    after, are recorded as usual (the lost copy was a NULL name that the
+    next creation compared)."""
+    if under_asan():
+        print("SKIPPED: the program replaces malloc, which AddressSanitizer owns")
+        return SKIP
+    exe = c.cc("failalloc.c", out="failalloc")
+    p, d = c.run([exe, "domain"], expect_rc=None)
+    check(p.returncode == 0, "exit %d\nstderr: %s" % (p.returncode, p.stderr))
+    t = one_trace(d, "failalloc-rank0.pt.trace.json.gz")
+    check(counts(t) == {"before": 1, "in.kept": 1, "after": 1}, "ranges %s" % counts(t))
+
+
+def case_term_at_fork(c):
+    """A SIGTERM that reaches ncrun after its handler is installed but
+    before the command's fork returns (the test hook NCRUN_TEST_TERM_AT_FORK
+    raises it there) is passed on once the command exists: the command
+    (sleep 120) dies of it and ncrun exits 143. It used to be dropped, and
+    the command ran on (here: past the 60 s the test waits)."""
+    try:
+        p, d = c.run(["sleep", "120"], expect_rc=None, env={"NCRUN_TEST_TERM_AT_FORK": "1"}, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise Fail("the SIGTERM was dropped: the command ran on")
+    check(p.returncode == 143, "exit %d, want 143\nstderr: %s" % (p.returncode, p.stderr))
 
 
 def case_term_mid_write(c):

@@ -31,8 +31,10 @@ typedef struct { VEC(LineShift) v; } LineMap;
 void edits_add(Edits *e, size_t start, size_t end, const char *text, int order);
 void edits_addf(Edits *e, size_t start, size_t end, int order, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-/* Apply to src into out (appended). Returns 0, or -1 if two edits overlap
- * (with *why set to a static message). */
+/* Sort the edits and apply them to src into out (appended), filling map
+ * (when not NULL).
+ * Returns 0, or -1 if two edits overlap (nothing is written then; the
+ * caller reports it). An edit past the end of src is a BUG(). */
 int edits_apply(Edits *e, const char *src, size_t len, Buf *out, LineMap *map);
 void edits_free(Edits *e);
 

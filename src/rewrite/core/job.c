@@ -108,7 +108,7 @@ const RuleOutcome *job_rule_outcome(const FileJob *job, const Rule *r) {
 
 void rule_warn_miss(const Rules *rules, Diags *d, const Rule *r, const char *why) {
   RNode *at = r->cls_at && !strncmp(why, "no class '", 10) ? r->cls_at : r->at;
-  ruledoc_diag((RuleDoc *)&rules->doc, d, DIAG_WARNING, at, "rule matches nothing: %s", why);
+  ruledoc_diag(&rules->doc, d, DIAG_WARNING, at, "rule matches nothing: %s", why);
 }
 
 void filejob_free(FileJob *job) {

@@ -63,7 +63,6 @@ typedef struct {
   bool full_trace_all;
   char options_key[64];
   size_t next;              /* work queue index, atomic */
-  pthread_mutex_t print_lock;
   Progress progress;        /* the bar on a terminal (progress.c) */
 } Run;
 
@@ -228,6 +227,10 @@ static int parse_args(int argc, char **argv, Run *run) {
   }
   if (o->check && o->diff) {
     fprintf(stderr, "ncrewrite: error: --check and --diff do not combine\n");
+    return 2;
+  }
+  if (!*argv[optind] || !*argv[optind + 1]) {
+    fprintf(stderr, "ncrewrite: error: %s is an empty path\n", *argv[optind] ? "OUT" : "SRC");
     return 2;
   }
   run->src = trim_slashes(argv[optind]);
@@ -802,9 +805,13 @@ int main(int argc, char **argv) {
   if (nt <= 1) {
     worker(&run);
   } else {
+    /* a thread that cannot start (a pids limit) leaves its share of the
+     * queue to the others; with none started, this thread does it all */
     pthread_t *th = xcalloc((size_t)nt, sizeof *th);
-    for (int t = 0; t < nt; t++) pthread_create(&th[t], NULL, worker, &run);
-    for (int t = 0; t < nt; t++) pthread_join(th[t], NULL);
+    int started = 0;
+    while (started < nt && pthread_create(&th[started], NULL, worker, &run) == 0) started++;
+    if (started < nt) worker(&run);
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
     free(th);
   }
   progress_end(&run.progress);

@@ -47,8 +47,12 @@ static void remove_tree(const char *path) {
   if (lstat(path, &st) == 0) nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* mkdir -p, remembering what it made. */
+/* mkdir -p, remembering what it made. An empty path names no directory. */
 static int make_dirs(Stage *s, const char *path) {
+  if (!*path) {
+    errno = ENOENT;
+    return -1;
+  }
   char *p = xstrdup(path);
   int rc = 0;
   for (char *c = p + 1;; c++) {

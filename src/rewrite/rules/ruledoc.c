@@ -27,7 +27,7 @@ static void node_add(RNode *parent, RNode *child) {
   parent->items[parent->n++] = child;
 }
 
-void ruledoc_diag(RuleDoc *doc, Diags *d, DiagLevel lvl, const RNode *at, const char *fmt, ...) {
+void ruledoc_diag(const RuleDoc *doc, Diags *d, DiagLevel lvl, const RNode *at, const char *fmt, ...) {
   Buf msg = {0};
   va_list ap;
   va_start(ap, fmt);

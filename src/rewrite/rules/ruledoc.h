@@ -46,7 +46,7 @@ int ruledoc_parse(RuleDoc *doc, const char *path, const char *text, size_t len, 
 void ruledoc_free(RuleDoc *doc);
 
 /* Diagnostic at a node of this document. */
-void ruledoc_diag(RuleDoc *doc, Diags *d, DiagLevel lvl, const RNode *at,
+void ruledoc_diag(const RuleDoc *doc, Diags *d, DiagLevel lvl, const RNode *at,
                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif

@@ -172,7 +172,7 @@ static void null_replace(const RuleDoc *doc, const RNode *key, const RNode *null
 static int flow_append(const RuleDoc *doc, const RNode *c, Buf *text, TextEdits *out, Diags *d) {
   char close = doc->src[c->off] == '[' ? ']' : '}';
   if (c->end == 0 || doc->src[c->end - 1] != close) {
-    ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, c, "cannot find the end of this collection to add to it");
+    ruledoc_diag(doc, d, DIAG_ERROR, c, "cannot find the end of this collection to add to it");
     return -1;
   }
   Buf ins = {0};
@@ -214,7 +214,7 @@ static int add_path(const RuleDoc *doc, const char *const *path, const LineRule 
   }
   for (int k = 0; k < 3 && path[k]; k++) {
     if (node->kind != RN_MAP) {
-      ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, node, "expected a mapping here to add '%s' to", path[k]);
+      ruledoc_diag(doc, d, DIAG_ERROR, node, "expected a mapping here to add '%s' to", path[k]);
       return -1;
     }
     size_t ki = 0;
@@ -256,7 +256,7 @@ static int add_path(const RuleDoc *doc, const char *const *path, const LineRule 
     }
     if (next && k == 2) {
       if (next->kind != RN_SEQ) {
-        ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, next, "func_line_range_wrappings is not a list");
+        ruledoc_diag(doc, d, DIAG_ERROR, next, "func_line_range_wrappings is not a list");
         return -1;
       }
       if (is_flow(doc, next)) {
@@ -269,7 +269,7 @@ static int add_path(const RuleDoc *doc, const char *const *path, const LineRule 
         return rc;
       }
       if (!next->n || next->off >= doc->len || doc->src[next->off] != '-') {
-        ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, next, "cannot tell how this list is laid out to add to it");
+        ruledoc_diag(doc, d, DIAG_ERROR, next, "cannot tell how this list is laid out to add to it");
         return -1;
       }
       int dash = next->col - 1;
@@ -293,7 +293,7 @@ static int add_path(const RuleDoc *doc, const char *const *path, const LineRule 
       return rc;
     }
     if (json) { /* JSON is always flow: is_flow failed to see a '{' */
-      ruledoc_diag((RuleDoc *)doc, d, DIAG_ERROR, node, "cannot add to this object");
+      ruledoc_diag(doc, d, DIAG_ERROR, node, "cannot add to this object");
       return -1;
     }
     size_t at = after_line(doc, content_end(doc, node));
@@ -348,7 +348,7 @@ int ruledit_remove_node(const RuleDoc *doc, const RNode *node, TextEdits *out, D
     left += i != (par->kind == RN_MAP ? idx - idx % 2 : idx) && !removed(out, par->items[i]);
   if (!left) {
     if (par == doc->root || !find_parent(doc->root, par, &gp, &gidx) || gp == doc->root) {
-      ruledoc_diag((RuleDoc *)doc, d, DIAG_WARNING, node, "the last entry of its section; remove it by hand");
+      ruledoc_diag(doc, d, DIAG_WARNING, node, "the last entry of its section; remove it by hand");
       return -1;
     }
     return ruledit_remove_node(doc, par, out, d);

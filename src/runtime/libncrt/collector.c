@@ -340,16 +340,20 @@ static uint16_t control_domain = 0xffff;
 
 const char *rt_domain_name(uint16_t id) { return id < domain_n ? domain_names[id] : "?"; }
 
+/* The domain named `name` (NULL is ""), made on first use; 0 (the default
+ * domain) when the table is full or its name cannot be copied. */
 static uint16_t domain_create(const char *name) {
+  if (!name) name = "";
   if (names_lock()) return 0;
   uint16_t id;
   for (id = 1; id < domain_n; id++)
     if (!strcmp(domain_names[id], name)) goto done;
-  if (domain_n == MAX_DOMAINS) {
+  char *copy = domain_n < MAX_DOMAINS ? strdup(name) : NULL;
+  if (!copy) {
     id = 0;
     goto done;
   }
-  domain_names[domain_n] = strdup(name ? name : "");
+  domain_names[domain_n] = copy;
   id = (uint16_t)domain_n++;
   if (!strcmp(name, NCRT_CONTROL_DOMAIN)) control_domain = id;
 done:
@@ -476,7 +480,6 @@ static RtThread *thread_new(void) {
   t = calloc(1, sizeof *t);
   if (!t) return NULL;
   t->tid = (uint32_t)syscall(SYS_gettid);
-  pthread_mutex_init(&t->lock, NULL);
   t->stats = (RtStat *)no_stats;
   t->stack_cap = 64;
   t->stack = malloc(t->stack_cap * sizeof(RtFrame));
@@ -1574,31 +1577,36 @@ void rt_flusher_start(void) {
   pthread_mutex_unlock(&start_lock);
 }
 
+/* Every lock is taken before fork, in the order they nest (a trace write
+ * under ctl_lock takes the writer's; steps_lock is innermost), and given
+ * back after it in the parent and in the child: re-initialising one the
+ * child inherited locked is undefined. */
 static void fork_prepare(void) {
   pthread_mutex_lock(&ctl_lock);
+  rt_writer_fork_lock();
   pthread_mutex_lock(&thread_lock);
   pthread_mutex_lock(&name_lock);
   pthread_mutex_lock(&throttle_lock);
+  pthread_mutex_lock(&steps_lock);
 }
-static void fork_parent(void) {
+static void fork_unlock(void) {
+  pthread_mutex_unlock(&steps_lock);
   pthread_mutex_unlock(&throttle_lock);
   pthread_mutex_unlock(&name_lock);
   pthread_mutex_unlock(&thread_lock);
+  rt_writer_fork_unlock();
   pthread_mutex_unlock(&ctl_lock);
 }
+static void fork_parent(void) { fork_unlock(); }
 /* The child keeps only its own thread (its open ranges, so that its pops
  * match, but not recorded) and no records: they belong to the parent's
  * trace. It writes its own, named by pid, from
  * its own spill files. */
 static void fork_child(void) {
-  pthread_mutex_init(&throttle_lock, NULL);
-  pthread_mutex_init(&name_lock, NULL);
-  pthread_mutex_init(&thread_lock, NULL);
-  pthread_mutex_init(&ctl_lock, NULL);
+  fork_unlock();
   RtThread *me = tls_thread;
   thread_list = NULL;
   if (me) {
-    pthread_mutex_init(&me->lock, NULL);
     me->inflight = 0;
     RtChunk *c = me->cur;
     if (c) {
@@ -1629,7 +1637,7 @@ static void fork_child(void) {
 }
 
 static void global_init(void) {
-  rt_options_load();
+  if (rt_options_load() < 0) return; /* rt_collecting stays 0 */
   if (rt_opt.dormant) user_on = 0; /* the Python package starts capture */
   clock_init();
   id_unknown = 0;
@@ -1667,7 +1675,7 @@ static void set(NvtxFunctionTable tab, unsigned size, unsigned id, NvtxFunctionP
 RT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get);
 RT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
   rt_init_once();
-  if (!get) return 0;
+  if (!get || !rt_collecting) return 0;
   const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
   if (!cb || !cb->GetModuleFunctionTable) return 0;
   NvtxFunctionTable t = NULL;

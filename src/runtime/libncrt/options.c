@@ -23,6 +23,8 @@
 #include "rt.h"
 #include "ncrt_protocol.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +36,17 @@ static const char *env(const char *k) {
   return v && *v ? v : NULL;
 }
 
+/* The first of keys set to a whole number from 0 to INT_MAX; one that is
+ * set to anything else is ignored, saying so (never its leading digits). */
 static int first_int(const char *const *keys, int dflt) {
   for (; *keys; keys++) {
     const char *v = env(*keys);
-    if (v) return atoi(v);
+    if (!v) continue;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (!errno && !*end && n >= 0 && n <= INT_MAX) return (int)n;
+    rt_say("%s=%s is not a whole number from 0: ignored", *keys, v);
   }
   return dflt;
 }
@@ -228,10 +237,16 @@ size_t rt_process_json(char *b, size_t n) {
   return at < n ? at : 0;
 }
 
-void rt_options_load(void) {
+int rt_options_load(void) {
   memset(&rt_opt, 0, sizeof rt_opt);
   rt_opt.quiet = env(NCRT_ENV_QUIET) && atoi(env(NCRT_ENV_QUIET));
-  copy(rt_opt.out_dir, sizeof rt_opt.out_dir, env(NCRT_ENV_OUTPUT_DIR) ? env(NCRT_ENV_OUTPUT_DIR) : ".");
+  const char *dir = env(NCRT_ENV_OUTPUT_DIR) ? env(NCRT_ENV_OUTPUT_DIR) : ".";
+  if (strlen(dir) >= sizeof rt_opt.out_dir) { /* cut short, it would name another directory */
+    rt_say("NCRT_OUTPUT_DIR is %zu bytes long, more than the %zu libncrt holds: nothing is recorded", strlen(dir),
+           sizeof rt_opt.out_dir - 1);
+    return -1;
+  }
+  copy(rt_opt.out_dir, sizeof rt_opt.out_dir, dir);
   const char *name = env(NCRT_ENV_TRACE_NAME);
   if (!name) {
     extern char *program_invocation_short_name;
@@ -309,4 +324,5 @@ void rt_options_load(void) {
   rt_opt.test_term_in_claim = !tc ? 0 : !strcmp(tc, "own-exit") ? 2 : !strcmp(tc, "own-spill") ? 3 : 1;
   const char *clk = env(NCRT_ENV_CLOCK);
   rt_opt.use_tsc = clk && !strcmp(clk, "monotonic") ? 0 : invariant_tsc();
+  return 0;
 }

@@ -10,8 +10,12 @@
  * until the process ends (or until a cycle is written, for records). Name
  * strings are interned once and never freed, so a name id is valid forever.
  *
- * Files: collector.c (NVTX handlers, threads, names, clock, control),
- * options.c (environment), writer.c (gzip'ed Chrome JSON), cupti.c (CUDA). */
+ * Files: collector.c (NVTX handlers, threads, names, clock, control, the
+ * flusher), options.c (environment, this process's role), writer.c (spill
+ * files, gzip'ed Chrome JSON, the finalizer of dead processes), cupti.c
+ * (CUDA activity), devprops.c (the GPUs, occupancy), exitpaths.c (signals,
+ * _exit, kill/raise: the records saved on those ways out), longjmp.c
+ * (ranges a longjmp abandons closed at the jump). */
 #ifndef NCRT_RT_H
 #define NCRT_RT_H
 
@@ -46,7 +50,7 @@ typedef struct {
 extern __thread int rt_in_flusher; /* this thread is the flusher (collector.c) */
 
 extern RtOptions rt_opt;
-void rt_options_load(void);
+int rt_options_load(void); /* -1: options libncrt cannot honour (said): record nothing */
 
 /* ---- this process: who it is among the run's processes (options.c) ----
  * A trace names its process's parent, how it started and its role, so
@@ -164,7 +168,6 @@ typedef struct RtThread {
   struct RtThread *next;
   uint32_t tid;                 /* OS thread id */
   char tname[64];
-  pthread_mutex_t lock;         /* unused since chunks are spilled; kept for layout */
   RtChunk *volatile cur;        /* the one buffer (NULL once the thread ended) */
   volatile uint32_t inflight;   /* claimers reading cur right now (none interrupted on its own
                                  * thread: a claim holds its signals, rt_spill_thread) */
@@ -223,6 +226,8 @@ void rt_save_now(int dying);
  * anything the program's threads hold, though). */
 void rt_flush_tick(void);
 void rt_files_reset(void);      /* after fork: this process's own files */
+void rt_writer_fork_lock(void);   /* fork: the writer's lock, taken in prepare */
+void rt_writer_fork_unlock(void); /* and given back in parent and child */
 const char *rt_current_trace_name(void);
 void rt_clock_params(uint64_t *tsc0, uint64_t *ns0, uint64_t *tsc1, uint64_t *ns1);
 void rt_clock_set(int use_tsc, uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1);

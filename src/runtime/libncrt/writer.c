@@ -739,6 +739,12 @@ static void unlink_files(void) {
 
 static void inc_forget(void);
 
+/* fork: the write lock is taken before (after ctl_lock, as a trace write
+ * under ctl_lock takes it) and given back after, in parent and child, so
+ * the child never has a lock the parent's flusher held (collector.c) */
+void rt_writer_fork_lock(void) { pthread_mutex_lock(&write_lock); }
+void rt_writer_fork_unlock(void) { pthread_mutex_unlock(&write_lock); }
+
 void rt_files_reset(void) {
   /* after fork the descriptors are the parent's files: let go of them */
   inc_forget();
@@ -748,7 +754,6 @@ void rt_files_reset(void) {
   raw_fd = names_fd = gpu_fd = -1;
   gpu_end = gpu_from = gpu_work = gpu_work_from = gpu_kernels = 0;
   devices_json[0] = 0;
-  pthread_mutex_init(&write_lock, NULL); /* the parent's flusher may have held it at fork */
   raw_end = 0;
   spill_err = 0;
   trace_from = 0;
@@ -1877,15 +1882,22 @@ int rt_write_trace(const char *dir, const char *name) {
   /* open ranges (at exit) */
   size_t nopen = 0, capopen = 0;
   OpenFrame *open = NULL;
-  for (RtThread *t = __atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE) ? rt_threads() : NULL; t; t = t->next) {
+  /* out of memory: the frames collected so far are kept, the rest are not
+   * (capopen grows only with the block, so it always says what `open` holds) */
+  int open_full = 0;
+  for (RtThread *t = __atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE) ? rt_threads() : NULL; t && !open_full;
+       t = t->next) {
     RtFrame f;
     for (uint32_t i = 0; rt_frame_peek(t, i, &f); i++) {
       if (!f.recorded) continue;
       if (nopen == capopen) {
-        capopen = capopen ? capopen * 2 : 16;
-        OpenFrame *o = realloc(open, capopen * sizeof *o);
-        if (!o) break;
-        open = o;
+        size_t cap = capopen ? capopen * 2 : 16;
+        OpenFrame *o = realloc(open, cap * sizeof *o);
+        if (!o) {
+          open_full = 1;
+          break;
+        }
+        open = o, capopen = cap;
       }
       open[nopen++] = (OpenFrame){__atomic_load_n(&t->tid, __ATOMIC_ACQUIRE), i, f.name, f.domain, f.start};
     }
@@ -1905,7 +1917,9 @@ int rt_write_trace(const char *dir, const char *name) {
   if (access(path, F_OK) == 0 && !wrote(path))
     snprintf(path, sizeof path, "%s/%s-pid%d-rank%d.pt.trace.json.gz", dir, name, (int)getpid(), rt_opt.rank);
   rc = -1;
-  int err = spill_err;
+  /* open frames that could not all be listed (out of memory at exit): the
+   * spill files stay for ncrun's finalizer, which lists them all */
+  int err = spill_err ? spill_err : open_full ? ENOMEM : 0;
   if (!err) {
     rt_clock_calibrate();
     Src s;
@@ -1936,6 +1950,7 @@ int rt_write_trace(const char *dir, const char *name) {
       s.dropped += t->dropped;
       s.nthreads++;
     }
+    uint32_t nthreads = s.nthreads;
     s.tids = calloc(s.nthreads + 1, sizeof *s.tids);
     s.tnames = calloc(s.nthreads + 1, sizeof *s.tnames);
     uint32_t k = 0;
@@ -1954,7 +1969,9 @@ int rt_write_trace(const char *dir, const char *name) {
     name_json = esc_name;
     char done[1300];
     path_of(done, sizeof done, ".done");
-    if (inc.on && s.exiting && !s.from && !inc.failed) err = inc_finish(path, &s, done);
+    /* a thread whose name could not be copied at exit: as open frames above */
+    if (k < nthreads && s.exiting) err = ENOMEM;
+    else if (inc.on && s.exiting && !s.from && !inc.failed) err = inc_finish(path, &s, done);
     else err = write_file(path, &s, rt_opt.level, s.exiting ? done : NULL);
     for (uint32_t i = 0; i < k; i++) free(s.tnames[i]);
     free(s.tids);
@@ -2175,19 +2192,26 @@ static int finalize_one(const char *dir, long pid, int quiet) {
       free(fin_cats[a]);
       fin_cats[a] = strdup(l + k);
     } else if (sscanf(l, "thread %llu %n", &a, &k) == 1) {
+      /* out of memory: the lines read so far are kept (a block that did
+       * grow is kept too; the counts say what both hold) */
       if (s.nthreads == capth) {
-        capth = capth ? capth * 2 : 16;
-        s.tids = realloc(s.tids, capth * sizeof *s.tids);
-        s.tnames = realloc(s.tnames, capth * sizeof *s.tnames);
-        if (!s.tids || !s.tnames) break;
+        uint32_t cap = capth ? capth * 2 : 16;
+        uint32_t *tids = realloc(s.tids, cap * sizeof *s.tids);
+        if (tids) s.tids = tids;
+        char **tnames = tids ? realloc(s.tnames, cap * sizeof *s.tnames) : NULL;
+        if (!tnames) break;
+        s.tnames = tnames, capth = cap;
       }
+      char *nm = strdup(l + k);
+      if (!nm) break;
       s.tids[s.nthreads] = (uint32_t)a;
-      s.tnames[s.nthreads++] = strdup(l + k);
+      s.tnames[s.nthreads++] = nm;
     } else if (sscanf(l, "open %llu %llu %llu %llu %llu", &a, &b, &c, &d, &e) == 5) {
       if (s.nopen == capopen) {
-        capopen = capopen ? capopen * 2 : 16;
-        s.open = realloc(s.open, capopen * sizeof *s.open);
-        if (!s.open) break;
+        size_t cap = capopen ? capopen * 2 : 16;
+        OpenFrame *o = realloc(s.open, cap * sizeof *s.open);
+        if (!o) break;
+        s.open = o, capopen = cap;
       }
       s.open[s.nopen++] = (OpenFrame){(uint32_t)a, (uint32_t)b, (uint32_t)d, (uint16_t)e, c};
     }

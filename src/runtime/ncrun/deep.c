@@ -138,7 +138,7 @@ char *deep_tool_version(const char *tool) {
     char *v = strstr(text, "Version");
     char *start = v ? v : text;
     start[strcspn(start, "\n")] = 0;
-    line = strdup(start);
+    line = xstrdup(start);
   }
   free(text);
   return line;
@@ -312,8 +312,8 @@ static int run_ncu(const Deep *d, const char *sub, const Choice *c, char *const 
     arg(&argv, "--set");
     arg(&argv, set);
   } else { /* Section,Section,...: the identifiers `ncu --list-sections` shows */
-    char *copy = strdup(set), *save = NULL;
-    for (char *s = copy ? strtok_r(copy, ",", &save) : NULL; s; s = strtok_r(NULL, ",", &save)) {
+    char *copy = xstrdup(set), *save = NULL;
+    for (char *s = strtok_r(copy, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
       arg(&argv, "--section");
       arg(&argv, s);
     }

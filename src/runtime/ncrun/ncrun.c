@@ -352,19 +352,29 @@ static void add_rules_info(cJSON *env, const char *rules) {
 }
 
 static void copy_file(const char *from, const char *dir) {
-  char *b = strdup(from), path[2 * PATH_MAX];
+  char *b = xstrdup(from), path[2 * PATH_MAX];
   snprintf(path, sizeof path, "%s/%s", dir, basename(b));
   free(b);
   FILE *in = fopen(from, "rb"), *out = in ? fopen(path, "wb") : NULL;
   if (!in || !out) {
     say("cannot copy %s into the run directory: %s", from, strerror(errno));
-  } else {
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, out);
+    if (in) fclose(in);
+    return;
   }
-  if (in) fclose(in);
-  if (out) fclose(out);
+  /* a copy that is not whole (a full disk) is removed: the run directory
+   * has the rules or says it has not */
+  char buf[65536];
+  size_t n;
+  int err = 0;
+  while (!err && (n = fread(buf, 1, sizeof buf, in)) > 0)
+    if (fwrite(buf, 1, n, out) != n) err = errno ? errno : EIO;
+  if (!err && ferror(in)) err = errno ? errno : EIO;
+  fclose(in);
+  if (fclose(out) != 0 && !err) err = errno ? errno : EIO;
+  if (err) {
+    say("cannot copy %s into the run directory: %s", from, strerror(err));
+    unlink(path);
+  }
 }
 
 /* ---- Can the program's Python import ncrt? ----
@@ -645,13 +655,56 @@ static int finalize(const char *lib, const char *dir) {
  * clean-up: 130 instead of 0). Signals sent by a process (kill, a
  * supervisor, ncrun's parent) are passed on. */
 static volatile pid_t child;
+
+/* The process group of pid, read from /proc/PID/stat ("pid (comm) S ppid
+ * pgrp ..."), or -1: open, read and close are async-signal-safe, getpgid
+ * is not. */
+static pid_t pgid_of(pid_t pid) {
+  char path[32] = "/proc/", digits[16], buf[512];
+  int nd = 0, np = 6;
+  for (unsigned long v = (unsigned long)pid; nd == 0 || v; v /= 10) digits[nd++] = (char)('0' + v % 10);
+  while (nd) path[np++] = digits[--nd];
+  memcpy(path + np, "/stat", 6);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  char *p = NULL;
+  for (ssize_t i = 0; i < n; i++) /* comm may hold ')': the last one ends it */
+    if (buf[i] == ')') p = buf + i + 1;
+  for (int field = 0; p && p < buf + n && field < 3; p++) /* " S ppid " */
+    if (*p == ' ') field++;
+  if (!p) return -1;
+  long g = 0;
+  for (; p < buf + n && *p >= '0' && *p <= '9'; p++) g = g * 10 + (*p - '0');
+  return (pid_t)g;
+}
+
 static void forward(int sig, siginfo_t *si, void *uc) {
   (void)uc;
   int saved = errno;
   pid_t c = child;
-  if (c > 0 && !((sig == SIGINT || sig == SIGQUIT) && si && si->si_code == SI_KERNEL && getpgid(c) == getpgrp()))
+  if (c > 0 && !((sig == SIGINT || sig == SIGQUIT) && si && si->si_code == SI_KERNEL && pgid_of(c) == getpgrp()))
     kill(c, sig);
   errno = saved;
+}
+
+/* The signals forward() passes on are blocked from before a fork until
+ * `child` is set (one that comes meanwhile waits, then goes to the child);
+ * the child puts them back to the default and unblocks them before exec. */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+static void forwarded_block(sigset_t *old) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++) sigaddset(&set, forwarded[i]);
+  sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void forwarded_child(const sigset_t *old) {
+  for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++) signal(forwarded[i], SIG_DFL);
+  sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 /* env["stages"] += {stage, argv, stdout, status, seconds} (none without env or stage) */
@@ -675,12 +728,16 @@ int ncrun_stage(cJSON *env, const char *stage, char *const *argv, const char *ou
   clock_gettime(CLOCK_MONOTONIC, &t0);
   pid_t self_pid = getpid();
   fflush(NULL);
+  sigset_t old;
+  forwarded_block(&old);
   pid_t pid = fork();
   if (pid < 0) {
+    sigprocmask(SIG_SETMASK, &old, NULL);
     say("fork: %s", strerror(errno));
     return 127;
   }
   if (pid == 0) {
+    forwarded_child(&old);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != self_pid) _exit(128 + SIGKILL);
     if (out_path) {
@@ -692,6 +749,7 @@ int ncrun_stage(cJSON *env, const char *stage, char *const *argv, const char *ou
     _exit(127);
   }
   child = pid;
+  sigprocmask(SIG_SETMASK, &old, NULL);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
@@ -717,10 +775,8 @@ static int list_files(const char *dir, const char *suffix, char ***paths) {
     size_t l = strlen(e->d_name);
     size_t sl = strlen(suffix);
     if (l > sl && !strcmp(e->d_name + l - sl, suffix)) {
-      char **nn = realloc(names, (size_t)(n + 1) * sizeof *nn);
-      if (!nn) break;
-      names = nn;
-      names[n++] = strdup(e->d_name);
+      names = xrealloc(names, (size_t)(n + 1) * sizeof *names);
+      names[n++] = xstrdup(e->d_name);
     }
   }
   closedir(d);
@@ -729,8 +785,8 @@ static int list_files(const char *dir, const char *suffix, char ***paths) {
     if (n <= 8 || i < 4 || i >= n - 2) say("trace: %s/%s", dir, names[i]);
     else if (i == 4) say("... %d more", n - 6);
     if (paths) {
-      char *full = malloc(strlen(dir) + strlen(names[i]) + 2);
-      if (full) sprintf(full, "%s/%s", dir, names[i]);
+      char *full = xmalloc(strlen(dir) + strlen(names[i]) + 2);
+      sprintf(full, "%s/%s", dir, names[i]);
       free(names[i]);
       names[i] = full;
     } else {
@@ -1098,7 +1154,7 @@ int main(int argc, char **argv) {
         if (m) {
           m += strlen("ncrun-torch ");
           m[strcspn(m, "\n")] = 0;
-          torch_version = strdup(m);
+          torch_version = xstrdup(m);
         }
         free(t);
       }
@@ -1194,8 +1250,8 @@ int main(int argc, char **argv) {
   }
   if (!quiet) check_python(cmd, pydir);
   if (!quiet && shadow) check_shadow(cmd, shadow);
-  /* installed before the fork: a signal that comes meanwhile is passed on
-   * once the child exists (exec resets them to the default in the child) */
+  /* installed before the fork and blocked across it (forwarded_block): a
+   * signal that comes meanwhile is passed on once `child` is set */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = forward;
@@ -1214,13 +1270,19 @@ int main(int argc, char **argv) {
   fflush(NULL);
   int exec_pipe[2] = {-1, -1}; /* the child's exec errno, if exec fails (closed by a good exec) */
   if (pipe2(exec_pipe, O_CLOEXEC) != 0) exec_pipe[0] = exec_pipe[1] = -1;
-  child = fork();
-  if (child < 0) {
+  sigset_t unblocked;
+  forwarded_block(&unblocked);
+  /* test hook: a SIGTERM between the handler and the fork */
+  if (getenv("NCRUN_TEST_TERM_AT_FORK")) raise(SIGTERM);
+  pid_t forked = fork();
+  if (forked < 0) {
+    sigprocmask(SIG_SETMASK, &unblocked, NULL);
     fprintf(stderr, "ncrun: fork: %s\n", strerror(errno));
     cJSON_Delete(env);
     return 2;
   }
-  if (child == 0) {
+  if (forked == 0) {
+    forwarded_child(&unblocked);
     /* the command dies with ncrun: killed (SIGKILL, the OOM killer) ncrun
      * cannot pass anything on, and an orphan would run on unwatched; if
      * ncrun died before this line, its death was missed: go now */
@@ -1239,6 +1301,8 @@ int main(int argc, char **argv) {
     }
     _exit(127);
   }
+  child = forked;
+  sigprocmask(SIG_SETMASK, &unblocked, NULL);
   if (exec_pipe[1] >= 0) close(exec_pipe[1]);
   int exec_err = 0;
   while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
@@ -1256,8 +1320,8 @@ int main(int argc, char **argv) {
       snprintf(p, sizeof p, "%s/env.json", dir);
       unlink(p);
       if (rules) {
-        char *r = strdup(rules);
-        snprintf(p, sizeof p, "%s/%s", dir, r ? basename(r) : "");
+        char *r = xstrdup(rules);
+        snprintf(p, sizeof p, "%s/%s", dir, basename(r));
         unlink(p);
         free(r);
       }
@@ -1304,9 +1368,9 @@ stage2:;
     if (cur && !strcmp(cur, lib)) unsetenv(ours[k]);
   }
   if (reuse) {
-    traces = malloc(sizeof *traces);
-    ntraces = traces ? 1 : 0;
-    if (traces) traces[0] = strdup(reuse);
+    traces = xmalloc(sizeof *traces);
+    ntraces = 1;
+    traces[0] = xstrdup(reuse);
   }
   int drc = deep_run(&deep, dir, traces, ntraces, cmd, env);
   if (ntraces && summary) {

@@ -646,7 +646,14 @@ int cmd_report(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-o") && i + 1 < argc) out = argv[++i];
-    else if (!strcmp(a, "--top") && i + 1 < argc) opt.top_ranges = opt.top_kernels = (size_t)atol(argv[++i]);
+    else if (!strcmp(a, "--top") && i + 1 < argc) {
+      if (!parse_count(argv[++i], &opt.top_ranges)) {
+        nct_error("report: --top takes a count (0: all), not '%s'", argv[i]);
+        rc = 2;
+        goto done;
+      }
+      opt.top_kernels = opt.top_ranges;
+    }
     else if (!strcmp(a, "--step") && i + 1 < argc) opt.step_glob = argv[++i];
     else if (!strcmp(a, "--compare") && i + 1 < argc) vec_push(&cmp, argv[++i]);
     else if (!strcmp(a, "--shadow") && i + 1 < argc) shadow = argv[++i];

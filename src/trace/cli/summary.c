@@ -24,7 +24,14 @@ int cmd_summary(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "--format") && i + 1 < argc) format = argv[++i];
     else if (!strcmp(a, "-o") && i + 1 < argc) out = argv[++i];
-    else if (!strcmp(a, "--top") && i + 1 < argc) opt.top_ranges = opt.top_kernels = (size_t)atol(argv[++i]);
+    else if (!strcmp(a, "--top") && i + 1 < argc) {
+      if (!parse_count(argv[++i], &opt.top_ranges)) {
+        nct_error("summary: --top takes a count (0: all), not '%s'", argv[i]);
+        rc = 2;
+        goto done;
+      }
+      opt.top_kernels = opt.top_ranges;
+    }
     else if (!strcmp(a, "--step") && i + 1 < argc) opt.step_glob = argv[++i];
     else if (!strcmp(a, "--strict")) m.strict = true;
     else if (!strcmp(a, "--ncu") && i + 1 < argc) vec_push(&ncu, argv[++i]);

@@ -137,7 +137,7 @@ static const char *macro_making(CFile *c, const char *name) {
 
 /* Returns false if f cannot be instrumented; a function already wrapped
  * by an earlier rule keeps that one range. */
-static bool wrap_function(CFile *c, CFunc *f, Rule *r, const char *name) {
+static bool wrap_function(CFile *c, CFunc *f, const Rule *r, const char *name) {
   if (f->skip) {
     f->targeted = true;
     explain_skip(c, f);
@@ -233,7 +233,7 @@ static bool has_word(CFile *c, TSNode n, const char *w) {
  * parenthesized list) of a variable or pointer (not a reference, whose
  * binding would change, nor decltype(auto)), not constexpr or constinit.
  * Returns false if not so. */
-static bool wrap_initializers(CFile *c, TSNode decl, Rule *r, const char *name) {
+static bool wrap_initializers(CFile *c, TSNode decl, const Rule *r, const char *name) {
   TSNode type = ts_node_child_by_field_name(decl, "type", 4);
   if ((!ts_node_is_null(type) && has_word(c, type, "decltype")) || has_word(c, decl, "constexpr") ||
       has_word(c, decl, "constinit"))
@@ -265,7 +265,7 @@ static bool wrap_initializers(CFile *c, TSNode decl, Rule *r, const char *name) 
 /* Every statement in `block` (nested blocks included) that calls the
  * pattern: expression statements, declarations, returns, and compound
  * statements whose head calls it. */
-static int calls_in(CFile *c, TSNode block, Rule *r, const char *fname) {
+static int calls_in(CFile *c, TSNode block, const Rule *r, const char *fname) {
   CNodes kids = {0};
   c_stmts_list(block, &kids);
   int hits = 0;
@@ -298,7 +298,7 @@ static int calls_in(CFile *c, TSNode block, Rule *r, const char *fname) {
 }
 
 /* Lines [s, e] (0-based) snapped to whole statements of one list. */
-static bool snap(CFile *c, TSNode block, int s, int e, Rule *r, const char *name) {
+static bool snap(CFile *c, TSNode block, int s, int e, const Rule *r, const char *name) {
   CNodes kids = {0};
   for (;;) {
     c_stmts_list(block, &kids);
@@ -336,7 +336,7 @@ static bool snap(CFile *c, TSNode block, int s, int e, Rule *r, const char *name
   }
 }
 
-static void plan_rule(CFile *c, Rule *r) {
+static void plan_rule(CFile *c, const Rule *r) {
   int errs = c->job->diags.errors;
   if (r->kind == RULE_FUNC || r->kind == RULE_CALLS) {
     int fns = 0, hits = 0, protos = 0;
@@ -376,7 +376,7 @@ static void plan_rule(CFile *c, Rule *r) {
     return;
   }
   if (r->kind != RULE_LINES) {
-    ruledoc_diag((RuleDoc *)&c->job->rules->doc, &c->job->diags, DIAG_WARNING, r->at,
+    ruledoc_diag(&c->job->rules->doc, &c->job->diags, DIAG_WARNING, r->at,
                  "replacements apply to Python modules only; ignored for %s", c->job->rel);
     return;
   }
@@ -641,7 +641,7 @@ static void emit(CFile *c) {
         bad = true;
         const Rule *r = w->rule ? w->rule : o->rule;
         if (r)
-          ruledoc_diag((RuleDoc *)&job->rules->doc, &job->diags, DIAG_ERROR, r->at,
+          ruledoc_diag(&job->rules->doc, &job->diags, DIAG_ERROR, r->at,
                        "range '%s' (lines %d-%d of %s) partly overlaps range '%s' (lines %d-%d); ranges must nest",
                        w->name, w->r0 + 1, w->r1 + 1, job->rel, o->name, o->r0 + 1, o->r1 + 1);
       }

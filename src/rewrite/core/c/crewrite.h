@@ -167,7 +167,7 @@ void c_stmts_list(TSNode block, CNodes *out);
 void c_stmts_sub_blocks(TSNode s, CNodes *out);
 /* Plan a `{ NCRT_RANGE(name); ... }` around statements [i0, i1] of kids,
  * or report (at rule r) why that would change the program. */
-bool c_stmts_wrap(CFile *c, CNodes *kids, int i0, int i1, Rule *r, const char *name, const char *kind);
+bool c_stmts_wrap(CFile *c, CNodes *kids, int i0, int i1, const Rule *r, const char *name, const char *kind);
 /* The first name that statements [i0, i1] declare and later statements of
  * kids use (malloc'ed; "using" for a using-declaration), or NULL. */
 char *c_stmts_hidden(CFile *c, CNodes *kids, int i0, int i1);

@@ -237,8 +237,8 @@ static char *entered_by_goto(CFile *c, TSNode open, CNodes *kids, int i0, int i1
   return bad;
 }
 
-bool c_stmts_wrap(CFile *c, CNodes *kids, int i0, int i1, Rule *r, const char *name, const char *kind) {
-  RuleDoc *doc = (RuleDoc *)&c->job->rules->doc;
+bool c_stmts_wrap(CFile *c, CNodes *kids, int i0, int i1, const Rule *r, const char *name, const char *kind) {
+  const RuleDoc *doc = &c->job->rules->doc;
   TSNode first = kids->v[i0], last = stmt_last(kids->v[i1]);
   for (int i = i0; i <= i1; i++)
     if (!is_stmt(kids->v[i])) {

@@ -439,7 +439,7 @@ static char *with_text(Py *py, const Rule *rule, const char *dflt_name, bool spa
   } else {
     size_t n = vals->values.n;
     if (ctx_kind(cls) != CTX_USER && n > 1) {
-      ruledoc_diag((RuleDoc *)&py->job->rules->doc, &py->job->diags, DIAG_WARNING, vals->values.v[1].at,
+      ruledoc_diag(&py->job->rules->doc, &py->job->diags, DIAG_WARNING, vals->values.v[1].at,
                    "the ncrt context takes one value (the range name); extra values are ignored");
       n = 1;
     }
@@ -448,7 +448,7 @@ static char *with_text(Py *py, const Rule *rule, const char *dflt_name, bool spa
       if (i) buf_puts(&b, ", ");
       if (v->variable) {
         if (!valid_expr(py, v->value)) {
-          ruledoc_diag((RuleDoc *)&py->job->rules->doc, &py->job->diags, DIAG_ERROR, v->at,
+          ruledoc_diag(&py->job->rules->doc, &py->job->diags, DIAG_ERROR, v->at,
                        "'%s' is not a single Python expression", v->value);
           buf_free(&b);
           return NULL;
@@ -692,7 +692,7 @@ static bool has_matching_call(Py *py, TSNode n, const char *pat) {
 
 /* Wrap every assignment, expression statement and return under `block`
  * calling `pat`; nested functions and classes are their own functions. */
-static int wrap_calls_in(Py *py, TSNode block, Rule *rule, const char *fname) {
+static int wrap_calls_in(Py *py, TSNode block, const Rule *rule, const char *fname) {
   Nodes kids = {0};
   statements(block, &kids);
   int hits = 0;
@@ -730,7 +730,7 @@ static int wrap_calls_in(Py *py, TSNode block, Rule *rule, const char *fname) {
 /* `base`: the name's prefix; the range is named after the lines it covers
  * once snapped to whole statements ("f:L26-32" for lines 26-28 of a
  * statement running to 32), so the name tells what the range times. */
-static Wrap *snap_lines(Py *py, TSNode block, int s, int e, Rule *rule, const char *base) {
+static Wrap *snap_lines(Py *py, TSNode block, int s, int e, const Rule *rule, const char *base) {
   Nodes kids = {0};
   for (;;) {
     statements(block, &kids);
@@ -771,7 +771,7 @@ static Wrap *snap_lines(Py *py, TSNode block, int s, int e, Rule *rule, const ch
     }
     for (int i = i0; i <= i1; i++)
       if (is(kids.v[i], "future_import_statement")) {
-        ruledoc_diag((RuleDoc *)&py->job->rules->doc, &py->job->diags, DIAG_ERROR, rule->at,
+        ruledoc_diag(&py->job->rules->doc, &py->job->diags, DIAG_ERROR, rule->at,
                      "lines %d-%d include a 'from __future__' import, which must stay at the top of the module",
                      s + 1, e + 1);
         vec_free(&kids);
@@ -817,7 +817,7 @@ static bool line_is(Py *py, int row, const char *want) {
   return ok;
 }
 
-static void plan_lines(Py *py, Rule *r) {
+static void plan_lines(Py *py, const Rule *r) {
   int s = r->start_line - 1, e = r->end_line - 1;
   if (r->start_content && !line_is(py, s, r->start_content)) {
     /* the file moved under the rule: re-anchor on the nearest line that reads
@@ -837,7 +837,7 @@ static void plan_lines(Py *py, Rule *r) {
                              r->start_line, py->job->rel, r->start_content));
       return;
     }
-    ruledoc_diag((RuleDoc *)&py->job->rules->doc, &py->job->diags, DIAG_WARNING, r->at,
+    ruledoc_diag(&py->job->rules->doc, &py->job->diags, DIAG_WARNING, r->at,
                  "start_line_content found at line %d, not %d: range moved to lines %d-%d of %s",
                  found + 1, s + 1, found + 1, found + 1 + (e - s), py->job->rel);
     e = found + (e - s);
@@ -907,7 +907,7 @@ static bool cls_match(const char *pat, const Func *f) {
   return f->cls_qual && name_match(pat, f->cls_qual);
 }
 
-static void plan_rule(Py *py, Rule *r) {
+static void plan_rule(Py *py, const Rule *r) {
   switch (r->kind) {
   case RULE_FUNC:
   case RULE_CALLS: {
@@ -1005,7 +1005,7 @@ static void find_classes(Py *py, TSNode block, const char *prefix, Nodes *out, S
   vec_free(&kids);
 }
 
-static void plan_replacement(Py *py, Rule *r) {
+static void plan_replacement(Py *py, const Rule *r) {
   Nodes cls = {0};
   Strs quals = {0};
   find_classes(py, py->root, "", &cls, &quals);
@@ -1279,7 +1279,7 @@ static void nest(Py *py, int *cover) {
       w->dropped = true;
       const Rule *r = w->rule ? w->rule : o->rule;
       if (r)
-        ruledoc_diag((RuleDoc *)&job->rules->doc, &job->diags, DIAG_ERROR, r->at,
+        ruledoc_diag(&job->rules->doc, &job->diags, DIAG_ERROR, r->at,
                      "range '%s' (lines %d-%d of %s) partly overlaps range '%s' (lines %d-%d); ranges must nest",
                      w->rec.name, w->r0 + 1, w->r1 + 1, job->rel, o->rec.name, o->r0 + 1, o->r1 + 1);
       continue;
@@ -1744,13 +1744,13 @@ int py_rewrite(FileJob *job) {
 
   for (size_t t = 0; t < job->ntargets; t++)
     for (size_t i = 0; i < job->targets[t]->rules.n; i++) {
-      Rule *r = &job->targets[t]->rules.v[i];
+      const Rule *r = &job->targets[t]->rules.v[i];
       if (r->kind == RULE_FUNC || r->kind == RULE_CALLS || r->kind == RULE_LINES) plan_rule(&py, r);
     }
   if (job->full_trace) plan_full_trace(&py);
   for (size_t t = 0; t < job->ntargets; t++)
     for (size_t i = 0; i < job->targets[t]->rules.n; i++) {
-      Rule *r = &job->targets[t]->rules.v[i];
+      const Rule *r = &job->targets[t]->rules.v[i];
       if (r->kind == RULE_CLASS_REPL || r->kind == RULE_METHOD_REPL) plan_replacement(&py, r);
     }
   layout(&py);
