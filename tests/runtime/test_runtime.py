@@ -310,6 +310,42 @@ def case_throttle(c):
           "short-lived threads throttled %s" % t["ncrt"]["throttled"])
 
 
+def case_disk_budget(c):
+    """A disk budget for the run (issue 33: --throttle off filled 16 GB in
+    4 minutes): two processes together stop recording once their records
+    reach it; what was recorded before is all there, the traces say when
+    recording stopped, nctrace says so, and nothing is left behind."""
+    exe = c.cc("budget.c")
+    p, d = c.run([exe], opts=["--throttle", "off", "--disk-budget", "2M"])
+    check("disk budget was reached" in p.stderr, "no message on stderr: %s" % p.stderr)
+    ts = traces(d)
+    check(len(ts) == 2, "two traces expected: %s" % ts)
+    total = 0
+    for f in ts:
+        t = load(f)
+        b = t["ncrt"]["disk_budget"]
+        check(b["bytes"] == 2 << 20, "budget %s" % b)
+        n = sum(counts(t).values())
+        total += n
+        if "reached_ts" in b:
+            # every range recorded ended before recording stopped (or was open then)
+            check(all(e["ts"] <= b["reached_ts"] + 1 for e in xs(t)), "a range begun after the budget in %s" % f)
+    # 24-byte records: 2 MiB is about 87 000 ranges; each process may finish
+    # the chunk it was filling (up to 2 MiB more each)
+    check(50000 < total < 400000, "ranges recorded by the run: %d" % total)
+    check(any("reached_ts" in load(f)["ncrt"]["disk_budget"] for f in ts), "no trace says the budget was reached")
+    check(not os.path.exists(os.path.join(d, ".ncrt-budget")) and not glob.glob(os.path.join(d, ".ncrt-*")),
+          "files left in the run directory: %s" % os.listdir(d))
+    nctrace = os.path.join(os.path.dirname(os.path.dirname(c.ncrun)), "bin", "nctrace")
+    s = subprocess.run([nctrace, "summary", d], capture_output=True, text=True)
+    check("the run's disk budget" in s.stdout, "summary note missing:\n%s" % s.stdout[-2000:])
+    # off: no limit
+    p, d = c.run([exe, "150000"], opts=["--throttle", "off", "--disk-budget", "off"])
+    check(sum(sum(counts(load(f)).values()) for f in traces(d)) == 300000, "off: not every range recorded")
+    p = subprocess.run([c.ncrun, "--disk-budget", "lots", "--", exe], capture_output=True, text=True)
+    check(p.returncode == 2 and "--disk-budget lots: wants a size" in p.stderr, "bad size: %s" % p.stderr)
+
+
 def recorded_ranges(t):
     """Every recorded push/pop range as (thread order, name, depth), in
     order: what the throttle let through, independent of timing."""

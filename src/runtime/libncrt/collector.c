@@ -579,8 +579,15 @@ static Window *windows;
 static size_t nwin, capwin;
 static int capture_on;
 
+volatile uint64_t rt_budget_hit;
+
+/* One store, safe anywhere (the spill path, a signal handler): pushes from
+ * now on are not recorded; recompute() keeps it so (rt_budget_hit). */
+void rt_recording_off(void) { __atomic_store_n(&recording, 0, __ATOMIC_RELEASE); }
+
 static void recompute(void) {
-  int cap = collecting && user_on && sched_on && (!rt_opt.gate[0] || gate_open > 0);
+  int cap = collecting && user_on && sched_on && (!rt_opt.gate[0] || gate_open > 0) &&
+            !__atomic_load_n(&rt_budget_hit, __ATOMIC_ACQUIRE);
   if (cap != capture_on) {
     uint64_t now = rt_mono_ns();
     if (cap) {

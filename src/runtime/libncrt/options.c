@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -237,6 +238,47 @@ size_t rt_process_json(char *b, size_t n) {
   return at < n ? at : 0;
 }
 
+/* "512M", "2G", "1.5T", "1048576" (bytes), "off"/"0" -> bytes (0: no
+ * limit); *ok 0 when it is not a size. */
+uint64_t rt_parse_size(const char *v, int *ok) {
+  *ok = 0;
+  if (!v) return 0;
+  if (!strcmp(v, "off") || !strcmp(v, "0")) {
+    *ok = 1;
+    return 0;
+  }
+  char *end;
+  double x = strtod(v, &end);
+  if (end == v || x <= 0) return 0;
+  double mul = 1;
+  switch (*end) {
+  case 'k': case 'K': mul = 1024.0; end++; break;
+  case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+  case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+  case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+  default: break;
+  }
+  if (*end == 'i') end++;
+  if (*end == 'B') end++;
+  if (*end || x * mul < 1) return 0;
+  *ok = 1;
+  return (uint64_t)(x * mul);
+}
+
+static uint64_t disk_budget(const char *v) {
+  int ok;
+  uint64_t b = rt_parse_size(v, &ok);
+  if (ok) return b;
+  if (v) rt_say("NCRT_DISK_BUDGET=%s is not a size (512M, 2G, off): the default applies", v);
+  uint64_t dflt = (uint64_t)8 << 30;
+  struct statvfs st;
+  if (statvfs(rt_opt.out_dir[0] ? rt_opt.out_dir : ".", &st) == 0) {
+    uint64_t half = (uint64_t)st.f_bavail * st.f_frsize / 2;
+    if (half && half < dflt) dflt = half;
+  }
+  return dflt;
+}
+
 int rt_options_load(void) {
   memset(&rt_opt, 0, sizeof rt_opt);
   rt_opt.quiet = env(NCRT_ENV_QUIET) && atoi(env(NCRT_ENV_QUIET));
@@ -314,6 +356,9 @@ int rt_options_load(void) {
       if (rt_opt.throttle_us < 0) rt_opt.throttle_us = 0;
     }
   }
+  /* the disk budget: NCRT_DISK_BUDGET (SIZE with K/M/G/T, or off), else
+   * 8 GiB or half the free space of the output folder at start, the smaller */
+  rt_opt.disk_budget = disk_budget(env(NCRT_ENV_DISK_BUDGET));
   rt_opt.level = env(NCRT_ENV_GZIP_LEVEL) ? atoi(env(NCRT_ENV_GZIP_LEVEL)) : 1;
   if (rt_opt.level < 0 || rt_opt.level > 9) rt_opt.level = 1;
   rt_opt.dormant = env(NCRT_ENV_DORMANT) && atoi(env(NCRT_ENV_DORMANT)) > 0;

@@ -37,6 +37,7 @@ typedef struct {
   long skip_first;              /* steps skipped once before the first cycle (torch's skip_first) */
   char step_name[256];          /* range name that marks a step, "" none */
   char gate[256];               /* fnmatch pattern; record only inside it */
+  uint64_t disk_budget;         /* bytes of records a process may spill; 0: no limit */
   long throttle_calls;          /* 0: no throttle */
   double throttle_us;           /* 0: calls alone decide; else also an exclusive mean under it */
   int level;                    /* zlib level */
@@ -51,6 +52,8 @@ extern __thread int rt_in_flusher; /* this thread is the flusher (collector.c) *
 
 extern RtOptions rt_opt;
 int rt_options_load(void); /* -1: options libncrt cannot honour (said): record nothing */
+/* "512M", "2G", "off" -> bytes (0: no limit); *ok 0 when it is not a size */
+uint64_t rt_parse_size(const char *v, int *ok);
 
 /* ---- this process: who it is among the run's processes (options.c) ----
  * A trace names its process's parent, how it started and its role, so
@@ -232,6 +235,11 @@ const char *rt_current_trace_name(void);
 void rt_clock_params(uint64_t *tsc0, uint64_t *ns0, uint64_t *tsc1, uint64_t *ns1);
 void rt_clock_set(int use_tsc, uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1);
 extern volatile int rt_collecting;  /* set up and recording in this process */
+/* The disk budget (rt_opt.disk_budget) was reached: recording stopped for
+ * good at this CLOCK_MONOTONIC ns (0: not reached). Set by the spill
+ * path (async-signal-safe: one store), read by the capture rule. */
+extern volatile uint64_t rt_budget_hit;
+void rt_recording_off(void);        /* async-signal-safe: the hot path stops recording */
 RT_EXPORT int ncrt_finalize_dir(const char *dir, int quiet);
 
 /* ---- GPU (cupti.c) ---- */

@@ -34,6 +34,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
@@ -783,6 +784,33 @@ static int lazy_open(volatile int *slot, const char *suffix, int flags) {
   return fd;
 }
 
+/* The run's records so far, every process together: under ncrun, a
+ * counter in <run dir>/.ncrt-budget that each process maps shared (a fork
+ * keeps the mapping; ncrun removes the file), so the disk budget is the
+ * run's; without ncrun, this process's own. Mapped at the first block
+ * (open, ftruncate, mmap: system calls, no lock, no malloc). */
+static volatile uint64_t *run_spilled;
+static volatile int run_spilled_tried;
+
+static volatile uint64_t *budget_counter(void) {
+  if (run_spilled || __atomic_exchange_n(&run_spilled_tried, 1, __ATOMIC_SEQ_CST)) return run_spilled;
+  if (!getenv(NCRT_ENV_ROOT_PID)) return NULL;
+  char p[1300];
+  size_t at = s_cpy(p, 0, sizeof p, rt_opt.out_dir);
+  s_cpy(p, at, sizeof p, "/.ncrt-budget");
+  int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return NULL;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && st.st_size < (off_t)sizeof(uint64_t) && ftruncate(fd, sizeof(uint64_t)) != 0) {
+    close(fd);
+    return NULL;
+  }
+  void *m = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m != MAP_FAILED) __atomic_store_n(&run_spilled, (volatile uint64_t *)m, __ATOMIC_SEQ_CST);
+  return run_spilled;
+}
+
 static int write_block(uint32_t tid, const RtRec *r, uint32_t n) {
   if (spill_err) return -1;
   int fd = lazy_open(&raw_fd, ".raw", O_RDWR);
@@ -791,6 +819,22 @@ static int write_block(uint32_t tid, const RtRec *r, uint32_t n) {
   uint64_t commit = BLK_COMMIT ^ n;
   size_t size = sizeof h + (size_t)n * sizeof *r + sizeof commit;
   uint64_t off = __atomic_fetch_add(&raw_end, size, __ATOMIC_SEQ_CST);
+  /* the disk budget: the block that reaches it is written whole (nothing
+   * recorded is lost), and recording stops there for good */
+  volatile uint64_t *shared = rt_opt.disk_budget ? budget_counter() : NULL;
+  uint64_t spilled = shared ? __atomic_add_fetch(shared, size, __ATOMIC_SEQ_CST) : off + size;
+  if (rt_opt.disk_budget && spilled >= rt_opt.disk_budget && !__atomic_load_n(&rt_budget_hit, __ATOMIC_ACQUIRE)) {
+    uint64_t zero = 0, now = rt_mono_ns();
+    if (__atomic_compare_exchange_n(&rt_budget_hit, &zero, now, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+      rt_recording_off();
+      if (!rt_opt.quiet) {
+        static const char m[] = "ncrt: the disk budget was reached: recording stopped (the trace says when; "
+                                "ncrun --disk-budget SIZE or off changes it)\n";
+        ssize_t wr = write(2, m, sizeof m - 1);
+        (void)wr;
+      }
+    }
+  }
   struct iovec v[3] = {{&h, sizeof h}, {(void *)r, (size_t)n * sizeof *r}, {&commit, sizeof commit}};
   int iv = 0;
   while (iv < 3) {
@@ -1585,7 +1629,15 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
     put_us(g, rel(rt_ticks_to_ns(nm->throttled_at)));
     PUTS(g, "}");
   }
-  PUTS(g, "],\n  \"dropped\": ");
+  PUTS(g, "],\n  \"disk_budget\": {\"bytes\": ");
+  put_u64(g, s->in_process ? rt_opt.disk_budget : 0);
+  if (s->in_process && rt_budget_hit) {
+    /* where recording stopped: what follows that moment is not in the trace */
+    PUTS(g, ", \"reached_ts\": ");
+    put_us(g, rel(rt_budget_hit));
+  }
+  PUTS(g, "}");
+  PUTS(g, ",\n  \"dropped\": ");
   put_u64(g, st.dropped);
   PUTS(g, ", \"cupti\": ");
   if (s->in_process) put_jstr(g, rt_cupti_status());

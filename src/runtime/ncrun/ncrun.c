@@ -48,6 +48,8 @@ static const char usage[] =
     "      --capture-range PAT record only while a range matching PAT (fnmatch) is open\n"
     "      --throttle N[:US]   stop recording a name after N calls (with :US, only if their\n"
     "                          exclusive mean was under US us; default 100000; 'off' disables)\n"
+    "      --disk-budget SIZE  records the run may spill (512M, 2G; 'off'): past it, recording\n"
+    "                          stops and the trace says when (default: 8G or half the free space)\n"
     "      --rules FILE        rules used to instrument the program (copied into the run)\n"
     "      --shadow DIR        rewritten Python tree, put first on PYTHONPATH\n"
     "      --torch             ncrt.range also opens torch.profiler.record_function\n"
@@ -915,6 +917,19 @@ static const char *check_throttle(const char *v) {
   return "wants CALLS or CALLS:US (e.g. 100000 or 100000:10) or off";
 }
 
+static const char *check_budget(const char *v) {
+  const char *e = v;
+  if (!strcmp(v, "off") || !strcmp(v, "0")) return NULL;
+  double x = strtod(v, (char **)&e);
+  if (e != v && x > 0) {
+    if (*e && strchr("kKmMgGtT", *e)) e++;
+    if (*e == 'i') e++;
+    if (*e == 'B') e++;
+    if (!*e) return NULL;
+  }
+  return "wants a size (512M, 2G, 1.5T: bytes of records the run may spill) or off";
+}
+
 static const char *check_level(const char *v) {
   char *end;
   long n = strtol(v, &end, 10);
@@ -1002,6 +1017,10 @@ int main(int argc, char **argv) {
       NEEDV();
       CHECKV(check_throttle);
       setenv(NCRT_ENV_THROTTLE, v, 1);
+    } else if (OPT("--", "--disk-budget")) {
+      NEEDV();
+      CHECKV(check_budget);
+      setenv(NCRT_ENV_DISK_BUDGET, v, 1);
     } else if (OPT("--", "--gzip-level")) {
       NEEDV();
       CHECKV(check_level);
@@ -1334,6 +1353,12 @@ int main(int argc, char **argv) {
   record_stage(env, is_deep ? "stage1" : backend, cmd, NULL, rc, &t0, &t1);
   ncrun_save_env(dir, env);
   if (exists(lib) && !torch) finalize(lib, dir);
+  {
+    /* the run's disk-budget counter (libncrt's writer) has done its job */
+    char *b = xasprintf("%s/.ncrt-budget", dir);
+    unlink(b);
+    free(b);
+  }
   if (torch) {
     /* torch.profiler's tensorboard_trace_handler names (what TensorBoard lists) */
     ntraces = list_files(dir, ".pt.trace.json.gz", &traces);

@@ -83,6 +83,12 @@ static void collect_notes(const Model *m, const Summary *s, Notes *out) {
       throttled_note(m, t, &t->throttled.v[k], &b);
       NOTE();
     }
+    if (t->budget_hit_ts >= 0) {
+      buf_printf(&b, "%s: recording stopped at %.3f ms (trace time): the run's disk budget (%.1f MiB of records, "
+                 "ncrun --disk-budget) was reached; what the program did after that is not in the trace.", t->path,
+                 (double)t->budget_hit_ts / 1e6, (double)t->budget_bytes / (1 << 20));
+      NOTE();
+    }
     if (t->legacy) {
       buf_printf(&b, "%s: legacy layout (a bare array of events, no categories): every complete event "
                  "is taken as a CPU range; there is no GPU data.", t->path);

@@ -165,6 +165,16 @@ static void read_throttled(Loader *L, Span ncrt) {
   while (obj_iter_next(&it, &mb)) {
     if (span_eq(mb.key, "process")) read_process(L, mb.val);
     else if (span_eq(mb.key, "lifetime")) read_lifetime(L, mb.val);
+    else if (span_eq(mb.key, "disk_budget")) {
+      /* {"bytes", "reached_ts"}: recording stopped at the budget */
+      ObjIter bi;
+      Member bm;
+      if (obj_iter_init(&bi, mb.val))
+        while (obj_iter_next(&bi, &bm)) {
+          if (span_eq(bm.key, "bytes")) span_int(bm.val, &L->t->budget_bytes);
+          else if (span_eq(bm.key, "reached_ts")) span_us_to_ns(bm.val, &L->t->budget_hit_ts);
+        }
+    }
     if (!span_eq(mb.key, "throttled") || !arr_iter_init(&arr, mb.val)) continue;
     while (arr_iter_next(&arr, &elem)) {
       Throttled th = {0, -1, -1, 0, -1, -1};
@@ -490,6 +500,8 @@ static void half_merge(Loader *L, Half *h, uint64_t events_before) {
     memset(&u->proc, 0, sizeof u->proc);
   }
   if (u->life.has_written || u->life.has_start || u->life.has_exit) t->life = u->life;
+  if (u->budget_bytes) t->budget_bytes = u->budget_bytes;
+  if (u->budget_hit_ts >= 0) t->budget_hit_ts = u->budget_hit_ts;
   free(names);
   free(ids);
   free(threads);
@@ -559,6 +571,7 @@ static int load_file(Model *m, const char *path) {
   Trace *t = xcalloc(1, sizeof *t);
   t->path = xstrdup(path);
   t->rank = t->world_size = -1;
+  t->budget_hit_ts = -1;
   vec_push(&m->traces, t);
   Loader L = {.m = m, .t = t};
   uint64_t split = split_point(path);
@@ -567,6 +580,7 @@ static int load_file(Model *m, const char *path) {
     h->path = path;
     h->at = split;
     h->t.rank = h->t.world_size = -1;
+    h->t.budget_hit_ts = -1;
     h->m.strict = m->strict;
     h->L.m = &h->m;
     h->L.t = &h->t;

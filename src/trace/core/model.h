@@ -126,6 +126,8 @@ typedef struct {
   VEC(Throttled) throttled;
   ProcInfo proc;
   Lifetime life;
+  int64_t budget_bytes;   /* ncrt.disk_budget.bytes, 0: none or unknown */
+  int64_t budget_hit_ts;  /* ns: recording stopped there (the budget was reached), -1: not */
 } Trace;
 
 typedef struct {
