@@ -1482,6 +1482,25 @@ static bool fold_header(Py *py, Func *f) {
   return false;
 }
 
+/* A comment row between a function's header (or docstring) and its first
+ * statement, the last one: a whole-function range's `with` line can go
+ * there, the comment kept after it (`with X:  # why`), and nothing moves.
+ * Never above the docstring, which must stay the body's first statement.
+ * -1: none. */
+static int header_comment(Py *py, const Func *f, int r0) {
+  int floor = -1;
+  if (f->kids.n > 1 && is_docstring(f->kids.v[0])) {
+    floor = row1(f->kids.v[0]) + 1;
+  } else {
+    TSNode prev = ts_node_prev_sibling(f->body);
+    while (!ts_node_is_null(prev) && is(prev, "comment")) prev = ts_node_prev_sibling(prev);
+    if (!ts_node_is_null(prev) && is(prev, ":")) floor = row0(prev) + 1;
+  }
+  for (int r = r0 - 1; floor >= 0 && r >= floor; r--)
+    if (comment_row(py, r) && !py->used_blank[r]) return r;
+  return -1;
+}
+
 static void layout(Py *py) {
   FileJob *job = py->job;
   size_t nw = 0;
@@ -1533,17 +1552,27 @@ static void layout(Py *py) {
       buf_printf(&line, "%s%s", w->with, py->nl);
       Func *fn = w->fn ? w->fn : func_at(py, w->b0);
       /* Where the with line's row comes from. A whole function: a blank
-       * between its header and body (nothing moves), else two rows of its
+       * between its header and body, else a comment row there, which
+       * keeps its comment after the with (nothing moves), else two rows of its
        * docstring or signature folded into one (nothing moves), else the
        * blank above its def (the def and its headers move up, never a
        * statement). Other wraps, and a whole function with none of that:
        * a blank inside the function or right after it, then the same in
        * the functions around it, so a shift does not reach into the next
        * definition; then the next blank below. */
-      int b = -1;
+      int b = -1, c = -1;
       bool folded = false;
       if (w->fn) {
         b = blank_above(py, w->r0, row0(w->fn->def) + 1, true);
+        if (b < 0) c = header_comment(py, w->fn, w->r0);
+        if (c >= 0) {
+          /* the with line without its newline, then the comment */
+          py->used_blank[c] = 1;
+          edits_addf(&job->edits, py->bom + py->rows[c], py->bom + py->rows[c] + ws_len(py, c), 0, "%.*s  ",
+                     (int)(line.len - strlen(py->nl)), line.s);
+          buf_free(&line);
+          continue;
+        }
         if (b < 0) folded = fold_header(py, w->fn);
       }
       if (b < 0 && !folded && (w->fn || !fn)) b = blank_above(py, w->r0, blank_floor(py, fn), w->fn != NULL);

@@ -76,3 +76,9 @@ def raw_doc(x):
     with __ncrt__.range("raw_doc"):
         z = x - 1
         return z
+
+
+def commented(x):
+    with __ncrt__.range("commented"):  # A comment between header and body keeps its text after the range.
+        w = x + 3
+        return w

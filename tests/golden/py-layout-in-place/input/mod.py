@@ -76,3 +76,9 @@ def raw_doc(x):
     """
     z = x - 1
     return z
+
+
+def commented(x):
+    # A comment between header and body keeps its text after the range.
+    w = x + 3
+    return w
