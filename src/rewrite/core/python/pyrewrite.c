@@ -1387,8 +1387,10 @@ static bool too_deep(Py *py, const int *cover, int **levels) {
  * inside brackets or after a backslash, whose indentation is free. So: the
  * wrapped statements are simple, form one logical line (each starts on
  * the row the previous one ends) that holds nothing else of the block, and
- * no other wrap starts at the same statement (`with A: with B: s` is not
- * Python). A header-row body (`if x: y`) keeps its own layout. */
+ * no wrap inside it covers the same statements (`with A: with B: s` is not
+ * Python: the outer ones take lines of their own; wraps are sorted outer
+ * first, so only those after i can be inside it). A header-row body
+ * (`if x: y`) keeps its own layout. */
 static bool can_inline(Py *py, size_t i) {
   const Wrap *w = &py->wraps.v[i];
   if (w->oneline || w->dropped) return false;
@@ -1553,8 +1555,8 @@ static void layout(Py *py) {
       Func *fn = w->fn ? w->fn : func_at(py, w->b0);
       /* Where the with line's row comes from. A whole function: a blank
        * between its header and body, else a comment row there, which
-       * keeps its comment after the with (nothing moves), else two rows of its
-       * docstring or signature folded into one (nothing moves), else the
+       * keeps its comment after the with, else two rows of its docstring
+       * or signature folded into one (nothing moves so far), else the
        * blank above its def (the def and its headers move up, never a
        * statement). Other wraps, and a whole function with none of that:
        * a blank inside the function or right after it, then the same in
