@@ -4,17 +4,25 @@
  * lay the wraps out as byte edits that keep original line numbers wherever
  * the layout allows.
  *
- * Layout, in short:
- *  - a wrap's `with` line goes on a blank line taken from just above the
- *    wrapped statements (or above the def, for whole-function wraps); only if
- *    there is none does the output gain a line (recorded in the line map);
+ * Layout, in short (every statement keeps its line where it can):
+ *  - a wrap over simple statements of one logical line is written on that
+ *    line, `with X: stmt`, and moves nothing;
+ *  - another wrap's `with` line takes the row of a blank line: for a whole
+ *    function one between its header and body, else a row freed by folding
+ *    two rows of its docstring or signature into one, else the blank above
+ *    its def (only the def and its headers move); for other wraps, the
+ *    cheapest blank inside the function or right after it, so a shift stays
+ *    inside it; only with no blank below at all does the output gain a line
+ *    (every move is in the line map, and --explain names it);
  *  - wrapped lines get one indent unit appended to their leading whitespace
  *    (appending, not prepending, keeps tab/space comparisons consistent);
  *    lines that start inside a multi-line string are never touched;
  *  - a one-line body (`def f(): return 1`) moves onto its own line;
- *  - the module imports each context once, on an existing line after the
- *    docstring and `from __future__` imports, with a fallback that turns the
- *    markers into no-ops when the ncrt module is not importable.
+ *  - the module imports each context once, on an existing line: after the
+ *    docstring or `from __future__` imports, else on a blank or comment row
+ *    above the first statement, else before the first statement; with a
+ *    fallback that turns the markers into no-ops when the ncrt module is not
+ *    importable.
  * Async functions and generators get start/end spans (ncrt.span), never
  * push/pop ranges, which must not stay open across await/yield. */
 #include "pyjit.h"
@@ -79,6 +87,7 @@ struct Func {
   bool is_async, is_gen;
   Func *parent;     /* enclosing function, if any */
   bool has_func_wrap;
+  bool folded;      /* a row of its header or docstring was given to a range */
   TSNode body;      /* its block */
   Nodes kids;       /* the body's statements, listed once */
 };
@@ -90,6 +99,7 @@ typedef struct {
   size_t b0, b1;    /* bytes: start of first, end of last */
   int r0, r1;       /* rows */
   bool oneline;     /* first wrapped statement is on its block's header row */
+  bool inline_;     /* simple statements of one logical line: `with X: stmt` on their own row */
   size_t colon;     /* oneline: offset just after the header's ':' */
   int hrow;         /* oneline: header row */
   char *with;       /* "with X(args):" */
@@ -1286,10 +1296,10 @@ static void nest(Py *py, int *cover) {
     }
     for (size_t j = 0; j < open.n; j++) {
       if (w->oneline && open.v[j]->oneline && open.v[j]->b0 == w->b0) w->k++;
-      else if (!open.v[j]->oneline) w->depth++;
+      else if (!open.v[j]->oneline && !open.v[j]->inline_) w->depth++;
     }
     vec_push(&open, w);
-    if (!w->oneline) {
+    if (!w->oneline && !w->inline_) {
       cover[w->r0]++;
       cover[w->r1 + 1]--;
     }
@@ -1357,7 +1367,9 @@ static bool too_deep(Py *py, const int *cover, int **levels) {
     if (lv[r] + cover[r] <= PY_MAX_INDENT) continue;
     for (size_t i = 0; i < py->wraps.n; i++) {
       Wrap *w = &py->wraps.v[i];
-      if (!w->dropped && !w->oneline && w->r0 <= r && r <= w->r1 && (!drop || w->depth > drop->depth)) drop = w;
+      if (!w->dropped && !w->oneline && !w->inline_ && w->r0 <= r && r <= w->r1 &&
+          (!drop || w->depth > drop->depth))
+        drop = w;
     }
     worst = r;
   }
@@ -1367,6 +1379,128 @@ static bool too_deep(Py *py, const int *cover, int **levels) {
           "range '%s' left out: line %d would be nested deeper than Python's limit of %d indentation levels",
           drop->rec.name, worst + 1, PY_MAX_INDENT);
   return true;
+}
+
+/* Can the wrap be written on its statements' own row, `with X: stmt`, so
+ * that it moves nothing? Python takes a simple statement list after the
+ * colon of a `with` (`with X: a = f(b); c = 1`), also one spanning rows
+ * inside brackets or after a backslash, whose indentation is free. So: the
+ * wrapped statements are simple, form one logical line (each starts on
+ * the row the previous one ends) that holds nothing else of the block, and
+ * no wrap inside it covers the same statements (`with A: with B: s` is not
+ * Python: the outer ones take lines of their own; wraps are sorted outer
+ * first, so only those after i can be inside it). A header-row body
+ * (`if x: y`) keeps its own layout. */
+static bool can_inline(Py *py, size_t i) {
+  const Wrap *w = &py->wraps.v[i];
+  if (w->oneline || w->dropped) return false;
+  for (int j = w->i0; j <= w->i1; j++) {
+    TSNode s = w->kids.v[j];
+    if (is_compound(s) || is(s, "decorated_definition") || is(s, "future_import_statement")) return false;
+    if (j > w->i0 && row0(s) != row1(w->kids.v[j - 1])) return false;
+  }
+  if (w->i0 > 0 && row1(w->kids.v[w->i0 - 1]) >= w->r0) return false;
+  if ((size_t)w->i1 + 1 < w->kids.n && row0(w->kids.v[w->i1 + 1]) <= w->r1) return false;
+  if (ts_node_start_byte(w->kids.v[w->i0]) != py->rows[w->r0] + ws_len(py, w->r0)) return false;
+  for (size_t k = i + 1; k < py->wraps.n; k++)
+    if (!py->wraps.v[k].dropped && py->wraps.v[k].b0 == w->b0 && py->wraps.v[k].b1 == w->b1) return false;
+  return true;
+}
+
+/* Rows in [a, b] that hold something (they move when a row is taken
+ * beyond them). */
+static int filled_rows(Py *py, int a, int b) {
+  int n = 0;
+  for (int r = a; r <= b; r++) n += !row_blank(py, r);
+  return n;
+}
+
+/* A blank row for the `with` line of a wrap over rows r0..r1 inside
+ * function fn (not the whole of it), so that a shift stays inside fn: the
+ * closest free blank above inside fn's body, or below it inside fn, or one
+ * of the blank rows right after fn, whichever moves fewer rows (ties: the
+ * one above). The last blank between fn and the next definition is taken
+ * only when nothing else is free. -1: none (the output gains a line). */
+static int blank_near(Py *py, int r0, int r1, const Func *fn) {
+  int top = row0(fn->def) + 1, end = row1(fn->outer), best = -1, cost = 0, sep = -1;
+  for (int r = r0 - 1; r >= top; r--)
+    if (free_blank(py, r)) {
+      best = r, cost = filled_rows(py, r + 1, r0 - 1);
+      break;
+    }
+  for (int r = r1 + 1; r < py->nrows && (r <= end || (row_blank(py, r) && !py->strskip[r])); r++) {
+    if (!free_blank(py, r)) continue;
+    int c = filled_rows(py, r0, r - 1);
+    if (r > end && separator(py, r)) {
+      if (sep < 0) sep = r;
+      continue;
+    }
+    if (best < 0 || c < cost) best = r, cost = c;
+    break;
+  }
+  return best >= 0 ? best : sep;
+}
+
+/* A row for a whole-function range's `with` line that moves neither the
+ * def nor a statement: two rows of the function's header (decorators
+ * excepted) or docstring become one, and the rows below them up to the
+ * body, all header, move up by one into the room. Returns true when it
+ * added that edit. In order:
+ *  - a docstring over several rows: the line break before its last row
+ *    is written as the escape `\n`, which is the same string (a plain or
+ *    u"" triple-quoted literal; never raw, bytes or f-strings, and not
+ *    where the row ends in a backslash, which would escape the break);
+ *  - a signature over several rows: the last break inside its
+ *    parentheses becomes a space (not after a comment).
+ * __doc__, the signature and every statement's line stay as they were. */
+static bool fold_header(Py *py, Func *f) {
+  if (f->folded) return false;
+  if (f->kids.n && is_docstring(f->kids.v[0]) && is(ts_node_named_child(f->kids.v[0], 0), "string")) {
+    TSNode d = f->kids.v[0];
+    const char *t = py->src + ts_node_start_byte(d);
+    size_t k = 0;
+    while (t[k] == 'u' || t[k] == 'U') k++;
+    int s0 = row0(d), e = row1(d);
+    if ((t[k] == '"' || t[k] == '\'') && t[k + 1] == t[k] && t[k + 2] == t[k] && e > s0) {
+      size_t end = row_end(py, e - 1), bs = 0;
+      while (end - bs > py->rows[e - 1] && py->src[end - bs - 1] == '\\') bs++;
+      if (bs % 2 == 0) {
+        edits_add(&py->job->edits, py->bom + end, py->bom + py->rows[e], "\\n", 0);
+        return f->folded = true;
+      }
+    }
+  }
+  TSNode params = ts_node_child_by_field_name(f->def, "parameters", 10);
+  if (ts_node_is_null(params)) return false;
+  for (int r = row1(params) - 1; r >= row0(params); r--) {
+    size_t end = row_end(py, r), a = py->rows[r];
+    while (end > a && (py->src[end - 1] == ' ' || py->src[end - 1] == '\t')) end--;
+    if (end <= ts_node_start_byte(params) || py->strskip[r + 1] || (end > a && py->src[end - 1] == '\\')) continue;
+    TSNode last = ts_node_descendant_for_byte_range(params, (uint32_t)end - 1, (uint32_t)end);
+    if (is(last, "comment") || ts_node_start_byte(last) < ts_node_start_byte(params)) continue;
+    edits_add(&py->job->edits, py->bom + row_end(py, r), py->bom + py->rows[r + 1] + ws_len(py, r + 1), " ", 0);
+    return f->folded = true;
+  }
+  return false;
+}
+
+/* A comment row between a function's header (or docstring) and its first
+ * statement, the last one: a whole-function range's `with` line can go
+ * there, the comment kept after it (`with X:  # why`), and nothing moves.
+ * Never above the docstring, which must stay the body's first statement.
+ * -1: none. */
+static int header_comment(Py *py, const Func *f, int r0) {
+  int floor = -1;
+  if (f->kids.n > 1 && is_docstring(f->kids.v[0])) {
+    floor = row1(f->kids.v[0]) + 1;
+  } else {
+    TSNode prev = ts_node_prev_sibling(f->body);
+    while (!ts_node_is_null(prev) && is(prev, "comment")) prev = ts_node_prev_sibling(prev);
+    if (!ts_node_is_null(prev) && is(prev, ":")) floor = row0(prev) + 1;
+  }
+  for (int r = r0 - 1; floor >= 0 && r >= floor; r--)
+    if (comment_row(py, r) && !py->used_blank[r]) return r;
+  return -1;
 }
 
 static void layout(Py *py) {
@@ -1382,6 +1516,7 @@ static void layout(Py *py) {
   int n = py->nrows;
   int *cover = xcalloc((size_t)n + 2, sizeof *cover);
   int *levels = NULL;
+  for (size_t i = 0; i < nw; i++) py->wraps.v[i].inline_ = can_inline(py, i);
   do nest(py, cover);
   while (too_deep(py, cover, &levels));
   free(levels);
@@ -1397,10 +1532,20 @@ static void layout(Py *py) {
     buf_free(&b);
   }
 
+  /* Whole-function wraps choose their rows first: they have room that
+   * moves no statement (their header, the blank above the def), which a
+   * range in the function above could otherwise take from the blank
+   * lines after it. */
+  for (int pass = 0; pass < 2; pass++)
   for (size_t i = 0; i < nw; i++) {
     Wrap *w = &py->wraps.v[i];
-    if (w->dropped) continue;
+    if (w->dropped || (pass == 0) != (w->fn && !w->oneline && !w->inline_)) continue;
     TSNode first = w->kids.v[w->i0];
+    if (w->inline_) {
+      /* after the row's indentation and any appended to it (order 1000) */
+      edits_addf(&job->edits, py->bom + w->b0, py->bom + w->b0, 2000, "%s ", w->with);
+      continue;
+    }
     if (!w->oneline) {
       /* a multi-line block: the with line goes at the start of row r0 */
       Buf line = {0};
@@ -1408,7 +1553,36 @@ static void layout(Py *py) {
       for (int k = 0; k < w->depth; k++) buf_puts(&line, py->unit);
       buf_printf(&line, "%s%s", w->with, py->nl);
       Func *fn = w->fn ? w->fn : func_at(py, w->b0);
-      int b = blank_above(py, w->r0, blank_floor(py, fn), w->fn != NULL);
+      /* Where the with line's row comes from. A whole function: a blank
+       * between its header and body, else a comment row there, which
+       * keeps its comment after the with, else two rows of its docstring
+       * or signature folded into one (nothing moves so far), else the
+       * blank above its def (the def and its headers move up, never a
+       * statement). Other wraps, and a whole function with none of that:
+       * a blank inside the function or right after it, then the same in
+       * the functions around it, so a shift does not reach into the next
+       * definition; then the next blank below. */
+      int b = -1, c = -1;
+      bool folded = false;
+      if (w->fn) {
+        b = blank_above(py, w->r0, row0(w->fn->def) + 1, true);
+        if (b < 0) c = header_comment(py, w->fn, w->r0);
+        if (c >= 0) {
+          /* the with line without its newline, then the comment */
+          py->used_blank[c] = 1;
+          edits_addf(&job->edits, py->bom + py->rows[c], py->bom + py->rows[c] + ws_len(py, c), 0, "%.*s  ",
+                     (int)(line.len - strlen(py->nl)), line.s);
+          buf_free(&line);
+          continue;
+        }
+        if (b < 0) folded = fold_header(py, w->fn);
+      }
+      if (b < 0 && !folded && (w->fn || !fn)) b = blank_above(py, w->r0, blank_floor(py, fn), w->fn != NULL);
+      for (const Func *f = fn; b < 0 && !folded && f; f = f->parent) b = blank_near(py, w->r0, w->r1, f);
+      /* none in reach: the next blank below still moves fewer rows than
+       * a new line, which moves every row to the end of the file */
+      for (int r = w->r1 + 1; b < 0 && !folded && r < n; r++)
+        if (free_blank(py, r)) b = r;
       if (b >= 0) {
         py->used_blank[b] = 1;
         size_t end = b + 1 < n ? py->rows[b + 1] : py->len;
@@ -1476,20 +1650,33 @@ static void prelude(Py *py) {
   bool first_wrapped = false;
   for (size_t w = 0; w < py->wraps.n && kids.n && !have_after; w++)
     first_wrapped |= !py->wraps.v[w].dropped && py->wraps.v[w].b0 == ts_node_start_byte(kids.v[0]);
+  /* Without a docstring or future import to follow, a blank or comment
+   * row above the first statement holds it (`PRELUDE  # Copyright ...`),
+   * so no line moves and no traceback of the user's code shows it; the
+   * shebang and a PEP 263 coding line stay first. */
+  int b = -1;
+  if (!have_after && kids.n) {
+    b = blank_above(py, row0(kids.v[0]), coding_floor(py), false);
+    for (int r = row0(kids.v[0]) - 1; b < 0 && r >= coding_floor(py) && r > 0; r--)
+      if (comment_row(py, r) && !py->used_blank[r]) b = r;
+    if (b < 0 && coding_floor(py) == 0 && row0(kids.v[0]) > 0 && comment_row(py, 0) &&
+        memcmp(py->src + py->rows[0], "#!", 2) && !py->used_blank[0])
+      b = 0;
+  }
   if (have_after) {
     edits_addf(&job->edits, py->bom + ts_node_end_byte(after), py->bom + ts_node_end_byte(after), -1, "; %s", p.s);
+  } else if (b >= 0 && row_blank(py, b)) {
+    py->used_blank[b] = 1;
+    edits_add(&job->edits, py->bom + py->rows[b], py->bom + row_end(py, b), p.s, -1);
+  } else if (b >= 0) {
+    py->used_blank[b] = 1;
+    edits_addf(&job->edits, py->bom + py->rows[b], py->bom + py->rows[b], -1, "%s  ", p.s);
   } else if (kids.n && !is_compound(kids.v[0]) && !first_wrapped) {
     edits_addf(&job->edits, py->bom + ts_node_start_byte(kids.v[0]), py->bom + ts_node_start_byte(kids.v[0]), -1,
                "%s; ", p.s);
   } else if (kids.n) {
-    int b = blank_above(py, row0(kids.v[0]), coding_floor(py), false);
-    if (b >= 0) {
-      py->used_blank[b] = 1;
-      edits_add(&job->edits, py->bom + py->rows[b], py->bom + row_end(py, b), p.s, -1);
-    } else {
-      edits_addf(&job->edits, py->bom + ts_node_start_byte(kids.v[0]), py->bom + ts_node_start_byte(kids.v[0]), -1,
-                 "%s%s", p.s, py->nl);
-    }
+    edits_addf(&job->edits, py->bom + ts_node_start_byte(kids.v[0]), py->bom + ts_node_start_byte(kids.v[0]), -1,
+               "%s%s", p.s, py->nl);
   }
   vec_free(&kids);
   buf_free(&p);

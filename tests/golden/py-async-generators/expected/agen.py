@@ -30,6 +30,6 @@ class Svc:
         with __ncrt__.span("Svc.handle"):
             y = await fetch(x)
             return y
+
     def items(self):
-        with __ncrt__.torch_span("Svc.items"):
-            yield from count(3)
+        with __ncrt__.torch_span("Svc.items"): yield from count(3)

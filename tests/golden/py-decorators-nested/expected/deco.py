@@ -7,35 +7,35 @@ def trace(fn):
         return fn(*a, **k)
     return wrapper
 
+
 class A:
     @staticmethod
     def s(x):
-        with __ncrt__.range("A.s"):
-            return x + 1
+        with __ncrt__.range("A.s"): return x + 1
+
     @classmethod
     def c(cls):
-        with __ncrt__.range("A.c"):
-            return cls.__name__
+        with __ncrt__.range("A.c"): return cls.__name__
+
     @property
     def p(self):
-        with __ncrt__.range("A.p"):
-            return 42
+        with __ncrt__.range("A.p"): return 42
+
     @trace
     def forward(self, x):
-        with __ncrt__.range("A.forward"):
-            return x * 2
+        with __ncrt__.range("A.forward"): return x * 2
+
     class Inner:
         def forward(self, x):
-            with __ncrt__.range("A.Inner.forward"):
-                return x * 3
+            with __ncrt__.range("A.Inner.forward"): return x * 3
 
 
 class B:
     def forward(self, x):
         return x * 4
 
+
 def outer():
     def helper(y):
-        with __ncrt__.range("outer.<locals>.helper:L40"):
-            return y - 1
+        with __ncrt__.range("outer.<locals>.helper:L40"): return y - 1
     return helper(10)

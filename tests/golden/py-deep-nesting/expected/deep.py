@@ -304,6 +304,6 @@ def inner_too_deep(x):
                                                                                                  if x:
                                                                                                   def inner(): return 3
 
+
 def shallow(x):
-    with __ncrt__.range("deep.shallow"):
-     return x
+    with __ncrt__.range("deep.shallow"): return x

@@ -1,12 +1,12 @@
 """Module doc: it must stay first (a range over it left __ncrt__ unbound)."""; __ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(hasattr(f, "find_spec") and f.find_spec("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span", "__exit__"), staticmethod(lambda *a: __ncrt__)), __enter__=bool, __bool__=bool, __module__="ncrt"))())
 import os
 
+
 def f(x):
     """f's doc: f.__doc__ stays."""
     with __ncrt__.torch_range("f body"):
         y = x + 1
         return y
-
 
 class C:
     """C's doc."""

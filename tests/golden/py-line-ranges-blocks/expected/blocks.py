@@ -6,8 +6,7 @@ def work(items, mode):
             total += 1
             total += 2
     elif mode == "b":
-        with __ncrt__.range("elif-body"):
-            total += 3
+        with __ncrt__.range("elif-body"): total += 3
     else:
         with __ncrt__.range("else-body"):
             total += 4
@@ -17,13 +16,11 @@ def work(items, mode):
             total += x
             total *= 2
     else:
-        with __ncrt__.range("for-else"):
-            total -= 1
+        with __ncrt__.range("for-else"): total -= 1
     while total > 100:
         total //= 2
     else:
-        with __ncrt__.range("while-else"):
-            total += 7
+        with __ncrt__.range("while-else"): total += 7
     try:
         total += int(mode)
     except ValueError:
@@ -31,11 +28,9 @@ def work(items, mode):
             total += 10
             total += 11
     else:
-        with __ncrt__.range("try-else"):
-            total += 12
+        with __ncrt__.range("try-else"): total += 12
     finally:
-        with __ncrt__.range("finally"):
-            total += 13
+        with __ncrt__.range("finally"): total += 13
     with open("/dev/null") as f:
         with __ncrt__.range("with-body"):
             f.read()
@@ -46,8 +41,7 @@ def work(items, mode):
                 total += 15
                 total += 16
         case _:
-            with __ncrt__.range("case-default"):
-                total += 17
+            with __ncrt__.range("case-default"): total += 17
     return total
 def tail(items):
     acc = []

@@ -14,7 +14,6 @@ b'''
         cont = "abc\
 def"
         return header + body + raw + cont
-
 def tabbed():
 	with __ncrt__.range("tabbed"):
 	    x = """keep

@@ -5,6 +5,5 @@ def f(x):
         return y
 
 def g():
-    with __ncrt__.range("g"):
-        return """a
+    with __ncrt__.range("g"): return """a
 b"""

@@ -6,14 +6,14 @@ class Attention:
             y = self.proj(x)
             y = torch.softmax(y, dim=-1)
             return y
+
     def proj(self, x):
-        with __ncrt_t__.autograd.profiler.record_function("attn.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attn.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attn.proj"):
-            return x * 2
+        with __ncrt_t__.autograd.profiler.record_function("attn.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attn.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attn.proj"): return x * 2
+
 
 def matrix_multiply(a, b):
     with __ncrt_t__.autograd.profiler.record_function("matrix_multiply:L15-16") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("matrix_multiply:L15-16") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("matrix_multiply:L15-16"):
         c = a @ b
         d = c + 1
-    with __ncrt_t__.autograd.profiler.record_function("mm.scale") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("mm.scale") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("mm.scale"):
-        e = d * 2
+    with __ncrt_t__.autograd.profiler.record_function("mm.scale") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("mm.scale") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("mm.scale"): e = d * 2
     return e

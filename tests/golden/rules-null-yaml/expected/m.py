@@ -1,16 +1,15 @@
 __ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(hasattr(f, "find_spec") and f.find_spec("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span", "__exit__"), staticmethod(lambda *a: __ncrt__)), __enter__=bool, __bool__=bool, __module__="ncrt"))())
 class A:
     def f(self):
-        with __ncrt__.range("null"):
-            return 1
+        with __ncrt__.range("null"): return 1
+
 
 def g():
-    with __ncrt__.range("~"):
-        return 2
+    with __ncrt__.range("~"): return 2
+
 
 def h(x):
     with __ncrt__.range("h:L11-12"):
         y = x + 1
         z = y * 2
-    with __ncrt__.range("ret"):
-        return z
+    with __ncrt__.range("ret"): return z

@@ -50,21 +50,21 @@ class Net(nn.Module):
     @torch.jit.export
     def exported(self, x):
         return self.fc(x)
+
     @torch.jit.ignore
     def python_only(self, xs: List[int]):
-        with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Net.python_only") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Net.python_only") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.Net.python_only"):
-            return sum(xs)
+        with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Net.python_only") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Net.python_only") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.Net.python_only"): return sum(xs)
+
     @torch.jit.unused
     def unused(self, x):
-        with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Net.unused") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Net.unused") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.Net.unused"):
-            return x
+        with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Net.unused") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Net.unused") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.Net.unused"): return x
+
     def forward(self, x):
-        with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Net.forward") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Net.forward") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.Net.forward"):
-            return self.exported(x)
+        with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Net.forward") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Net.forward") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.Net.forward"): return self.exported(x)
+
 
 def run(x):
-    with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.run") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.run") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.run"):
-        return torch.jit.script(Net())(x)
+    with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.run") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.run") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.run"): return torch.jit.script(Net())(x)
 
 
 def from_elsewhere(x):
@@ -73,10 +73,10 @@ def from_elsewhere(x):
 
 compiled = torch.jit.script(from_elsewhere)
 
+
 class Legacy(torch.jit.ScriptModule):
     def __init__(self):
-        with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Legacy.__init__") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Legacy.__init__") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.Legacy.__init__"):
-            super().__init__()
+        with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Legacy.__init__") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Legacy.__init__") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.Legacy.__init__"): super().__init__()
 
     @torch.jit.script_method
     def forward(self, x):
@@ -85,6 +85,6 @@ class Legacy(torch.jit.ScriptModule):
     @torch.jit._overload_method
     def pick(self, x: int) -> int:
         ...
+
     def helper(self, x):
-        with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Legacy.helper") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Legacy.helper") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.Legacy.helper"):
-            return x
+        with __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Legacy.helper") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("kernels.scripted.Legacy.helper") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("kernels.scripted.Legacy.helper"): return x

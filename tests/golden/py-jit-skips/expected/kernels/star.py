@@ -5,6 +5,6 @@ __ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(h
 def starred(x):
     return x
 
+
 def plain(x):
-    with __ncrt__.range("kernels.star.plain"):
-        return starred(x)
+    with __ncrt__.range("kernels.star.plain"): return starred(x)

@@ -2,9 +2,9 @@
 import torch
 from torch import nn
 
+
 def helper(x):
-    with __ncrt_t__.autograd.profiler.record_function("app.model.helper") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("app.model.helper") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("app.model.helper"):
-        return x * 2
+    with __ncrt_t__.autograd.profiler.record_function("app.model.helper") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("app.model.helper") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("app.model.helper"): return x * 2
 
 class Block(nn.Module):
     def forward(self, x):
@@ -12,9 +12,9 @@ class Block(nn.Module):
             y = helper(x)
             return y + 1
 
+
 async def fetch(x):
-    with __ncrt__.span("app.model.fetch"):
-        return x
+    with __ncrt__.span("app.model.fetch"): return x
 
 def gen(n):
     with __ncrt__.span("app.model.gen"):

@@ -19,21 +19,14 @@ class SelfAttention(nn.Module):
         return x.view(b, t, self.heads, d // self.heads).transpose(1, 2)
     def forward(self, x):
         with __ncrt_t__.autograd.profiler.record_function("attention.forward") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.forward") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.forward"):
-            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"):
-                q = self.split(self.q_proj(x))
-            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"):
-                k = self.split(self.k_proj(x))
-            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"):
-                v = self.split(self.v_proj(x))
-            with __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.matmul"):
-                scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
-            with __ncrt_t__.autograd.profiler.record_function("attention.softmax") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.softmax") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.softmax"):
-                weights = F.softmax(scores, dim=-1)
-            with __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.matmul"):
-                out = torch.matmul(weights, v)
+            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"): q = self.split(self.q_proj(x))
+            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"): k = self.split(self.k_proj(x))
+            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"): v = self.split(self.v_proj(x))
+            with __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.matmul"): scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+            with __ncrt_t__.autograd.profiler.record_function("attention.softmax") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.softmax") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.softmax"): weights = F.softmax(scores, dim=-1)
+            with __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.matmul"): out = torch.matmul(weights, v)
             b, h, t, dh = out.shape
-            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"):
-                return self.out_proj(out.transpose(1, 2).reshape(b, t, h * dh))
+            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"): return self.out_proj(out.transpose(1, 2).reshape(b, t, h * dh))
 
 
 class Block(nn.Module):
@@ -51,11 +44,7 @@ class FusedAttention(nn.Module):
         self.qkv_proj = nn.Linear(d, 3 * d)
     def forward(self, x):
         with __ncrt_t__.autograd.profiler.record_function("attention.forward") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.forward") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.forward"):
-            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"):
-                q, k, v = self.qkv_proj(x).chunk(3, dim=-1)
-            with __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.matmul"):
-                scores = torch.bmm(q, k.transpose(1, 2))
-            with __ncrt_t__.autograd.profiler.record_function("attention.dropout") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.dropout") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.dropout"):
-                scores = F.dropout(scores, p=0.0)
-            with __ncrt_t__.autograd.profiler.record_function("attention.sdpa") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.sdpa") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.sdpa"):
-                return F.scaled_dot_product_attention(q, k, v)
+            with __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.proj") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.proj"): q, k, v = self.qkv_proj(x).chunk(3, dim=-1)
+            with __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.matmul") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.matmul"): scores = torch.bmm(q, k.transpose(1, 2))
+            with __ncrt_t__.autograd.profiler.record_function("attention.dropout") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.dropout") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.dropout"): scores = F.dropout(scores, p=0.0)
+            with __ncrt_t__.autograd.profiler.record_function("attention.sdpa") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("attention.sdpa") if __ncrt_t__.compiler.is_compiling() else __ncrt__.range("attention.sdpa"): return F.scaled_dot_product_attention(q, k, v)

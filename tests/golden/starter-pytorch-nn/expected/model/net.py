@@ -8,9 +8,9 @@ class MLP(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(d, 4 * d)
         self.fc2 = nn.Linear(4 * d, d)
+
     def forward(self, x):
-        with __ncrt_t__.autograd.profiler.record_function("MLP.forward") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("MLP.forward") if __ncrt_t__.compiler.is_compiling() else __ncrt__.torch_range("MLP.forward"):
-            return self.fc2(torch.relu(self.fc1(x)))
+        with __ncrt_t__.autograd.profiler.record_function("MLP.forward") if __ncrt_t__.jit.is_scripting() else __ncrt_t__.autograd.profiler.record_function("MLP.forward") if __ncrt_t__.compiler.is_compiling() else __ncrt__.torch_range("MLP.forward"): return self.fc2(torch.relu(self.fc1(x)))
 
 
 class Net(nn.Module):
