@@ -1,6 +1,4 @@
-# A Python tree with C++/CUDA templates it compiles at run time: full trace
-# instruments the Python only.
-__ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(hasattr(f, "find_spec") and f.find_spec("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span", "__exit__"), staticmethod(lambda *a: __ncrt__)), __enter__=bool, __bool__=bool, __module__="ncrt"))())
+# A Python file beside C++ and CUDA files: a full trace instruments
+__ncrt__ = __import__("sys").modules.get("ncrt") or (__import__("ncrt") if any(hasattr(f, "find_spec") and f.find_spec("ncrt", None) for f in __import__("sys").meta_path) else type("ncrt_nop", (), dict(dict.fromkeys(("range", "span", "torch_range", "torch_span", "__exit__"), staticmethod(lambda *a: __ncrt__)), __enter__=bool, __bool__=bool, __module__="ncrt"))())  # every language of the tree.
 def main():
-    with __ncrt__.range("bench.main"):
-        return open("csrc/kernel.cpp").read()
+    with __ncrt__.range("bench.main"): return open("csrc/kernel.cpp").read()

@@ -1,4 +1,4 @@
-# A Python tree with C++/CUDA templates it compiles at run time: full trace
-# instruments the Python only.
+# A Python file beside C++ and CUDA files: a full trace instruments
+# every language of the tree.
 def main():
     return open("csrc/kernel.cpp").read()
