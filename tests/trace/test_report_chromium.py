@@ -10,7 +10,15 @@ chromium-driver (python3-selenium) and must load with no console error.
 On the pages, a wheel zoom over the timeline must narrow its view and
 change what it draws, a search must highlight some boxes and not others
 and change the pixels, a click in the flame chart must zoom it to that
-node, and labels must be drawn. Screenshots of each view are decoded to
+node, and labels must be drawn. On the 4-rank page, real key, mouse and
+wheel input (issue 35): Enter / Shift+Enter step through every match of a
+search in time order, wrapping, each centred and zoomed ("k of n" in the
+status line); W/S and the up/down arrows zoom, A/D and left/right pan; a
+drag measures an interval (not a pan; Esc or a click clears it; shift+drag
+still pans); the axis labels are offsets from the view's start ("+5 µs");
+flame and timeline boxes carry "name · time" when it fits; on the
+instrumented page hovering a range shows its file:line in the user's source.
+Every wait is for a condition (WebDriverWait), none for a time. Screenshots of each view are decoded to
 check that they are painted; NCTRACE_SCREENSHOTS=DIR saves them there
 (docs/img is made that way). Without chromium: 77 (skipped) after the
 structural checks; with chromium but no chromium-driver/selenium, a
@@ -764,6 +772,8 @@ def exercise_interactions(d, label, n_match, shots=None):
         assert any(t.startswith("forward · ") and TIME_RE.search(t) for t in labels), \
             "match %d: no 'forward · time' label: %s" % (k, labels[:20])
         seen.append(v)
+        if shots and k == 3:
+            d.find_element(By.ID, "timeline").screenshot(os.path.join(shots, "report-search-step.png"))
     centres = [(a + b) / 2 for a, b in seen]
     assert centres == sorted(centres) and len(set(centres)) == n_match, "matches not in time order: %s" % centres
     box.send_keys(Keys.ENTER)  # wraps to the first
@@ -786,8 +796,6 @@ def exercise_interactions(d, label, n_match, shots=None):
     # the axis: offsets from the view's start in units of the zoom
     ticks = json.loads(attr(d, "timeline-canvas", "ticks"))
     assert ticks and all(AXIS_RE.match(t) for t in ticks), ticks
-    if shots:
-        d.find_element(By.ID, "timeline").screenshot(os.path.join(shots, "report-search-step.png"))
     d.execute_script("var s=document.getElementById('tl-search'); s.value=''; s.dispatchEvent(new Event('input'));")
     d.execute_script("document.activeElement.blur();")
     # keys: W/S zoom, A/D pan, and the arrows alike (the pointer away from the plot: at the middle)
@@ -837,7 +845,7 @@ def exercise_interactions(d, label, n_match, shots=None):
     assert abs(a - (v[0] + (plot // 4) * npp)) <= 3 * npp, (a, v)
     text = meas.text
     assert text.startswith("measured ") and TIME_RE.search(text) and int(attr(d, "timeline-canvas", "measured")) > 0 \
-        and "the most time in " in text, text
+        and "the most time, summed over the tracks, in " in text, text
     if shots:
         d.find_element(By.ID, "timeline").screenshot(os.path.join(shots, "report-measure.png"))
     ActionChains(d).send_keys(Keys.ESCAPE).perform()

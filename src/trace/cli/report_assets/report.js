@@ -753,7 +753,7 @@
       var top = Object.keys(by).map(Number).sort(function (x, y) { return by[y] - by[x] || x - y; }).slice(0, 5);
       meas.textContent = 'measured ' + fmt(b - a) + ' (' + fmt(a) + ' to ' + fmt(b) + '): ' + n + ' event' +
         (n === 1 ? '' : 's') + (grouped ? ' (short ones counted in their groups)' : '') +
-        (top.length ? '; the most time in ' + top.map(function (x) { return NAMES[x] + ' ' + fmt(by[x]); }).join(', ') : '') +
+        (top.length ? '; the most time, summed over the tracks, in ' + top.map(function (x) { return NAMES[x] + ' ' + fmt(by[x]); }).join(', ') : '') +
         ' · Esc or a click clears it';
       meas.style.display = '';
       cv.dataset.measure = Math.round(a) + ',' + Math.round(b);
