@@ -10,7 +10,15 @@ chromium-driver (python3-selenium) and must load with no console error.
 On the pages, a wheel zoom over the timeline must narrow its view and
 change what it draws, a search must highlight some boxes and not others
 and change the pixels, a click in the flame chart must zoom it to that
-node, and labels must be drawn. Screenshots of each view are decoded to
+node, and labels must be drawn. On the 4-rank page, real key, mouse and
+wheel input (issue 35): Enter / Shift+Enter step through every match of a
+search in time order, wrapping, each centred and zoomed ("k of n" in the
+status line); W/S and the up/down arrows zoom, A/D and left/right pan; a
+drag measures an interval (not a pan; Esc or a click clears it; shift+drag
+still pans); the axis labels are offsets from the view's start ("+5 µs");
+flame and timeline boxes carry "name · time" when it fits; on the
+instrumented page hovering a range shows its file:line in the user's source.
+Every wait is for a condition (WebDriverWait), none for a time. Screenshots of each view are decoded to
 check that they are painted; NCTRACE_SCREENSHOTS=DIR saves them there
 (docs/img is made that way). Without chromium: 77 (skipped) after the
 structural checks; with chromium but no chromium-driver/selenium, a
@@ -713,6 +721,204 @@ def exercise(d, label, shots=None):
                                                                         root0, root1)
 
 
+def view(d):
+    a, b = attr(d, "timeline-canvas", "view").split(",")
+    return float(a), float(b)
+
+
+def wait_for(d, cond, what, timeout=10):
+    from selenium.webdriver.support.ui import WebDriverWait
+    try:
+        return WebDriverWait(d, timeout, poll_frequency=0.02).until(lambda _: cond())
+    except Exception:
+        raise AssertionError("timed out waiting for: %s" % what)
+
+
+AXIS_RE = re.compile(r"^\+\d+(\.\d+)? (ns|µs|ms|s)$")
+
+
+def exercise_interactions(d, label, n_match, shots=None):
+    """Search stepping (Enter / Shift+Enter), W/A/S/D and the arrows, drag to
+    measure, relative axis labels, times in boxes: real key, mouse and wheel
+    input, asserting on what the page exposes (data-* of the canvases, the
+    status line, the measure panel). `n_match`: how many "forward" ranges the
+    page holds."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    cv = d.find_element(By.ID, "timeline-canvas")
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'});", cv)
+    d.find_element(By.XPATH, "//button[text()='whole run']").click()
+    span = d.execute_script("return window.ncReport.timeline.span;")
+    st = d.find_element(By.CSS_SELECTOR, "#timeline .bar .st")
+    box = d.find_element(By.ID, "tl-search")
+    box.clear()
+    box.send_keys("=forward")
+    wait_for(d, lambda: int(attr(d, "timeline-canvas", "matched")) > 0, "the search to highlight")
+    # Enter: every match in time order, each centred and wide enough to read, then wrap
+    seen = []
+    for k in range(1, n_match + 1):
+        prev = attr(d, "timeline-canvas", "view")
+        box.send_keys(Keys.ENTER)
+        want = "%d of %d" % (k, n_match)
+        wait_for(d, lambda: attr(d, "timeline-canvas", "match") == want, "match %s (got %r)"
+                 % (want, attr(d, "timeline-canvas", "match")))
+        assert ("match " + want) in st.text, st.text
+        v = view(d)
+        assert attr(d, "timeline-canvas", "view") != prev or n_match == 1, "Enter %d did not move the view" % k
+        assert v[1] - v[0] < span / 4, "match %d is not zoomed to: %s of %s" % (k, v, span)
+        labels = json.loads(attr(d, "timeline-canvas", "labeltexts"))
+        assert any(t.startswith("forward · ") and TIME_RE.search(t) for t in labels), \
+            "match %d: no 'forward · time' label: %s" % (k, labels[:20])
+        seen.append(v)
+        if shots and k == 3:
+            d.find_element(By.ID, "timeline").screenshot(os.path.join(shots, "report-search-step.png"))
+    centres = [(a + b) / 2 for a, b in seen]
+    assert centres == sorted(centres) and len(set(centres)) == n_match, "matches not in time order: %s" % centres
+    box.send_keys(Keys.ENTER)  # wraps to the first
+    wait_for(d, lambda: attr(d, "timeline-canvas", "match") == "1 of %d" % n_match, "the wrap to the first match")
+    assert view(d) == seen[0], (view(d), seen[0])
+    box.send_keys(Keys.SHIFT, Keys.ENTER)  # and back, wrapping to the last
+    wait_for(d, lambda: attr(d, "timeline-canvas", "match") == "%d of %d" % (n_match, n_match),
+             "Shift+Enter to the last match (got %r)" % attr(d, "timeline-canvas", "match"))
+    assert view(d) == seen[-1], (view(d), seen[-1])
+    box.send_keys(Keys.SHIFT, Keys.ENTER)
+    wait_for(d, lambda: attr(d, "timeline-canvas", "match") == "%d of %d" % (n_match - 1, n_match),
+             "Shift+Enter to the one before")
+    # the issue's case: from the whole run, matches before the view's middle are found too
+    d.find_element(By.XPATH, "//button[text()='whole run']").click()
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys("=forward")
+    box.send_keys(Keys.ENTER)
+    wait_for(d, lambda: attr(d, "timeline-canvas", "match") == "1 of %d" % n_match, "a fresh search to start at 1")
+    assert view(d) == seen[0], (view(d), seen[0])
+    # the axis: offsets from the view's start in units of the zoom
+    ticks = json.loads(attr(d, "timeline-canvas", "ticks"))
+    assert ticks and all(AXIS_RE.match(t) for t in ticks), ticks
+    d.execute_script("var s=document.getElementById('tl-search'); s.value=''; s.dispatchEvent(new Event('input'));")
+    d.execute_script("document.activeElement.blur();")
+    # keys: W/S zoom, A/D pan, and the arrows alike (the pointer away from the plot: at the middle)
+    ActionChains(d).move_to_element_with_offset(cv, -cv.size["width"] // 2 + 20, 0).perform()
+
+    def key_changes(k, check, what):
+        before = view(d)
+        ActionChains(d).send_keys(k).perform()
+        wait_for(d, lambda: view(d) != before, "%r to change the view" % k)
+        after = view(d)
+        assert check(before, after), "%r: %s -> %s is not %s" % (k, before, after, what)
+    wid = lambda v: v[1] - v[0]
+    mid = lambda v: (v[0] + v[1]) / 2
+    for k in ("w", Keys.ARROW_UP):
+        key_changes(k, lambda a, b: wid(b) < wid(a) * 0.9 and abs(mid(b) - mid(a)) < wid(a) * 0.01, "a zoom in")
+    for k in ("s", Keys.ARROW_DOWN):
+        key_changes(k, lambda a, b: wid(b) > wid(a) * 1.1, "a zoom out")
+    for k in ("w", "w", "w"):
+        key_changes(k, lambda a, b: wid(b) < wid(a), "a zoom in")
+    for k in ("a", Keys.ARROW_LEFT):
+        key_changes(k, lambda a, b: b[0] < a[0] and abs(wid(b) - wid(a)) < 2, "a pan left")
+    for k in ("d", Keys.ARROW_RIGHT):
+        key_changes(k, lambda a, b: b[0] > a[0] and abs(wid(b) - wid(a)) < 2, "a pan right")
+    # deep zoom: the axis in µs from the view's start, not absolute 7-digit times
+    for _ in range(60):
+        if wid(view(d)) < 50000:
+            break
+        before = view(d)
+        ActionChains(d).scroll_from_origin(ScrollOrigin.from_element(cv, 150, 0), 0, -300).perform()
+        wait_for(d, lambda: view(d) != before, "the wheel to zoom")
+    assert 1000 < wid(view(d)) < 50000, view(d)
+    ticks = json.loads(attr(d, "timeline-canvas", "ticks"))
+    assert ticks and all(AXIS_RE.match(t) for t in ticks) and any(t.endswith(" µs") for t in ticks), ticks
+    # drag: measure, not pan
+    d.find_element(By.XPATH, "//button[text()='whole run']").click()
+    v = view(d)
+    plot = cv.size["width"] - 240
+    x0 = -cv.size["width"] // 2 + 240 + plot // 4
+    ActionChains(d).move_to_element_with_offset(cv, x0, 0).click_and_hold().move_by_offset(40, 0) \
+        .move_by_offset(plot // 4 - 40, 0).release().perform()
+    meas = d.find_element(By.ID, "tl-measure")
+    wait_for(d, lambda: meas.is_displayed() and attr(d, "timeline-canvas", "measure"), "the measurement to show")
+    assert view(d) == v, "the drag panned (%s -> %s)" % (v, view(d))
+    a, b = map(float, attr(d, "timeline-canvas", "measure").split(","))
+    npp = (v[1] - v[0]) / plot
+    assert abs((b - a) - (plot // 4) * npp) <= 3 * npp, ((a, b), plot // 4 * npp)
+    assert abs(a - (v[0] + (plot // 4) * npp)) <= 3 * npp, (a, v)
+    text = meas.text
+    assert text.startswith("measured ") and TIME_RE.search(text) and int(attr(d, "timeline-canvas", "measured")) > 0 \
+        and "the most time, summed over the tracks, in " in text, text
+    if shots:
+        d.find_element(By.ID, "timeline").screenshot(os.path.join(shots, "report-measure.png"))
+    ActionChains(d).send_keys(Keys.ESCAPE).perform()
+    wait_for(d, lambda: not meas.is_displayed() and not attr(d, "timeline-canvas", "measure"), "Esc to clear it")
+    ActionChains(d).move_to_element_with_offset(cv, x0, 0).click_and_hold().move_by_offset(60, 0).release().perform()
+    wait_for(d, lambda: meas.is_displayed(), "a second measurement")
+    ActionChains(d).move_to_element_with_offset(cv, x0 + 100, 0).click().perform()
+    wait_for(d, lambda: not meas.is_displayed(), "a click to clear it")
+    # shift+drag still pans
+    ActionChains(d).move_to_element_with_offset(cv, x0, 0).key_down(Keys.SHIFT).click_and_hold() \
+        .move_by_offset(-80, 0).release().key_up(Keys.SHIFT).perform()
+    wait_for(d, lambda: view(d)[0] > v[0], "shift+drag to pan")
+    assert not meas.is_displayed()
+    # the flame chart: name and time in the boxes that fit them
+    fl = json.loads(attr(d, "flame-canvas", "labeltexts"))
+    assert any(" · " in t and TIME_RE.search(t) for t in fl), fl[:20]
+    d.find_element(By.XPATH, "//button[text()='whole run']").click()
+    return "search stepped through %d matches and wrapped both ways; W/A/S/D/arrows; %s; axis %s" % (
+        n_match, text.split(":")[0], ticks[:2])
+
+
+def zoom_steps(d, n=24):
+    """The time of a zoom step in the page (the timeline redrawn for a view 0.8x the last, at the run's middle,
+    from the whole run down), timed in the page with performance.now(): (median, max) ms."""
+    ms = d.execute_script("""
+        var T = window.ncReport.timeline, c = T.span / 2, w = T.span, out = [];
+        for (var i = 0; i < arguments[0]; i++) {
+          w *= 0.8;
+          var t = performance.now();
+          T.zoom(c - w / 2, c + w / 2);
+          out.push(performance.now() - t);
+        }
+        T.zoom(0, T.span);
+        return out;""", n)
+    ms.sort()
+    return ms[len(ms) // 2], ms[-1]
+
+
+def exercise_hover(d):
+    """Hover on the instrumented run: the range's file:line in the user's source."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    tip = d.find_element(By.ID, "nc-tip")
+    fl = d.find_element(By.ID, "flame-canvas")
+    d.find_element(By.XPATH, "//div[@id='flame']//button[text()='whole tree']").click()
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'});", fl)
+    ActionChains(d).move_to_element_with_offset(fl, -fl.size["width"] // 2 + 5, -fl.size["height"] // 2 + 17 + 8) \
+        .perform()
+    wait_for(d, lambda: tip.is_displayed() and "source: train.py:" in tip.text, "the flame tooltip's source")
+    flame_tip = tip.text
+    assert flame_tip.startswith("main\n") and re.search(r"source: train\.py:\d+", flame_tip), flame_tip
+    cv = d.find_element(By.ID, "timeline-canvas")
+    d.execute_script("arguments[0].scrollIntoView({block: 'center'});", cv)
+    box = d.find_element(By.ID, "tl-search")
+    box.clear()
+    box.send_keys("=Attention.forward", Keys.ENTER)
+    wait_for(d, lambda: attr(d, "timeline-canvas", "match") == "1 of 5", "the first of 5 forward calls "
+             "(%r)" % attr(d, "timeline-canvas", "match"))
+    # the centre of the plot: the match; find its lane by moving down the rows until the tooltip names it
+    for y in range(24 + 20 + 7, 24 + 20 + 15 * 8, 15):
+        ActionChains(d).move_to_element_with_offset(cv, 120, y - cv.size["height"] // 2).perform()
+        try:
+            wait_for(d, lambda: tip.is_displayed() and tip.text.startswith("Attention.forward\n"), "", timeout=1)
+            break
+        except AssertionError:
+            pass
+    text = tip.text
+    assert text.startswith("Attention.forward\n") and re.search(r"source: model/attn\.py:\d+–\d+", text), text
+    d.execute_script("var s=document.getElementById('tl-search'); s.value=''; s.dispatchEvent(new Event('input'));")
+    return "hover: %r" % text.replace("\n", " | ")
+
+
 def report(nctrace, files, out, extra=(), cwd=None):
     t = time.time()
     p = subprocess.run([nctrace, "report"] + list(files) + ["-o", out] + list(extra), capture_output=True,
@@ -794,6 +1000,7 @@ def main():
         assert labels[0].endswith("(MainThread)") and labels[1].startswith("GPU"), labels
         lines.append("4 ranks: %d events, %d bytes, ready in %.2f s; %s"
                      % (d4["timeline"]["events"], os.path.getsize(four), secs, exercise(driver, "4 ranks", shots)))
+        lines.append("4 ranks: " + exercise_interactions(driver, "4 ranks", 8 * 4, shots))
         # the comparison: paired bars, ranges then kernels
         assert int(attr(driver, "compare-canvas", "rows")) > 0
         first = attr(driver, "compare-canvas", "first")
@@ -806,6 +1013,7 @@ def main():
         if inst:
             open_page(driver, inst, "instrumented")
             lines.append(exercise_source(driver, manifest, shots))
+            lines.append(exercise_hover(driver))
         check_source_pages(driver, source_pages)
         lines.append("source cases: %s" % ", ".join(label for label, _ in source_pages))
         for f in sorted(os.listdir(shots)):
@@ -826,6 +1034,9 @@ def main():
                      "%.2f s, JS heap %.0f MB, Chromium PSS %.0f MB"
                      % (nev, os.path.getsize(bigtrace), rsecs, os.path.getsize(bigpage), db["timeline"]["boxes"],
                         len(db["timeline"]["levels"]), secs, heap / 1e6, rss / 1e6))
+        print(lines[-1], flush=True)
+        zmed, zmax = zoom_steps(driver)
+        lines[-1] += ", zoom step %.1f ms median, %.1f ms max" % (zmed, zmax)
         print(lines[-1], flush=True)
         lines[-1] += "; " + exercise(driver, "big")
         if shots_env:

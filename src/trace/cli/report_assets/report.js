@@ -37,6 +37,15 @@
     return (t / u).toFixed(Math.min(dec, 6)) + unit;
   }
 
+  /* an offset from the view's start: "+12.5 µs", as many decimals as the step needs */
+  function relLabel(t, step) {
+    var u = step >= 1e8 ? 1e9 : step >= 1e5 ? 1e6 : step >= 100 ? 1e3 : 1;
+    var unit = u === 1e9 ? ' s' : u === 1e6 ? ' ms' : u === 1e3 ? ' µs' : ' ns';
+    var q = step / u, dec = 0;
+    while (dec < 6 && Math.abs(Math.round(q * Math.pow(10, dec)) - q * Math.pow(10, dec)) > 1e-6 * Math.pow(10, dec)) dec++;
+    return '+' + (t / u).toFixed(dec) + unit;
+  }
+
   /* ---- colours: distinct by rank of time (golden-angle hues) ---- */
   var order = [];
   for (var i = 0; i < NN; i++) order.push(i);
@@ -71,6 +80,7 @@
   /* ---- tooltip ---- */
   var tip = document.createElement('div');
   tip.className = 'tip';
+  tip.id = 'nc-tip';
   document.body.appendChild(tip);
   function showTip(ev, text) {
     if (!text) { tip.style.display = 'none'; return; }
@@ -103,7 +113,9 @@
   /* ---- search (shared by the timeline and the flame chart) ---- */
   var match = null, matchNames = 0;
   var redrawers = [];
+  var searchGen = 0;
   function setSearch(q) {
+    searchGen++;
     q = (q || '').trim();
     if (!q) { match = null; matchNames = 0; }
     else {
@@ -176,6 +188,14 @@
     });
   });
   function srcHas(name) { return Object.prototype.hasOwnProperty.call(SRCAT, name); }
+  /* for a tooltip: where a range is in the user's source (the manifest's file and lines), '' if unknown */
+  function srcWhere(name) {
+    var at = srcHas(name) ? SRCAT[name] : null;
+    if (!at) return '';
+    var f = SRC.files[at[0][0]], r = f.ranges[at[0][1]];
+    return '\nsource: ' + f.path + ':' + r[2] + (r[3] !== r[2] ? '–' + r[3] : '') + ' (' + r[1] + ')' +
+      (at.length > 1 ? ', and ' + (at.length - 1) + ' more place' + (at.length > 2 ? 's' : '') + ' of that name' : '');
+  }
   var srcOpen = function () {};
   function openSource(name, which) { srcOpen(name, which || 0); }
   function esc(s) { return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'); }
@@ -461,17 +481,26 @@
     var spacer = el('div');
     scroller.appendChild(cv);
     scroller.appendChild(spacer);
+    var meas = el('div', 'measure');
+    meas.id = 'tl-measure';
+    meas.style.display = 'none';
     root.appendChild(bar);
     root.appendChild(legend);
+    root.appendChild(meas);
     root.appendChild(scroller);
-    var help = el('div', 'help', 'Wheel: zoom at the pointer · drag: pan (and scroll the tracks) · shift+wheel: ' +
-      'scroll the tracks · double-click a box: zoom to it · hover: name and time' +
+    var help = el('div', 'help', 'Wheel or W/S (↑/↓): zoom at the pointer · A/D (←/→): pan · drag: measure an ' +
+      'interval (its duration, events and top names; Esc or a click clears it) · shift+drag: pan (and scroll the ' +
+      'tracks) · shift+wheel: scroll the tracks · double-click a box: zoom to it · search, then Enter / ' +
+      'Shift+Enter: next / previous match · hover: name, time, source location' +
       (SRC && SRC.ok && SRC.files.length ? ' · click a range: "source of" it shows its lines' : '') + '. Boxes marked ×N stand for N ' +
       'events too short to draw apart at this zoom (coloured by the name with the most time among them): zoom in ' +
       'to split them.');
     root.appendChild(help);
 
     var v0 = 0, v1 = SPAN, W = 800, H = 400, ctx = null;
+    var found = null;   /* search matches: {gen, s, d, n, at, grouped} */
+    var measure = null; /* the measured interval: {a, b} (ns) */
+    var mouseX = -1;    /* the pointer over the plot (px from the canvas' left), -1 if away */
     function clampView() {
       var w = v1 - v0, minw = 50;
       if (w < minw) { var c = (v0 + v1) / 2; v0 = c - minw / 2; v1 = c + minw / 2; w = minw; }
@@ -550,14 +579,15 @@
       ctx.clearRect(0, 0, W, H);
       var plotW = W - LABEL, npp = (v1 - v0) / plotW, lvI = pickLevel(npp), lv = levels[lvI];
       var X = function (t) { return LABEL + (t - v0) / npp; };
+      var t0d = performance.now();
       var step = niceStep(v1 - v0, plotW / 110), ticks = [];
-      for (var t = Math.ceil(v0 / step) * step; t <= v1; t += step) ticks.push(t);
+      for (var t = v0 + step; t <= v1; t += step) ticks.push(t);
       ctx.strokeStyle = '#eee';
       ctx.lineWidth = 1;
       ctx.beginPath();
       ticks.forEach(function (t) { var x = Math.round(X(t)) + 0.5; ctx.moveTo(x, AXIS); ctx.lineTo(x, H); });
       ctx.stroke();
-      var top = scroller.scrollTop, drawn = 0, labels = 0, matched = 0, sig = 0;
+      var top = scroller.scrollTop, drawn = 0, labels = 0, matched = 0, sig = 0, labelTexts = [];
       for (var ri = 0; ri < rows.length; ri++) {
         var row = rows[ri], ry = AXIS + row.y - top;
         if (ry + row.h < AXIS || ry > H) continue;
@@ -600,7 +630,9 @@
           if (L.c[k] > 1 && w > 3) { ctx.fillStyle = hatch; ctx.fillRect(x0, ry + 1, w, row.h - 2); }
           if (w > 24) {
             var vis0 = Math.max(x0, LABEL), vw = Math.min(x1, W) - vis0;
-            var s = fitText(ctx, (L.c[k] > 1 ? L.c[k] + '× ' : '') + NAMES[nm], vw);
+            var lt = (L.c[k] > 1 ? L.c[k] + '× ' : '') + NAMES[nm], lf = lt + ' · ' + fmt(L.d[k]);
+            var s = lf.length * 6.2 <= vw - 6 ? lf : fitText(ctx, lt, vw);
+            if (s && labelTexts.length < 200) labelTexts.push(s);
             if (s) { ctx.fillStyle = hit ? TXT[nm] : '#999'; ctx.fillText(s, vis0 + 3, ry + row.h / 2 + 0.5); labels++; }
           }
         }
@@ -624,23 +656,46 @@
       ticks.forEach(function (t) {
         var x = Math.round(X(t)) + 0.5;
         ctx.moveTo(x, AXIS - 6); ctx.lineTo(x, AXIS - 1);
-        ctx.fillText(tickLabel(t, step), x + 3, 9);
+        ctx.fillText(relLabel(t - v0, step), x + 3, 9);
       });
       ctx.stroke();
       ctx.fillStyle = '#555';
-      ctx.fillText('time since the first event', 4, 9);
+      ctx.fillText('from ' + fmt(v0) + ' (since the first event)', 4, 9);
+      /* the measured interval: a band over the tracks, its duration on the axis */
+      if (measure) {
+        var ma = Math.min(measure.a, measure.b), mb = Math.max(measure.a, measure.b);
+        var mx0 = Math.max(LABEL, X(ma)), mx1 = Math.min(W, X(mb));
+        if (mx1 >= LABEL && mx0 <= W) {
+          ctx.fillStyle = 'rgba(40,90,200,0.13)';
+          ctx.fillRect(mx0, AXIS, Math.max(1, mx1 - mx0), H - AXIS);
+          ctx.fillStyle = '#2a5ac8';
+          ctx.fillRect(X(ma), AXIS, 1, H - AXIS);
+          ctx.fillRect(X(mb), AXIS, 1, H - AXIS);
+          var ml = fmt(mb - ma), mw = ctx.measureText(ml).width + 8, mc = Math.max(LABEL, Math.min(W - mw, (mx0 + mx1) / 2 - mw / 2));
+          ctx.fillRect(mc, AXIS + 2, mw, 14);
+          ctx.fillStyle = '#fff';
+          ctx.fillText(ml, mc + 4, AXIS + 9);
+        }
+      }
+      cv.dataset.ticks = JSON.stringify(ticks.map(function (t) { return relLabel(t - v0, step); }));
+      cv.dataset.labeltexts = JSON.stringify(labelTexts);
       cv.dataset.boxes = drawn;
       cv.dataset.labels = labels;
       cv.dataset.matched = matched;
       cv.dataset.view = Math.round(v0) + ',' + Math.round(v1);
       cv.dataset.level = lvI;
       cv.dataset.sig = sig;
+      cv.dataset.match = found && found.gen === searchGen && found.at >= 0 ? (found.at + 1) + ' of ' + found.n : '';
+      cv.dataset.drawms = (performance.now() - t0d).toFixed(2);
       var shown = fmt(Math.max(0, Math.min(v1, SPAN) - Math.max(v0, 0)));
       st.textContent = 'showing ' + shown + ' of ' + fmt(SPAN) + ' (' + fmt(Math.max(v0, 0)) + ' to ' +
         fmt(Math.min(v1, SPAN)) + ') · ' + TL.events + ' events on ' + ntracks + ' tracks, ' + TL.ranks.length +
         ' rank' + (TL.ranks.length === 1 ? '' : 's') + ' · ' + (lv.full ? 'every event drawn' :
         'zoom level ' + (lvI + 1) + ' of ' + levels.length + ', short events grouped') + ' · ' + drawn + ' boxes' +
-        (match ? ' · ' + matchNames + ' names match, ' + matched + ' boxes highlighted' : '') +
+        (match ? ' · ' + matchNames + ' names match, ' + matched + ' boxes highlighted' +
+          (found && found.gen === searchGen ? ' · match ' + (found.at >= 0 ? (found.at + 1) + ' of ' + found.n
+            : found.n + (found.n === 1 ? ' match' : ' matches')) + (found.grouped ? ' (some grouped: zoom in)' : '') +
+            ': Enter / Shift+Enter' : ' · Enter: step through them') : '') +
         (TL.dropped ? ' · ' + TL.dropped + ' events nested over 64 deep not drawn' : '');
     }
     redrawers.push(draw);
@@ -667,10 +722,55 @@
     }, {passive: false});
     scroller.addEventListener('scroll', draw);
     var moved = false;
-    cv.addEventListener('mousedown', function (ev) { drag = {x: ev.clientX, y: ev.clientY, v0: v0, v1: v1, top: scroller.scrollTop}; moved = false; ev.preventDefault(); });
-    window.addEventListener('mouseup', function () { drag = null; });
+    function timeAt(clientX) {
+      var r = cv.getBoundingClientRect(), mx = Math.max(LABEL, Math.min(W, clientX - r.left));
+      return v0 + (mx - LABEL) * (v1 - v0) / (W - LABEL);
+    }
+    cv.addEventListener('mousedown', function (ev) {
+      var r = cv.getBoundingClientRect();
+      var pan = ev.shiftKey || ev.button === 1 || ev.clientX - r.left < LABEL;
+      drag = {x: ev.clientX, y: ev.clientY, v0: v0, v1: v1, top: scroller.scrollTop, pan: pan, t: timeAt(ev.clientX)};
+      moved = false;
+      ev.preventDefault();
+    });
+    window.addEventListener('mouseup', function () {
+      if (drag && !drag.pan && moved && measure) showMeasure();
+      drag = null;
+    });
+    /* what the measured interval holds: the finest level's boxes that overlap it */
+    function showMeasure() {
+      var a = Math.min(measure.a, measure.b), b = Math.max(measure.a, measure.b);
+      var lv = levels[levels.length - 1], n = 0, by = {}, grouped = false;
+      lv.lanes.forEach(function (L) {
+        for (var k = firstBox(L, a); k < L.n && L.s[k] < b; k++) {
+          var o = Math.min(b, L.s[k] + L.d[k]) - Math.max(a, L.s[k]);
+          if (o < 0 || (o === 0 && L.d[k] > 0)) continue;
+          n += L.c[k];
+          if (L.c[k] > 1) grouped = true;
+          by[L.nm[k]] = (by[L.nm[k]] || 0) + o;
+        }
+      });
+      var top = Object.keys(by).map(Number).sort(function (x, y) { return by[y] - by[x] || x - y; }).slice(0, 5);
+      meas.textContent = 'measured ' + fmt(b - a) + ' (' + fmt(a) + ' to ' + fmt(b) + '): ' + n + ' event' +
+        (n === 1 ? '' : 's') + (grouped ? ' (short ones counted in their groups)' : '') +
+        (top.length ? '; the most time, summed over the tracks, in ' + top.map(function (x) { return NAMES[x] + ' ' + fmt(by[x]); }).join(', ') : '') +
+        ' · Esc or a click clears it';
+      meas.style.display = '';
+      cv.dataset.measure = Math.round(a) + ',' + Math.round(b);
+      cv.dataset.measured = n;
+    }
+    function clearMeasure() {
+      if (!measure) return;
+      measure = null;
+      meas.style.display = 'none';
+      meas.textContent = '';
+      cv.dataset.measure = '';
+      cv.dataset.measured = '';
+      draw();
+    }
     cv.addEventListener('click', function (ev) {
       if (moved) return;
+      clearMeasure();
       var b = boxAt(ev), name = b && b.L.c[b.k] === 1 ? NAMES[b.L.nm[b.k]] : null;
       picked = name && srcHas(name) ? name : null;
       srcBtn.style.display = picked ? '' : 'none';
@@ -679,6 +779,13 @@
     window.addEventListener('mousemove', function (ev) {
       if (!drag) return;
       if (Math.abs(ev.clientX - drag.x) + Math.abs(ev.clientY - drag.y) > 3) moved = true;
+      if (!drag.pan) {
+        if (!moved) return;
+        measure = {a: drag.t, b: timeAt(ev.clientX)};
+        draw();
+        showMeasure();
+        return;
+      }
       var npp = (drag.v1 - drag.v0) / (W - LABEL);
       v0 = drag.v0 - (ev.clientX - drag.x) * npp;
       v1 = drag.v1 - (ev.clientX - drag.x) * npp;
@@ -697,26 +804,72 @@
           ' (zoom in to see each)'
         : nm + '\n' + fmt(L.d[k]);
       text += '\nstarts at ' + fmt(L.s[k]) + '\nrank ' + b.row.rank + ', ' + b.row.track.label;
+      if (L.c[k] === 1) text += srcWhere(nm);
       showTip(ev, text);
     });
-    cv.addEventListener('mouseleave', hideTip);
+    cv.addEventListener('mouseleave', function () { hideTip(); mouseX = -1; });
+    cv.addEventListener('mousemove', function (ev) {
+      var mx = ev.clientX - cv.getBoundingClientRect().left;
+      mouseX = mx >= LABEL ? mx : -1;
+    });
     cv.addEventListener('dblclick', function (ev) {
       var b = boxAt(ev);
       if (!b) return;
       var s = b.L.s[b.k], d = Math.max(b.L.d[b.k], 100);
       v0 = s - d * 0.1; v1 = s + d * 1.1; clampView(); draw();
     });
-    search.addEventListener('input', function () { setSearch(search.value); });
-    search.addEventListener('keydown', function (ev) {
-      if (ev.key !== 'Enter' || !match) return;
-      /* the next matching box after the view's middle, in the finest level */
-      var lv = levels[levels.length - 1], c = (v0 + v1) / 2 + 1, best = Infinity, bd = 0;
+    search.addEventListener('input', function () { found = null; setSearch(search.value); });
+    /* every matching box of the finest level, in time order (a group counts once, by its start) */
+    function findMatches() {
+      if (found && found.gen === searchGen) return found;
+      var lv = levels[levels.length - 1], S = [], grouped = false;
       lv.lanes.forEach(function (L) {
-        for (var k = firstBox(L, c); k < L.n; k++) if (match[L.nm[k]] && L.s[k] >= c) { if (L.s[k] < best) { best = L.s[k]; bd = L.d[k]; } break; }
+        for (var k = 0; k < L.n; k++) {
+          var hit = match[L.nm[k]];
+          if (!hit && L.c[k] > 1 && L.ex[k]) hit = L.ex[k].some(function (x) { return match[x]; });
+          if (hit) { S.push([L.s[k], L.d[k]]); if (L.c[k] > 1) grouped = true; }
+        }
       });
-      if (best === Infinity) return;
-      var w = Math.max(bd * 3, (v1 - v0) < bd * 3 ? bd * 3 : Math.min(v1 - v0, Math.max(bd * 20, 1000)));
-      v0 = best + bd / 2 - w / 2; v1 = v0 + w; clampView(); draw();
+      S.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
+      found = {gen: searchGen, S: S, n: S.length, at: -1, grouped: grouped};
+      return found;
+    }
+    function stepMatch(dir) {
+      if (!match) return;
+      var f = findMatches();
+      if (!f.n) { draw(); return; }
+      if (f.at < 0) { /* the first match at or after the view's start (the last before its end, backwards) */
+        var i = 0;
+        if (dir > 0) { while (i < f.n && f.S[i][0] < v0) i++; if (i === f.n) i = 0; }
+        else { i = f.n - 1; while (i >= 0 && f.S[i][0] > v1) i--; if (i < 0) i = f.n - 1; }
+        f.at = i;
+      } else f.at = (f.at + dir + f.n) % f.n;
+      /* centred, the box a little over half the plot's width */
+      var m = f.S[f.at], w = Math.max(m[1] * 1.8, 200), c = m[0] + m[1] / 2;
+      v0 = c - w / 2; v1 = c + w / 2;
+      draw();
+    }
+    search.addEventListener('keydown', function (ev) {
+      if (ev.key !== 'Enter') return;
+      ev.preventDefault();
+      stepMatch(ev.shiftKey ? -1 : 1);
+    });
+    /* W/S zoom (at the pointer when it is over the plot), A/D pan, the arrows alike; Esc clears the measurement */
+    document.addEventListener('keydown', function (ev) {
+      if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      var tg = ev.target, tn = tg && tg.tagName;
+      if (tn === 'INPUT' || tn === 'TEXTAREA' || tn === 'SELECT' || (tg && tg.isContentEditable)) return;
+      if (ev.key === 'Escape') { clearMeasure(); return; }
+      var r = cv.getBoundingClientRect();
+      if (r.bottom < 0 || r.top > window.innerHeight) return; /* the timeline is not on screen */
+      var key = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key, w = v1 - v0;
+      var at = mouseX >= LABEL ? v0 + (mouseX - LABEL) * w / (W - LABEL) : (v0 + v1) / 2;
+      if (key === 'w' || key === 'ArrowUp') zoomAt(at, 0.8);
+      else if (key === 's' || key === 'ArrowDown') zoomAt(at, 1.25);
+      else if (key === 'a' || key === 'ArrowLeft') { v0 -= w * 0.2; v1 -= w * 0.2; clampView(); draw(); }
+      else if (key === 'd' || key === 'ArrowRight') { v0 += w * 0.2; v1 += w * 0.2; clampView(); draw(); }
+      else return;
+      ev.preventDefault();
     });
     window.addEventListener('resize', function () { layout(); draw(); });
     layout();
@@ -770,7 +923,7 @@
       ctx.font = FONT;
       ctx.textBaseline = 'middle';
       hits = [];
-      var drawn = 0, labels = 0, matched = 0;
+      var drawn = 0, labels = 0, matched = 0, labelTexts = [];
       /* ancestors of the zoomed node: full width, greyed */
       var anc = [], a = zr;
       while (a >= 0) { anc.unshift(a); a = par[a]; }
@@ -793,7 +946,9 @@
         drawn++;
         if (match && hit) matched++;
         hits.push([x, y, w, k]);
-        var s2 = fitText(ctx, NAMES[nm[k]], w);
+        var full = NAMES[nm[k]] + ' · ' + fmt(tot[k]);
+        var s2 = full.length * 6.2 <= w - 6 ? full : fitText(ctx, NAMES[nm[k]], w);
+        if (s2 && labelTexts.length < 200) labelTexts.push(s2);
         if (s2) { ctx.fillStyle = k === 0 ? '#111' : hit ? TXT[nm[k]] : '#999'; ctx.fillText(s2, x + 3, y + RH / 2); labels++; }
       }
       crumbs.textContent = anc.map(function (k) { return NAMES[nm[k]]; }).join(' › ') + ' — ' + fmt(tot[zr]) +
@@ -802,6 +957,7 @@
       cv.dataset.labels = labels;
       cv.dataset.matched = matched;
       cv.dataset.root = NAMES[nm[zr]];
+      cv.dataset.labeltexts = JSON.stringify(labelTexts);
       srcBtn.style.display = zr && srcHas(NAMES[nm[zr]]) ? '' : 'none';
       void zd;
     }
@@ -818,7 +974,8 @@
       var k = hitAt(ev);
       if (k < 0) { hideTip(); return; }
       showTip(ev, NAMES[nm[k]] + '\n' + fmt(tot[k]) + ' (' + (100 * tot[k] / tot[0]).toFixed(1) + ' % of all' +
-        (par[k] >= 0 ? ', ' + (100 * tot[k] / tot[par[k]]).toFixed(1) + ' % of ' + NAMES[nm[par[k]]] : '') + ')');
+        (par[k] >= 0 ? ', ' + (100 * tot[k] / tot[par[k]]).toFixed(1) + ' % of ' + NAMES[nm[par[k]]] : '') + ')' +
+        srcWhere(NAMES[nm[k]]));
     });
     cv.addEventListener('mouseleave', hideTip);
     redrawers.push(draw);
