@@ -2403,10 +2403,20 @@ int ncrt_finalize_dir(const char *dir, int quiet) {
     if (!seen) pids[np++] = pid;
   }
   closedir(d);
-  int n = 0;
+  int n = 0, alive = 0;
   for (int i = 0; i < np; i++) {
-    if (pids[i] != (long)getpid() && running(pids[i])) continue;
+    if (pids[i] != (long)getpid() && running(pids[i])) {
+      alive = 1;
+      continue;
+    }
     n += finalize_one(dir, pids[i], quiet);
+  }
+  /* the run's disk-budget counter goes with the last process that used it
+   * (ncrun removes it too; a killed ncrun leaves it to --finalize) */
+  if (!alive) {
+    char b[1300];
+    snprintf(b, sizeof b, "%s/.ncrt-budget", dir);
+    unlink(b);
   }
   return n;
 }

@@ -793,11 +793,11 @@ static Wrap *snap_lines(Py *py, TSNode block, int s, int e, const Rule *rule, co
      * after the range that uses it */
     if (i0 == 0 && is_docstring(kids.v[0])) {
       if (i1 == 0)
-        ruledoc_diag((RuleDoc *)&py->job->rules->doc, &py->job->diags, DIAG_ERROR, rule->at,
+        ruledoc_diag(&py->job->rules->doc, &py->job->diags, DIAG_ERROR, rule->at,
                      "lines %d-%d are only a docstring, which must stay first in its block (it is __doc__): "
                      "nothing there runs", s + 1, e + 1);
       else
-        ruledoc_diag((RuleDoc *)&py->job->rules->doc, &py->job->diags, DIAG_ERROR, rule->at,
+        ruledoc_diag(&py->job->rules->doc, &py->job->diags, DIAG_ERROR, rule->at,
                      "lines %d-%d include a docstring, which must stay first in its block (it is __doc__): "
                      "start at line %d", s + 1, e + 1, row0(kids.v[1]) + 1);
       vec_free(&kids);
