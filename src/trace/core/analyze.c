@@ -557,7 +557,7 @@ static void coverage(TracePass *p) {
   if (c->end < last) c->end = last;
   if (l->has_exit && l->has_written && l->written > l->exit) c->profiler_exit = l->written - l->exit;
   c->wall = c->end - c->start;
-  qsort(p->tops.v, p->tops.n, sizeof *p->tops.v, cmp_interval);
+  if (p->tops.n > 1) qsort(p->tops.v, p->tops.n, sizeof *p->tops.v, cmp_interval);
   int64_t cur_a = 0, cur_b = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN;
   for (size_t i = 0; i <= p->tops.n; i++) {
     if (i < p->tops.n && p->tops.v[i].a <= cur_b) {
