@@ -793,7 +793,8 @@ static volatile uint64_t *run_spilled;
 static volatile int run_spilled_tried;
 
 static volatile uint64_t *budget_counter(void) {
-  if (run_spilled || __atomic_exchange_n(&run_spilled_tried, 1, __ATOMIC_SEQ_CST)) return run_spilled;
+  volatile uint64_t *c = __atomic_load_n(&run_spilled, __ATOMIC_ACQUIRE); /* pairs with the store below */
+  if (c || __atomic_exchange_n(&run_spilled_tried, 1, __ATOMIC_SEQ_CST)) return c;
   if (!getenv(NCRT_ENV_ROOT_PID)) return NULL;
   char p[1300];
   size_t at = s_cpy(p, 0, sizeof p, rt_opt.out_dir);
@@ -807,8 +808,9 @@ static volatile uint64_t *budget_counter(void) {
   }
   void *m = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
-  if (m != MAP_FAILED) __atomic_store_n(&run_spilled, (volatile uint64_t *)m, __ATOMIC_SEQ_CST);
-  return run_spilled;
+  if (m == MAP_FAILED) return NULL;
+  __atomic_store_n(&run_spilled, (volatile uint64_t *)m, __ATOMIC_RELEASE);
+  return (volatile uint64_t *)m;
 }
 
 static int write_block(uint32_t tid, const RtRec *r, uint32_t n) {
