@@ -227,7 +227,7 @@ class Hook:
                 return code
         except (OSError, ValueError, EOFError, TypeError):
             pass
-        text = self.instrument(name, is_package, path, data, root)
+        text = self.instrument(name, is_package, path, data, root, (key, base))
         if text is None:
             return None
         meta = self.loaded[name]
@@ -248,9 +248,10 @@ class Hook:
             pass  # the text cache already said so if the folder is not writable
         return code
 
-    def instrument(self, name, is_package, path, data, root):
-        """The instrumented source (bytes), or None when no rule changed it."""
-        key, base = self._key(name, is_package, data)
+    def instrument(self, name, is_package, path, data, root, keyed=None):
+        """The instrumented source (bytes), or None when no rule changed it.
+        keyed: (key, base) when the caller has hashed the source already."""
+        key, base = keyed or self._key(name, is_package, data)
         meta = self._cache_get(base, key)
         if meta is not None:
             self.stats["cache_hits"] += 1

@@ -70,7 +70,6 @@ class _Map:
             body = src.strip()
             at = self.out[o - 1].rfind(body) if body else -1  # after any inserted prefix
             self.shift[o] = at - _indent(src) if at >= 0 else 0
-        self.last = len(self.orig)
         self._next = {}
         self.override = {}  # an inserted `with` line -> the line of the first statement it runs
 

@@ -46,6 +46,8 @@ class Ctx:
         self.lib = os.path.join(ncrun_dir, "libncrt.so")
         self.tmp = tmp
         self.runs = 0
+        # the build's bin/ (ncrun lives in <build>/ncrt, nctrace in <build>/bin)
+        self.nctrace = os.path.join(os.path.dirname(os.path.dirname(self.ncrun)), "bin", "nctrace")
 
     def cc(self, src, *extra, cxx=False, out=None):
         exe = os.path.join(self.tmp, out or os.path.basename(src).replace(".", "_"))
@@ -336,7 +338,7 @@ def case_disk_budget(c):
     check(any("reached_ts" in load(f)["ncrt"]["disk_budget"] for f in ts), "no trace says the budget was reached")
     check(not os.path.exists(os.path.join(d, ".ncrt-budget")) and not glob.glob(os.path.join(d, ".ncrt-*")),
           "files left in the run directory: %s" % os.listdir(d))
-    nctrace = os.path.join(os.path.dirname(os.path.dirname(c.ncrun)), "bin", "nctrace")
+    nctrace = c.nctrace
     s = subprocess.run([nctrace, "summary", d], capture_output=True, text=True)
     check("the run's disk budget" in s.stdout, "summary note missing:\n%s" % s.stdout[-2000:])
     # off: no limit
@@ -392,7 +394,7 @@ def case_throttle_load(c):
     check(2000 <= n["chain"] <= 2061 and n["leaf"] == 2000 and n["slow"] == 10 and n["main"] == 1, "counts %s" % n)
     check_nesting(idle)
     # nctrace marks the throttled figures as estimates from the totals
-    nctrace = os.path.join(os.path.dirname(os.path.dirname(c.ncrun)), "bin", "nctrace")
+    nctrace = c.nctrace
     s = subprocess.run([nctrace, "summary", "--format", "json", os.path.join(c.tmp, "run1")],
                        capture_output=True, text=True)
     check(s.returncode == 0, "summary: %s" % s.stderr)
@@ -453,7 +455,7 @@ def case_schedule_explicit(c):
     t = one_trace(d, "steps_c-rank0.pt.trace.json.gz")
     st = profiler_steps(t)
     check(sorted(st) == [0, 1, 2] and all(e["args"].get("ncrt step") for e in st.values()), "unscheduled %s" % st)
-    nctrace = os.path.join(os.path.dirname(os.path.dirname(c.ncrun)), "bin", "nctrace")  # the build's bin/
+    nctrace = c.nctrace
     if os.path.exists(nctrace):
         s = json.loads(subprocess.run([nctrace, "summary", "--format", "json", d], capture_output=True, check=True,
                                       text=True).stdout)["structured"]
@@ -780,7 +782,7 @@ def case_python_async(c):
     lanes = {e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and "ncrt lane of" in e["args"]}
     check(len(lanes) >= 2 and "MainThread spans" in lanes, "lanes %s" % sorted(lanes))
     # nctrace puts them back on their thread: the summary's counts are the trace's
-    nctrace = os.path.join(os.path.dirname(os.path.dirname(c.ncrun)), "bin", "nctrace")  # the build's bin/
+    nctrace = c.nctrace
     out = subprocess.run([nctrace, "summary", "--format", "json", os.path.join(d, "async_prog-rank0.pt.trace.json.gz")],
                          capture_output=True, text=True)
     check(out.returncode == 0, "summary failed: %s" % out.stderr)
@@ -881,7 +883,7 @@ def case_processes(c):
     r = subprocess.run([c.ncrewrite, "-q", "--full-trace", os.path.join(ROOT, "tests", "project", "src"), out],
                        capture_output=True, text=True)
     check(r.returncode == 0, "ncrewrite: %s" % r.stderr)
-    nctrace = os.path.join(os.path.dirname(os.path.dirname(c.ncrun)), "bin", "nctrace")
+    nctrace = c.nctrace
 
     def summary(d, *extra):
         s = subprocess.run([nctrace, "summary"] + list(extra) + [d], capture_output=True, text=True)

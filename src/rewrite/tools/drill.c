@@ -397,6 +397,27 @@ static void modules_that_ran(const Figures *f, Manifests *ms, const DrillOpts *o
   if (keys->n) qsort(keys->v, keys->n, sizeof *keys->v, cmp_str);
 }
 
+
+/* One edit of the rule text in *text (replaced): the line ranges lr[0..n)
+ * of `module`, or with lr NULL the module as a target with no rule of its
+ * own. 0, or -1 with the diagnostics in d (the text then unchanged). */
+static int edit_text(const char *config, char **text, size_t *len, const char *module, const LineRule *lr, size_t n,
+                     Diags *d) {
+  RuleDoc doc;
+  TextEdits e = {0};
+  int rc = ruledoc_parse(&doc, config, *text, *len, d);
+  if (rc == 0) rc = lr ? ruledit_add_lines(&doc, module, lr, n, &e, d) : ruledit_add_target(&doc, module, &e, d);
+  if (rc == 0 && e.n) {
+    size_t nl;
+    char *nt = ruledit_apply(*text, *len, &e, &nl);
+    free(*text);
+    *text = nt, *len = nl;
+  }
+  textedits_free(&e);
+  ruledoc_free(&doc);
+  return rc;
+}
+
 static int drill(const DrillOpts *o, Diags *d) {
   Rules rules = {0};
   Manifests mans = {0};
@@ -544,19 +565,7 @@ static int drill(const DrillOpts *o, Diags *d) {
   int rc = 0;
   for (size_t gi = 0; gi < groups.n && rc == 0; gi++) {
     Group *g = &groups.v[gi];
-    if (!g->rules.n) continue;
-    RuleDoc doc;
-    TextEdits e = {0};
-    rc = ruledoc_parse(&doc, o->config, text, len, d);
-    if (rc == 0) rc = ruledit_add_lines(&doc, g->key, g->rules.v, g->rules.n, &e, d);
-    if (rc == 0) {
-      size_t nl;
-      char *nt = ruledit_apply(text, len, &e, &nl);
-      free(text);
-      text = nt, len = nl;
-    }
-    textedits_free(&e);
-    ruledoc_free(&doc);
+    if (g->rules.n) rc = edit_text(o->config, &text, &len, g->key, g->rules.v, g->rules.n, d);
   }
   /* full_trace_mode with no targets traced every module: the drilled ones
    * become targets now, which would limit the full trace to them, so every
@@ -564,20 +573,7 @@ static int drill(const DrillOpts *o, Diags *d) {
    * recorded nothing in this run) */
   Keys kept = {0};
   if (ft_everything && rc == 0) modules_that_ran(&f, &mans, o, env_shadow, &rules, &kept);
-  for (size_t ki = 0; ki < kept.n && rc == 0; ki++) {
-    RuleDoc doc;
-    TextEdits e = {0};
-    rc = ruledoc_parse(&doc, o->config, text, len, d);
-    if (rc == 0) rc = ruledit_add_target(&doc, kept.v[ki], &e, d);
-    if (rc == 0 && e.n) {
-      size_t nl;
-      char *nt = ruledit_apply(text, len, &e, &nl);
-      free(text);
-      text = nt, len = nl;
-    }
-    textedits_free(&e);
-    ruledoc_free(&doc);
-  }
+  for (size_t ki = 0; ki < kept.n && rc == 0; ki++) rc = edit_text(o->config, &text, &len, kept.v[ki], NULL, 0, d);
   /* check every module with everything added */
   for (size_t mi = 0; mi < mods.n && rc == 0; mi++) {
     Proposal p;

@@ -47,7 +47,7 @@
 #define NCRT_ENV_SCHEDULE "NCRT_SCHEDULE"
 #define NCRT_ENV_STEP "NCRT_STEP"
 #define NCRT_ENV_THROTTLE "NCRT_THROTTLE"
-#define NCRT_ENV_DISK_BUDGET "NCRT_DISK_BUDGET"
+#define NCRT_ENV_DISK_BUDGET "NCRT_DISK_BUDGET" /* a size: ncrt_parse_size */
 #define NCRT_ENV_GZIP_LEVEL "NCRT_GZIP_LEVEL"
 #define NCRT_ENV_CUPTI_LIB "NCRT_CUPTI_LIB"
 #define NCRT_ENV_TORCH "NCRT_TORCH"
@@ -65,5 +65,35 @@
 /* tests only: the flusher sends the process SIGTERM while it holds a claim
  * on another thread's records (tests/runtime: term-in-claim) */
 #define NCRT_ENV_TEST_TERM_IN_CLAIM "NCRT_TEST_TERM_IN_CLAIM"
+
+/* NCRT_DISK_BUDGET's syntax, one parser for ncrun (which checks it) and
+ * libncrt (which obeys it): "512M", "2G", "1.5T", "1048576" (bytes; K, M,
+ * G, T are powers of 1024, "iB"/"B" after them allowed), "off" or "0" (no
+ * limit: 0). *ok is 0 when v is not a size. */
+#include <stdlib.h>
+#include <string.h>
+static inline unsigned long long ncrt_parse_size(const char *v, int *ok) {
+  *ok = 0;
+  if (!v) return 0;
+  if (!strcmp(v, "off") || !strcmp(v, "0")) {
+    *ok = 1;
+    return 0;
+  }
+  char *end;
+  double x = strtod(v, &end), mul = 1;
+  if (end == v || x <= 0) return 0;
+  switch (*end) {
+  case 'k': case 'K': mul = 1024.0; end++; break;
+  case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+  case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+  case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+  default: break;
+  }
+  if (*end == 'i') end++;
+  if (*end == 'B') end++;
+  if (*end || x * mul < 1) return 0;
+  *ok = 1;
+  return (unsigned long long)(x * mul);
+}
 
 #endif

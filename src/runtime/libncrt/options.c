@@ -147,6 +147,35 @@ static void set(char *dst, size_t n, const char *src) { snprintf(dst, n, "%s", s
  * outside ncrun with no rank variable at all. The rest (a DataLoader or
  * Pool worker, a subprocess) belong to the rank they inherited; the ncrt
  * Python module tells the role when it learns it (role verb). */
+/* /proc/self/cmdline (arguments separated by NULs), read once: the trace's
+ * name and the process's start both look at it. */
+static char cmd_buf[4096];
+static size_t cmd_len;
+
+static const char *cmdline(size_t *n) {
+  static int read_once;
+  if (!read_once) {
+    read_once = 1;
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    if (f) {
+      cmd_len = fread(cmd_buf, 1, sizeof cmd_buf - 1, f);
+      fclose(f);
+    }
+    cmd_buf[cmd_len] = 0;
+  }
+  *n = cmd_len;
+  return cmd_buf;
+}
+
+/* Some argument contains s. */
+static int cmdline_has(const char *s) {
+  size_t n;
+  const char *c = cmdline(&n);
+  for (const char *p = c; p < c + n; p += strlen(p) + 1)
+    if (strstr(p, s)) return 1;
+  return 0;
+}
+
 static void process_load(const char *const *rank_keys) {
   memset(&rt_proc, 0, sizeof rt_proc);
   rt_proc.ppid = (int)getppid();
@@ -156,19 +185,10 @@ static void process_load(const char *const *rank_keys) {
   const char *key = NULL, *val = NULL;
   for (const char *const *k = rank_keys; *k && !key; k++)
     if (env(*k)) key = *k, val = env(*k);
-  char cmd[4096] = "";
-  FILE *f = fopen("/proc/self/cmdline", "r");
-  if (f) {
-    size_t n = fread(cmd, 1, sizeof cmd - 1, f);
-    fclose(f);
-    cmd[n] = 0;
-    for (size_t i = 0; i < n; i++)
-      if (!cmd[i]) cmd[i] = ' ';
-  }
   if (root && atoi(root) == me) set(rt_proc.start, sizeof rt_proc.start, "ncrun");
-  else if (strstr(cmd, "multiprocessing.spawn") || strstr(cmd, "spawn_main"))
+  else if (cmdline_has("multiprocessing.spawn") || cmdline_has("spawn_main"))
     set(rt_proc.start, sizeof rt_proc.start, "spawn");
-  else if (strstr(cmd, "multiprocessing.forkserver")) set(rt_proc.start, sizeof rt_proc.start, "forkserver");
+  else if (cmdline_has("multiprocessing.forkserver")) set(rt_proc.start, sizeof rt_proc.start, "forkserver");
   else set(rt_proc.start, sizeof rt_proc.start, "exec");
   int spawned = !strcmp(rt_proc.start, "spawn") || !strcmp(rt_proc.start, "forkserver");
   if (key) {
@@ -238,36 +258,9 @@ size_t rt_process_json(char *b, size_t n) {
   return at < n ? at : 0;
 }
 
-/* "512M", "2G", "1.5T", "1048576" (bytes), "off"/"0" -> bytes (0: no
- * limit); *ok 0 when it is not a size. */
-uint64_t rt_parse_size(const char *v, int *ok) {
-  *ok = 0;
-  if (!v) return 0;
-  if (!strcmp(v, "off") || !strcmp(v, "0")) {
-    *ok = 1;
-    return 0;
-  }
-  char *end;
-  double x = strtod(v, &end);
-  if (end == v || x <= 0) return 0;
-  double mul = 1;
-  switch (*end) {
-  case 'k': case 'K': mul = 1024.0; end++; break;
-  case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-  case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-  case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
-  default: break;
-  }
-  if (*end == 'i') end++;
-  if (*end == 'B') end++;
-  if (*end || x * mul < 1) return 0;
-  *ok = 1;
-  return (uint64_t)(x * mul);
-}
-
 static uint64_t disk_budget(const char *v) {
   int ok;
-  uint64_t b = rt_parse_size(v, &ok);
+  uint64_t b = ncrt_parse_size(v, &ok);
   if (ok) return b;
   if (v) rt_say("NCRT_DISK_BUDGET=%s is not a size (512M, 2G, off): the default applies", v);
   uint64_t dflt = (uint64_t)8 << 30;
@@ -295,22 +288,17 @@ int rt_options_load(void) {
     name = program_invocation_short_name;
     /* python3 script.py: name the trace after the script */
     if (name && !strncmp(name, "python", 6)) {
-      FILE *f = fopen("/proc/self/cmdline", "r");
-      static char cmd[4096];
-      if (f) {
-        size_t n = fread(cmd, 1, sizeof cmd - 1, f);
-        fclose(f);
-        cmd[n] = 0;
-        for (char *p = cmd + strlen(cmd) + 1; p < cmd + n; p += strlen(p) + 1) {
-          if (*p == '-') {
-            if (!strcmp(p, "-m") && p + 3 < cmd + n) name = p + 3;
-            if (!strcmp(p, "-m") || !strcmp(p, "-c")) break;
-            continue;
-          }
-          const char *b = strrchr(p, '/');
-          name = b ? b + 1 : p;
-          break;
+      size_t n;
+      const char *cmd = cmdline(&n);
+      for (const char *p = cmd + strlen(cmd) + 1; p < cmd + n; p += strlen(p) + 1) {
+        if (*p == '-') {
+          if (!strcmp(p, "-m") && p + 3 < cmd + n) name = p + 3;
+          if (!strcmp(p, "-m") || !strcmp(p, "-c")) break;
+          continue;
         }
+        const char *b = strrchr(p, '/');
+        name = b ? b + 1 : p;
+        break;
       }
     }
   }

@@ -52,8 +52,6 @@ extern __thread int rt_in_flusher; /* this thread is the flusher (collector.c) *
 
 extern RtOptions rt_opt;
 int rt_options_load(void); /* -1: options libncrt cannot honour (said): record nothing */
-/* "512M", "2G", "off" -> bytes (0: no limit); *ok 0 when it is not a size */
-uint64_t rt_parse_size(const char *v, int *ok);
 
 /* ---- this process: who it is among the run's processes (options.c) ----
  * A trace names its process's parent, how it started and its role, so

@@ -918,16 +918,9 @@ static const char *check_throttle(const char *v) {
 }
 
 static const char *check_budget(const char *v) {
-  const char *e = v;
-  if (!strcmp(v, "off") || !strcmp(v, "0")) return NULL;
-  double x = strtod(v, (char **)&e);
-  if (e != v && x > 0) {
-    if (*e && strchr("kKmMgGtT", *e)) e++;
-    if (*e == 'i') e++;
-    if (*e == 'B') e++;
-    if (!*e) return NULL;
-  }
-  return "wants a size (512M, 2G, 1.5T: bytes of records the run may spill) or off";
+  int ok;
+  ncrt_parse_size(v, &ok);
+  return ok ? NULL : "wants a size (512M, 2G, 1.5T: bytes of records the run may spill) or off";
 }
 
 static const char *check_level(const char *v) {

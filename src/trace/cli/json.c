@@ -18,6 +18,8 @@ void json_str(Buf *b, const char *k, const char *v) {
 
 void json_int(Buf *b, const char *k, long long v) { buf_printf(b, "\"%s\":%lld,", k, v); }
 
+void json_bool(Buf *b, const char *k, bool v) { buf_printf(b, "\"%s\":%s,", k, v ? "true" : "false"); }
+
 void json_num(Buf *b, const char *k, const char *fmt, double v) {
   json_key(b, k);
   if (isnan(v)) buf_puts(b, "null");

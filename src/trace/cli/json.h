@@ -10,6 +10,7 @@
 void json_key(Buf *b, const char *k);                             /* "k": */
 void json_str(Buf *b, const char *k, const char *v);              /* NULL: null */
 void json_int(Buf *b, const char *k, long long v);
+void json_bool(Buf *b, const char *k, bool v);
 void json_num(Buf *b, const char *k, const char *fmt, double v);  /* NaN: null */
 void json_us(Buf *b, const char *k, int64_t ns);
 void json_us_opt(Buf *b, const char *k, int64_t ns);              /* negative: null (not known) */

@@ -671,10 +671,10 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
     if (row_throttled(m, r)) {
       /* count and times are of the recorded calls; with the trace's total,
        * the estimates for all calls */
-      buf_puts(b, "\"throttled\":true,");
+      json_bool(b, "throttled", true);
       int64_t total = row_total_calls(m, r);
       if (total >= 0) {
-        buf_puts(b, "\"estimated\":true,");
+        json_bool(b, "estimated", true);
         json_int(b, "total_calls", (long long)total);
         json_us(b, "inclusive_us_est", scaled(r->incl, r->count, total));
         json_us(b, "exclusive_us_est", scaled(r->excl, r->count, total));
@@ -739,7 +739,7 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
     json_int(b, "rank", (long long)r->rank);
     json_str(b, "file", t->path);
     /* the process: a rank's main one, or a helper of that rank */
-    buf_puts(b, r->is_rank ? "\"is_rank\":true," : "\"is_rank\":false,");
+    json_bool(b, "is_rank", r->is_rank);
     if (t->proc.known) {
       json_int(b, "pid", (long long)t->proc.pid);
       json_int(b, "ppid", (long long)t->proc.ppid);
@@ -750,9 +750,9 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
     /* coverage (docs/nctrace.md, "Processes and coverage") */
     json_key(b, "coverage");
     buf_putc(b, '{');
-    buf_puts(b, c->start_known ? "\"start_known\":true," : "\"start_known\":false,");
-    buf_puts(b, c->end_known ? "\"end_known\":true," : "\"end_known\":false,");
-    if (c->died) buf_puts(b, "\"died\":true,");
+    json_bool(b, "start_known", c->start_known);
+    json_bool(b, "end_known", c->end_known);
+    if (c->died) json_bool(b, "died", true);
     json_us(b, "wall_us", c->wall);
     json_us(b, "covered_us", c->covered);
     json_us(b, "before_first_us", c->before);

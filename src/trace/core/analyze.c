@@ -239,6 +239,7 @@ static void add_async_range(TracePass *p, const Ev *e) {
   if (e->dur > r->max) r->max = e->dur;
   p->c->s->async_ranges++;
   p->rr.ranges++;
+  vec_push(&p->tops, ((Interval){e->ts, e->ts + e->dur})); /* outside the nesting: top-level for coverage */
 }
 
 /* Events into ranges and GPU ops, the correlation maps filled, GPU user
@@ -534,13 +535,11 @@ static int cmp_interval(const void *pa, const void *pb) {
 }
 
 /* Coverage (analyze.h): the union of the top-level ranges of all threads
- * (start/end ranges included) within the process's life. */
+ * (start/end ranges included: add_async_range and open_range collect them
+ * in tops) within the process's life. */
 static void coverage(TracePass *p) {
   const Lifetime *l = &p->t->life;
   Coverage *c = &p->rr.cov;
-  for (size_t i = 0; i < p->t->ev.n; i++)
-    if (kind_is_cpu_range(p->ev[i].kind) && (p->ev[i].flags & EV_ASYNC))
-      vec_push(&p->tops, ((Interval){p->ev[i].ts, p->ev[i].ts + p->ev[i].dur}));
   int64_t first = p->rr.cpu_first, last = p->rr.cpu_last;
   for (size_t i = 0; i < p->tops.n; i++) {
     if (p->tops.v[i].a < first) first = p->tops.v[i].a;
