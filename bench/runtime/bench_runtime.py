@@ -7,12 +7,17 @@
          rewriter's contract line) vs torch.profiler.record_function, in one
          process, under libncrt (throttle off)
   Write  10 million ranges to .json.gz at exit: time and peak memory
+  Exit   10 million ranges over 1000 names under the default throttle, then
+         exit (issue 33): the program's exit (its last line to its end) and
+         ncrun's total, this build against --baseline-ncrt side by side, in
+         interleaved rounds, optionally beside --load busy loops
 
     bench_runtime.py --bin BUILD/bench/runtime --ncrt BUILD/ncrt [--quick]
 """
 import argparse
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -124,13 +129,65 @@ def write_bench(a, tmp):
     print("trace file: %.1f MiB (%.1f bytes/range)" % (size / 2**20, size / n))
 
 
+WRAP = r'''
+import subprocess, sys, time
+p = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(p.stdout.strip())
+print("child_end_ns", time.monotonic_ns())
+sys.exit(p.returncode)
+'''
+
+
+def exit_bench(a, tmp):
+    """The exit of a run that recorded faster than the flusher converts:
+    from the program's last line (end_ns, printed as main returns) to the
+    process's end (a wrapper under ncrun reaps it), and ncrun's total (the
+    finalizer included: the trace is complete when ncrun returns)."""
+    n = 10000000 if not a.quick else 2000000
+    exe = os.path.join(a.bin, "bench_exit10m")
+    wrap = os.path.join(tmp, "wrap.py")
+    with open(wrap, "w") as f:
+        f.write(WRAP)
+    builds = ([("old", a.baseline_ncrt)] if a.baseline_ncrt else []) + [("new", a.ncrt)]
+    load = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.load)]
+    res = {k: [] for k, _ in builds}
+    try:
+        for r in range(a.rounds):
+            for k, d in builds:
+                out = os.path.join(tmp, "exit-%s-%d" % (k, r))
+                t0 = time.monotonic()
+                p = run(ncrun([], d, [PY, wrap, exe, str(n)], out))
+                total = time.monotonic() - t0
+                end = int(p.stdout.split("end_ns")[1].split()[0])
+                child = int(p.stdout.split("child_end_ns")[1].split()[0])
+                size = sum(os.path.getsize(f) for f in glob.glob(os.path.join(out, "*.trace.json.gz")))
+                res[k].append(((child - end) / 1e9, total, size))
+                shutil.rmtree(out)
+    finally:
+        for q in load:
+            q.kill()
+    med = lambda v: sorted(v)[len(v) // 2]
+    print("\n## Exit: %d ranges over 1000 names, default throttle, %d busy loop%s beside, median of %d"
+          % (n, a.load, "" if a.load == 1 else "s", a.rounds))
+    print("%-6s %28s %16s %12s" % ("build", "exit (last line -> end), s", "ncrun total, s", "trace, MiB"))
+    for k, _ in builds:
+        v = res[k]
+        print("%-6s %28.2f %16.2f %12.1f" % (k, med([x[0] for x in v]), med([x[1] for x in v]),
+                                            med([x[2] for x in v]) / 2**20))
+    if len(builds) == 2:
+        o, nw = med([x[0] for x in res["old"]]), med([x[0] for x in res["new"]])
+        print("exit: new / old = %.3fx" % (nw / o))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--ncrt", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--baseline-ncrt", help="another build's ncrt folder (libncrt.so, ncrun): C figures side by side")
-    ap.add_argument("--only", choices=["c", "python", "write"])
+    ap.add_argument("--only", choices=["c", "python", "write", "exit"])
+    ap.add_argument("--rounds", type=int, default=3, help="exit: interleaved rounds")
+    ap.add_argument("--load", type=int, default=0, help="exit: busy loops beside it")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if a.only in (None, "c"):
@@ -139,6 +196,8 @@ def main():
             py_bench(a, tmp)
         if a.only in (None, "write"):
             write_bench(a, tmp)
+        if a.only in (None, "exit"):
+            exit_bench(a, tmp)
 
 
 if __name__ == "__main__":

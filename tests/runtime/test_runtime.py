@@ -1223,7 +1223,7 @@ def count_named(path, name):
     need to load 10^7 events into Python), and the last MiB of its text (the
     ncrt object); also checks it is one gzip member."""
     import zlib
-    pat = b'"name":"%s",' % name.encode()
+    pat = b'"name":"%s",' % name.encode() if name else b'{"ph":"X","cat":"user_annotation","name":' 
     z = zlib.decompressobj(16 + 15)
     found, tail, data = 0, b"", b""
     with open(path, "rb") as f:
@@ -1301,6 +1301,128 @@ def case_crash_kill(c):
 
 def case_crash_segv(c):
     crash_run(c, "segv")
+
+
+def busy_loops(k=2):
+    """k processes spinning beside the test (the machine loaded); the caller
+    kills them."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(k)]
+
+
+def count_ranges(path):
+    """X user_annotation events in a .json.gz trace, counted while
+    streaming; and the last MiB of its text (the ncrt object)."""
+    return count_named(path, None)
+
+
+def case_crash_segv_load(c):
+    """A program closes 2 000 000 ranges and dereferences NULL at once, with
+    two busy loops beside it: libncrt's fault handler saves what is still in
+    memory (1 965 028 were kept before: the last buffer was never spilled),
+    so every range is in the trace ncrun finalizes, and the status is
+    SIGSEGV's. With the program's own handler the handler decides: one
+    installed first calls _exit(7) (libncrt's _exit saves), one installed
+    later (as Python's faulthandler is) puts the previous action back and
+    returns, and the fault comes again. No timing is assumed: the fault
+    comes right after the last range."""
+    exe = c.cc("crashload.c", out="crashload")
+    n = 2000000
+    load = busy_loops()
+    try:
+        for mode, rc, own in (("segv", 128 + 11, False), ("segv-exit", 7, True), ("segv-chain", 128 + 11, True)):
+            p, d = c.run([exe, mode, str(n)], expect_rc=rc)
+            check(("own handler" in p.stdout) == own, "%s: output %r" % (mode, p.stdout))
+            found, end = count_ranges(os.path.join(d, "crashload-rank0.pt.trace.json.gz"))
+            check(found == n, "%s: %d of %d ranges kept" % (mode, found, n))
+            check("ncrt:" not in p.stderr, "%s: stderr %r" % (mode, p.stderr))
+            only_traces_left(d, mode)
+            print("%s: status %d, all %d ranges kept" % (mode, p.returncode, n))
+    finally:
+        for q in load:
+            q.kill()
+            q.wait()
+
+
+def case_exit_10m(c):
+    """10^7 ranges under the default throttle (1000 names, 10^4 calls
+    each), recorded faster than the flusher converts: the exit hands the
+    conversion over to ncrun's finalizer (the process ended in ~0.05 s, it
+    took 3.8-100 s converting in the process), and once ncrun returns the
+    trace holds every range once, in one gzip member, with the throttle's
+    report and no spill file left. Counts, not times."""
+    exe = c.cc("crashload.c", out="crashload")
+    n = 10000000
+    p, d = c.run([exe, "exit", str(n)])
+    found, end = count_ranges(os.path.join(d, "crashload-rank0.pt.trace.json.gz"))
+    # the loop's ranges, "hot" up to the throttle, span.done, span.open and
+    # the four steps (ProfilerStep#0-3)
+    check(found == n + 100000 + 2 + 4, "%d ranges, %d expected" % (found, n + 100006))
+    check(b'"handed_over": ' in end, "the exit did not hand its conversion over")
+    check(b'"dropped": 0,' in end and b'"total_calls": 150000' in end, "ncrt object %r" % end[-600:])
+    check("ncrt:" not in p.stderr, "stderr %r" % p.stderr)
+    only_traces_left(d, "exit-10m")
+    print("%d ranges, the exit handed over %s records" % (
+        found, end.split(b'"handed_over": ')[1].split(b",")[0].decode()))
+
+
+def case_exit_handoff(c):
+    """The trace of an exit handed over to the finalizer is the trace the
+    process writes itself: the same events (ranges, marks, steps, start/end
+    ranges ended and open, threads), the same locations and throttle report;
+    the process waits until the flusher has converted part of it, so the
+    finalizer goes on with that part (.body) rather than starting over.
+    NCRT_HANDOFF=1 hands any exit over, off never; and a hand-over whose
+    ncrun was SIGKILLed is finished by `ncrun --finalize`."""
+    exe = c.cc("crashload.c", out="crashload")
+    n = 400000
+    got = {}
+    for h in ("off", "1"):
+        p, d = c.run([exe, "exit", str(n), "wait"], env={"NCRT_HANDOFF": h})
+        t = one_trace(d, "crashload-rank0.pt.trace.json.gz")
+        only_traces_left(d, "handoff " + h)
+        got[h] = t
+    a, b = got["off"], got["1"]
+    check("handed_over" not in a["ncrt"], "off: handed over")
+    total = n + 100000 + 2 + 4  # as in exit-10m
+    check(0 < b["ncrt"]["handed_over"] < total, "handed over %s of %d records: .body not resumed" % (
+        b["ncrt"].get("handed_over"), total))
+
+    def events(t):
+        pid = str(t["ncrt"]["process"]["pid"])
+        k = collections.Counter()
+        for e in t["traceEvents"]:
+            args = json.dumps({x: y for x, y in e.get("args", {}).items() if x not in ("range id",)},
+                              sort_keys=True).replace(pid, "PID")
+            k[(e["ph"], e["name"], e.get("depth"), args)] += 1
+        return k
+    ea, eb = events(a), events(b)
+    check(ea == eb, "events differ: %s / %s" % ((ea - eb).most_common(3), (eb - ea).most_common(3)))
+    check(sum(v for (ph, nm, _, _), v in ea.items() if ph == "X" and nm.startswith("ProfilerStep#")) == 4,
+          "steps %s" % [k for k in ea if k[1].startswith("ProfilerStep")])
+    check(any('"file": "crashload.c"' in k[3] and k[1] == "f1" for k in ea), "no location for f1")
+    for k in ("throttle", "disk_budget", "dropped", "cupti", "step", "steps", "clock"):
+        check(a["ncrt"][k] == b["ncrt"][k], "ncrt.%s: %s / %s" % (k, a["ncrt"][k], b["ncrt"][k]))
+    strip = lambda v: [(x["name"], x["calls"], x["total_calls"]) for x in v]
+    check(strip(a["ncrt"]["throttled"]) == strip(b["ncrt"]["throttled"]) == [("hot", 100000, 150000)],
+          "throttled %s / %s" % (a["ncrt"]["throttled"], b["ncrt"]["throttled"]))
+    life = b["ncrt"]["lifetime"]
+    check("died" not in life and "finalized" not in b["ncrt"] and life["exit"] <= life["written"], "lifetime %s" % life)
+    # ncrun SIGKILLed as its command ends: `ncrun --finalize` finishes the hand-over
+    import signal
+    c.runs += 1
+    d = os.path.join(c.tmp, "run%d" % c.runs)
+    e = dict(os.environ, NCRT_HANDOFF="1")
+    q = subprocess.Popen([c.ncrun, "--run-dir", d, "--", "/bin/sh", "-c", '"$0" exit 200000; kill -9 $PPID', exe],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e, cwd=c.tmp)
+    q.communicate(timeout=120)
+    check(q.returncode == -9, "ncrun exited %d" % q.returncode)
+    check(any(f.endswith(".hand") for f in os.listdir(d)), "no hand-over left: %s" % os.listdir(d))
+    subprocess.run([c.ncrun, "--finalize", d], check=True, capture_output=True)
+    names = [f for f in os.listdir(d) if f.endswith(".trace.json.gz")]
+    check(len(names) == 1, "traces after --finalize: %s" % os.listdir(d))
+    t = one_trace(d, names[0])
+    check(counts(t).get("hot") == 100000 and t["ncrt"].get("handed_over"), "after --finalize: %s" % counts(t))
+    only_traces_left(d, "finalize")
 
 
 def case_bounded_memory(c):
@@ -1846,8 +1968,11 @@ def case_term_mid_write(c):
     for attempt in range(4):
         c.runs += 1
         d = os.path.join(c.tmp, "run%d" % c.runs)
+        # the exit converts in the process (NCRT_HANDOFF=off): a hand-over
+        # would end it before the signal comes
         p = subprocess.Popen([c.ncrun, "--run-dir", d, "--throttle", "off", "--", exe, "timed", str(n)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp,
+                             env=dict(os.environ, NCRT_HANDOFF="off"))
         p.stdout.readline()  # "end_ns": main has returned
         pids = [f[6:-5] for f in os.listdir(d) if f.startswith(".ncrt-") and f.endswith(".info")]
         sent = False

@@ -62,6 +62,13 @@
 #define NCRT_ENV_SIGNALS "NCRT_SIGNALS"
 #define NCRT_ENV_INCREMENTAL "NCRT_INCREMENTAL"
 #define NCRT_ENV_VERBOSE "NCRT_VERBOSE"
+/* set by ncrun for its command: a finalizer (ncrun's, when the command
+ * ends) will make the trace of every process of the run that leaves its
+ * spill files, so a big exit may hand its conversion over (writer.c) */
+#define NCRT_ENV_FINALIZER "NCRT_FINALIZER"
+/* a size (ncrt_parse_size): an exit with more records than this left to
+ * convert hands them to the finalizer; "off" or "0": never (16M unset) */
+#define NCRT_ENV_HANDOFF "NCRT_HANDOFF"
 /* tests only: the flusher sends the process SIGTERM while it holds a claim
  * on another thread's records (tests/runtime: term-in-claim) */
 #define NCRT_ENV_TEST_TERM_IN_CLAIM "NCRT_TEST_TERM_IN_CLAIM"

@@ -19,10 +19,30 @@
  *                               a C handler's clean-up-and-re-raise)
  *                               interposed when preloaded: the same, then
  *                               the signal is sent
- *   SIGKILL, SIGSEGV, the OOM killer, exec
+ *   SIGSEGV SIGBUS SIGFPE SIGILL (a fault: the program crashed)
+ *                               a handler, installed only where the program
+ *                               left the default action, restores the
+ *                               default action first, saves as above, and
+ *                               returns: the faulting instruction faults
+ *                               again and the process dies of it, with its
+ *                               own siginfo, status and core (a signal of
+ *                               these sent by kill is raised again instead:
+ *                               returning would not repeat it). A fault
+ *                               during the save kills at once (the signal
+ *                               is blocked in its handler and its action is
+ *                               the default already); a fault inside one of
+ *                               libncrt's own claims or saves on this thread
+ *                               saves nothing more (it would wait on itself);
+ *                               a stack overflow runs no handler (there is
+ *                               no alternate stack: the kernel cannot push
+ *                               the frame) and keeps what the flusher wrote
+ *   SIGKILL, the OOM killer, exec, a stack overflow
  *                               nothing runs; the spill files hold every
- *                               record older than the flusher's last tick
- *                               (RT_FLUSH_MS)
+ *                               record older than the flusher's last spill
+ *                               (RT_FLUSH_MS; the flusher spills between
+ *                               the blocks it converts, so a long
+ *                               conversion on a loaded machine does not
+ *                               hold the spill back: writer.c)
  * In every case but exit, ncrun (or `ncrun --finalize DIR`) makes the trace
  * from the spill files when the process is gone (writer.c). */
 #define _GNU_SOURCE
@@ -74,10 +94,59 @@ static void on_fatal(int sig) {
   errno = saved;
 }
 
+/* A synchronous fault (the program crashed; a signal of these sent by
+ * kill or raise too). Every record closed before it is saved: the spill
+ * files then hold them all, whatever the machine's load (the flusher's last
+ * tick may be seconds old on a loaded machine: 1 965 028 of 2 000 000 kept
+ * before, runtime/crash-segv-load). The default action goes back first, so
+ * that a fault inside the save kills at once (the signal is blocked here,
+ * and the kernel forces a blocked fault with the default action). The other
+ * threads run on meanwhile: their committed records are saved, what they
+ * record during the save may not be. */
+static void on_fault(int sig, siginfo_t *si, void *uc) {
+  (void)uc;
+  int saved = errno;
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, &dfl, NULL);
+  /* not in a vfork child (the parent's memory), nor inside one of our own
+   * claims or saves on this thread (a fault in libncrt's writer: the save
+   * would wait for that claim, on itself) */
+  if (init_pid && getpid() == init_pid && !rt_in_save()) {
+    sigset_t old; /* as on every way out: no handler runs inside the save */
+    rt_signals_hold(&old);
+    rt_save_now(1);
+    rt_signals_restore(&old);
+  }
+  /* sent by a process (kill, raise, sigqueue: si_code <= 0): returning would
+   * not repeat it, so it is raised again (blocked until we return). A fault
+   * repeats by itself when its instruction runs again. */
+  if (!si || si->si_code <= 0) syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+  errno = saved;
+}
+
+/* Faults whose instruction runs again when the handler returns. SIGTRAP
+ * (a breakpoint: execution goes on after it; debuggers own it) and SIGSYS
+ * (seccomp: the system call returns) are not among them. */
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+#define NFAULT (int)(sizeof fault_signals / sizeof *fault_signals)
+
 void rt_exitpaths_init(void) {
   init_pid = getpid();
   const char *on = getenv(NCRT_ENV_SIGNALS);
   if (on && !strcmp(on, "0")) return;
+  for (int i = 0; i < NFAULT; i++) {
+    struct sigaction cur;
+    if (sigaction(fault_signals[i], NULL, &cur) || cur.sa_handler != SIG_DFL || (cur.sa_flags & SA_SIGINFO))
+      continue; /* the program handles it: its handler decides */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    held_set(&sa.sa_mask); /* the fault itself is blocked by the kernel while we run */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigaction(fault_signals[i], &sa, NULL);
+  }
   for (int i = 0; i < NFATAL; i++) {
     struct sigaction cur;
     if (sigaction(fatal_signals[i], NULL, &cur) || cur.sa_handler != SIG_DFL || (cur.sa_flags & SA_SIGINFO))

@@ -207,7 +207,8 @@ const char *rt_domain_name(uint16_t id);
  * a flusher thread writes every thread's committed records, the new names
  * (.names) and a snapshot of open ranges and threads (.info) every
  * RT_FLUSH_MS. The trace is made from those files at exit (rt_write_trace)
- * or, when the process died, by ncrt_finalize_dir (ncrun). */
+ * or, when the process died or its exit handed a large conversion over
+ * (under ncrun: writer.c, "the fast exit"), by ncrt_finalize_dir (ncrun). */
 #define RT_FLUSH_MS 250
 /* Write every record since the last write (and GPU activity) to
  * <dir>/<name>-rank<R>.pt.trace.json.gz atomically (dir NULL: the output
@@ -223,6 +224,9 @@ int rt_spill_thread(RtThread *t);
 /* Async-signal-safe: spill every thread, write new names and the snapshot
  * (open ranges, thread names): what a finalizer needs if we die now. */
 void rt_save_now(int dying);
+/* This thread is inside a claim (rt_spill_thread) or a save of its own:
+ * a fault handler then saves nothing more (async-signal-safe). */
+int rt_in_save(void);
 /* The flusher's periodic part (not async-signal-safe: none of it locks
  * anything the program's threads hold, though). */
 void rt_flush_tick(void);

@@ -390,19 +390,29 @@ static unsigned assign_lanes(DoneSpan *v, size_t n) {
 
 /* args.file and args.line of a name, when known (ncrt_source_location; the
  * Python module sends the user's own file in a shadow tree) */
-static void put_location(Gz *g, uint32_t name) {
+static int mem_loc(uint32_t name, const char **file, int *line) {
   RtName *nm = rt_name(name);
-  if (nm->file) {
+  *file = nm->file, *line = nm->line;
+  return nm->file != NULL;
+}
+/* in the process, from the names; in the finalizer, from what a process's
+ * exit handed over (.hand), none for a process that died */
+static int (*loc_of)(uint32_t name, const char **file, int *line) = mem_loc;
+
+static void put_location(Gz *g, uint32_t name) {
+  const char *file;
+  int line;
+  if (loc_of && loc_of(name, &file, &line)) {
     PUTS(g, ",\"file\":");
-    put_jstr(g, nm->file);
+    put_jstr(g, file);
     PUTS(g, ",\"line\":");
-    put_i64(g, nm->line);
+    put_i64(g, line);
   }
 }
 
-/* One start/end range as an X event on its lane; names are known only in
- * the process (in_process). */
-static void put_span(Gz *g, int pid, const DoneSpan *d, int in_process) {
+/* One start/end range as an X event on its lane (its location when known:
+ * loc_of). */
+static void put_span(Gz *g, int pid, const DoneSpan *d) {
   const SpanRec *b = &d->b;
   put_annotation(g, 0, b->name, pid, LANE_TID(d->lane, b->tid), b->start);
   PUTS(g, ",\"dur\":");
@@ -418,7 +428,7 @@ static void put_span(Gz *g, int pid, const DoneSpan *d, int in_process) {
     put_u64(g, d->end_tid);
   }
   if (d->full) PUTS(g, ",\"lane full\":true");
-  if (in_process) put_location(g, b->name);
+  put_location(g, b->name);
   PUTS(g, "}}");
 }
 
@@ -459,11 +469,9 @@ static void put_lane_names(Gz *g, int pid, uint32_t tid, const char *name, unsig
  * called where prof.step() would be, it holds the program's teardown. A
  * step recorded outside capture (a schedule's wait and warmup, a closed
  * gate) is left out, as torch.profiler records none there. */
-static void put_steps(Gz *g, int pid) {
-  RtStep *v;
-  size_t n = rt_steps_take(&v);
+static void put_step_list(Gz *g, int pid, const RtStep *v, size_t n, int ns) {
   for (size_t i = 0; i < n; i++) {
-    uint64_t a = rt_ticks_to_ns(v[i].start), b = rt_ticks_to_ns(v[i].end);
+    uint64_t a = ns ? v[i].start : rt_ticks_to_ns(v[i].start), b = ns ? v[i].end : rt_ticks_to_ns(v[i].end);
     /* begun under capture (the schedule opened it just before), or with
      * its middle in a capture window: windows are CLOCK_MONOTONIC, steps
      * ticks, and a step of a few hundred ns that closes a cycle could see
@@ -482,6 +490,11 @@ static void put_steps(Gz *g, int pid) {
     put_us(g, (int64_t)(b - a));
     PUTS(g, ",\"args\":{\"ncrt step\":true}}");
   }
+}
+static void put_steps(Gz *g, int pid) {
+  RtStep *v;
+  size_t n = rt_steps_take(&v);
+  put_step_list(g, pid, v, n, 0);
   free(v);
 }
 
@@ -727,7 +740,8 @@ static void path_of(char *out, size_t cap, const char *suffix) { s_cpy(out, s_cp
 /* Every file of a process's spill set (the process's own cleanup and the
  * finalizer's use this one list) */
 static const char *const spill_sfx[] = {".raw",       ".names",      ".gpu",  ".body",     ".info",
-                                        ".info.tmpF", ".info.tmpH", ".done", ".done.tmp"};
+                                        ".info.tmpF", ".info.tmpH", ".done", ".done.tmp", ".hand",
+                                        ".hand.tmp"};
 #define NSPILL_SFX (sizeof spill_sfx / sizeof *spill_sfx)
 
 static void unlink_files(void) {
@@ -868,10 +882,16 @@ static volatile int dying; /* rt_save_now(1) began: the process is dying */
  * (runtime/term-in-own-claim); so no thread ever waits for a claim of its
  * own. Two system calls per claim: claims come once per full buffer, once
  * per thread at its end and at a save. */
+/* This thread is inside a claim or a save of its own (a fault handler must
+ * not save again on top of it: it would wait for its own claim). */
+static __thread int in_save;
+int rt_in_save(void) { return in_save; }
+
 int rt_spill_thread(RtThread *t) {
   int rc = 0, hold = !rt_in_flusher;
   sigset_t old;
   if (hold) rt_signals_hold(&old);
+  in_save++;
   __atomic_add_fetch(&t->inflight, 1, __ATOMIC_SEQ_CST);
   RtChunk *c = __atomic_load_n(&t->cur, __ATOMIC_SEQ_CST);
   if (c) {
@@ -903,6 +923,7 @@ int rt_spill_thread(RtThread *t) {
     }
   }
   __atomic_sub_fetch(&t->inflight, 1, __ATOMIC_SEQ_CST);
+  in_save--;
   if (hold) rt_signals_restore(&old);
   return rc;
 }
@@ -1170,12 +1191,15 @@ static void wait_claims(void) {
 
 void rt_save_now(int die) {
   if (!rt_collecting || !rt_threads()) return;
+  in_save++;
   if (die) dying = 1;
   for (RtThread *t = rt_threads(); t; t = t->next) rt_spill_thread(t);
   if (die) wait_claims();
-  if (!__atomic_load_n(&raw_end, __ATOMIC_ACQUIRE) && !gpu_end && !die) return; /* nothing recorded yet */
-  names_save();
-  info_save(die);
+  if (__atomic_load_n(&raw_end, __ATOMIC_ACQUIRE) || gpu_end || die) { /* else nothing recorded yet */
+    names_save();
+    info_save(die);
+  }
+  in_save--;
 }
 
 /* The devices as "device" lines of the snapshot (built here, off any signal
@@ -1259,8 +1283,38 @@ typedef struct {
   uint64_t start; /* ticks */
 } OpenFrame;
 
+/* What a process's exit hands to the finalizer besides its spill files
+ * and snapshot (.ncrt-PID.hand, hand_over): what the trace's writer reads
+ * from the process's memory otherwise. */
+typedef struct {
+  uint32_t name;
+  uint64_t calls, total;
+  double avg_us;
+  uint32_t tid;
+  uint64_t from_ns;
+} HandThrottled;
+typedef struct {
+  uint64_t records;                  /* records left to convert at the hand-over */
+  int body;                          /* .body goes on from body_to (else: all of .raw) */
+  uint64_t body_to, crc, len, body_dropped;
+  uint64_t exit_ns, written_ns;
+  long throttle_calls;
+  double throttle_us;
+  HandThrottled *thr;
+  size_t nthr;
+  uint64_t budget, budget_hit;
+  uint64_t cupti_version;
+  char step[600];                    /* JSON string */
+  long steps;
+  RtStep *stepv;                     /* ns */
+  size_t nstep;
+  SpanRec *spans;                    /* start/end ranges not ended yet (.body's carry) */
+  size_t nspans;
+} Hand;
+
 typedef struct {
   int pid, rank, world, in_process;
+  const Hand *hand;                  /* the finalizer, for a process that handed its exit over */
   const char *proc_name, *trace_name; /* raw text */
   uint64_t base, now;                 /* baseTimeNanoseconds; end of open ranges (mono ns) */
   int exiting;
@@ -1312,7 +1366,7 @@ static const Src *src;
 static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, uint16_t dom, int jumped) {
   PUTS(g, ",\"args\":{\"depth\":");
   put_u64(g, depth);
-  if (src->in_process) put_location(g, name);
+  put_location(g, name);
   if (dom) {
     const char *d = src->domain_json(dom);
     PUTS(g, ",\"domain\":");
@@ -1333,6 +1387,7 @@ static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, u
  * incomplete block (a thread still writing it) is waited for a little when
  * the process is alive, else counted as lost. */
 typedef void (*BlockFn)(Gz *g, uint32_t tid, const RtRec *r, uint32_t n, void *arg);
+static int inc_between(void);
 /* How read_blocks treats a block that is not complete (a thread still
  * writing it): */
 enum {
@@ -1381,6 +1436,7 @@ static uint64_t read_blocks(int fd, uint64_t from, uint64_t to, int mode, BlockF
     if (ok) fn(g, h.tid, (const RtRec *)buf, h.n, arg);
     else lost += h.n;
     off += sizeof h + body;
+    if (mode == READ_READY && inc_between()) break;
   }
   free(buf);
   if (reached) *reached = off;
@@ -1465,7 +1521,7 @@ static void put_spans(Gz *g, const Src *s, int pid, DoneSpan *done, size_t n) {
   for (size_t a = 0, z; a < n; a = z) {
     for (z = a; z < n && done[z].b.tid == done[a].b.tid; z++) {}
     unsigned nl = assign_lanes(done + a, z - a);
-    for (size_t i = a; i < z; i++) put_span(g, pid, &done[i], s->in_process);
+    for (size_t i = a; i < z; i++) put_span(g, pid, &done[i]);
     const char *name = NULL;
     for (uint32_t i = 0; i < s->nthreads; i++)
       if (s->tids[i] == done[a].b.tid) name = s->tnames[i];
@@ -1568,6 +1624,7 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
   span_carry_n = nkeep;
   if (!nkeep) free(spans);
   if (s->in_process) put_steps(g, pid);
+  else if (s->hand) put_step_list(g, pid, s->hand->stepv, s->hand->nstep, 1);
 
   if (ngpu) {
     for (size_t i = 0; i < tid_spans_n; i++) qsort(tid_spans[i].v, tid_spans[i].n, sizeof(Span), span_cmp);
@@ -1607,10 +1664,12 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
   PUTS(g, ",\n\"traceName\": ");
   put_jstr(g, s->trace_name);
   PUTS(g, ",\n\"ncrt\": {\"throttle\": {\"calls\": ");
-  put_i64(g, s->in_process ? rt_opt.throttle_calls : 0);
+  const Hand *hd = s->hand;
+  put_i64(g, s->in_process ? rt_opt.throttle_calls : hd ? hd->throttle_calls : 0);
   char buf[160];
-  snprintf(buf, sizeof buf, ", \"avg_us\": %g, \"rule\": \"%s\"}, \"throttled\": [", s->in_process ? rt_opt.throttle_us : 0.0,
-           rt_opt.throttle_us > 0 ? "calls, then an exclusive mean under avg_us (judged once)" : "calls");
+  double th_us = s->in_process ? rt_opt.throttle_us : hd ? hd->throttle_us : 0.0;
+  snprintf(buf, sizeof buf, ", \"avg_us\": %g, \"rule\": \"%s\"}, \"throttled\": [", th_us,
+           th_us > 0 ? "calls, then an exclusive mean under avg_us (judged once)" : "calls");
   put(g, buf, strlen(buf));
   uint32_t nn = s->in_process ? rt_name_count() : 0;
   int first = 1;
@@ -1631,12 +1690,25 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
     put_us(g, rel(rt_ticks_to_ns(nm->throttled_at)));
     PUTS(g, "}");
   }
+  for (size_t i = 0; hd && i < hd->nthr; i++) { /* as above, handed over */
+    const HandThrottled *ht = &hd->thr[i];
+    if (first) PUTS(g, "\n  {\"name\": ");
+    else PUTS(g, ",\n  {\"name\": ");
+    first = 0;
+    put_name(g, ht->name);
+    snprintf(buf, sizeof buf, ", \"calls\": %llu, \"total_calls\": %llu, \"avg_us\": %.3f, \"tid\": %u, \"from_ts\": ",
+             (unsigned long long)ht->calls, (unsigned long long)ht->total, ht->avg_us, ht->tid);
+    put(g, buf, strlen(buf));
+    put_us(g, rel(ht->from_ns));
+    PUTS(g, "}");
+  }
   PUTS(g, "],\n  \"disk_budget\": {\"bytes\": ");
-  put_u64(g, s->in_process ? rt_opt.disk_budget : 0);
-  if (s->in_process && rt_budget_hit) {
+  put_u64(g, s->in_process ? rt_opt.disk_budget : hd ? hd->budget : 0);
+  uint64_t hit = s->in_process ? rt_budget_hit : hd ? hd->budget_hit : 0;
+  if (hit) {
     /* where recording stopped: what follows that moment is not in the trace */
     PUTS(g, ", \"reached_ts\": ");
-    put_us(g, rel(rt_budget_hit));
+    put_us(g, rel(hit));
   }
   PUTS(g, "}");
   PUTS(g, ",\n  \"dropped\": ");
@@ -1645,7 +1717,7 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
   if (s->in_process) put_jstr(g, rt_cupti_status());
   else put(g, s->cupti, strlen(s->cupti));
   PUTS(g, ", \"cupti_version\": ");
-  put_u64(g, s->in_process ? rt_cupti_version() : 0);
+  put_u64(g, s->in_process ? rt_cupti_version() : hd ? hd->cupti_version : 0);
   PUTS(g, ", \"clock\": ");
   put_jstr(g, rt_opt.use_tsc ? "tsc" : "monotonic");
   if (s->in_process) {
@@ -1659,6 +1731,15 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
     put_jstr(g, rt_opt.step_name[0] ? rt_opt.step_name : "ncrt_step()");
     PUTS(g, ", \"steps\": ");
     put_i64(g, rt_steps_seen());
+  } else if (hd) {
+    PUTS(g, ", \"step\": ");
+    put(g, hd->step, strlen(hd->step));
+    PUTS(g, ", \"steps\": ");
+    put_i64(g, hd->steps);
+    /* the process's exit left this many records to the finalizer (ncrun),
+     * so that it ended at once (hand_over) */
+    PUTS(g, ", \"handed_over\": ");
+    put_u64(g, hd->records);
   }
   if (s->note) {
     PUTS(g, ", \"finalized\": ");
@@ -1683,7 +1764,7 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
    * exit work follows, until "written") */
   if (s->exiting && !rt_opt.active && !rt_opt.dormant) {
     PUTS(g, ",\n  \"lifetime\": {\"written\": ");
-    put_us(g, rel(s->in_process ? rt_mono_ns() : s->now));
+    put_us(g, rel(s->in_process ? rt_mono_ns() : hd ? hd->written_ns : s->now));
     if (pstart) {
       PUTS(g, ", \"start\": ");
       put_us(g, rel(pstart));
@@ -1692,7 +1773,7 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
       PUTS(g, ", \"exit\": ");
       put_us(g, rel(pexit));
     }
-    if (!s->in_process) PUTS(g, ", \"died\": true");
+    if (!s->in_process && !hd) PUTS(g, ", \"died\": true");
     PUTS(g, "}");
   }
   PUTS(g, "}\n}\n");
@@ -1825,7 +1906,25 @@ static void inc_forget(void) {
   memset(&inc, 0, sizeof inc);
 }
 
+/* Between two blocks the flusher converts: the spill and the snapshot go
+ * on every RT_FLUSH_MS (a tick converts up to INC_STEP bytes, which took
+ * seconds at nice 10 on a loaded machine, and the spill waited for it: a
+ * SIGKILL lost the records of those seconds); 1: stop, the process is
+ * exiting (its exit converts the rest or hands it over, and must not wait
+ * for this tick). */
+static uint64_t inc_spilled_ns;
+static int inc_between(void) {
+  if (__atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE)) return 1;
+  uint64_t now = rt_mono_ns();
+  if (now - inc_spilled_ns >= RT_FLUSH_MS * 1000000ull) {
+    inc_spilled_ns = now;
+    rt_save_now(0);
+  }
+  return 0;
+}
+
 static void inc_tick(void) {
+  inc_spilled_ns = rt_mono_ns(); /* rt_flush_tick saved just now */
   if (inc.failed || rt_opt.active || trace_from || raw_fd < 0) return;
   uint64_t end = __atomic_load_n(&raw_end, __ATOMIC_SEQ_CST);
   if (end < inc.to + INC_MIN) return;
@@ -1894,6 +1993,123 @@ static int inc_finish(const char *path, const Src *s, const char *done) {
   if (close(inc.fd) != 0 && !err) err = errno ? errno : EIO;
   inc.on = 0;
   return finish_file(inc.tmp, path, done, err);
+}
+
+/* ---- the fast exit: the conversion handed over to the finalizer ----
+ *
+ * The flusher converts while the program runs, but a program that records
+ * faster than it converts (10^7 ranges in a second; conversion, JSON and
+ * deflate, is about 1 µs a range) leaves most of it to the exit: 15-100 s
+ * for 10^7-5*10^7 ranges, on the program's exit path. When a finalizer is
+ * known to run after the process is gone (ncrun sets NCRT_FINALIZER; it
+ * finalizes every process of the run when its command ends) and more than
+ * NCRT_HANDOFF bytes of records are left to convert (default below; "off"
+ * never), the exit writes what only its memory holds (.hand: locations,
+ * the throttle report, steps, the budget, start/end ranges carried, the
+ * state of .body's deflate stream) beside the spill files and the final
+ * snapshot, and the process ends at once; the finalizer goes on with .body
+ * where the process left it (a sync flush ends the stream on a byte
+ * boundary, the finalizer's deflate continues it: one gzip member) and
+ * makes the same trace. Small exits convert in the process, as before:
+ * the trace is there when the process ends, and a subprocess's parent that
+ * reads it then still finds it. Without ncrun nobody would finalize: the
+ * exit converts everything in the process. */
+#define HANDOFF_DEFAULT (16u << 20) /* ~0.7 M records left: about 0.5 s of conversion here */
+
+static uint64_t handoff_min(void) {
+  const char *fin = getenv(NCRT_ENV_FINALIZER);
+  if (!fin || !*fin) return 0;
+  const char *v = getenv(NCRT_ENV_HANDOFF);
+  if (!v || !*v) return HANDOFF_DEFAULT;
+  int ok;
+  unsigned long long b = ncrt_parse_size(v, &ok); /* "off" or "0": never (0) */
+  return ok ? b : HANDOFF_DEFAULT;
+}
+
+static void h_json(FILE *f, const char *str) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+    else fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+/* The exit's hand-over (under write_lock, rt_exiting set, every record
+ * spilled up to `to`): 0 when done (the process may end; the finalizer
+ * writes its trace), else the exit converts as before. */
+static int hand_over(uint64_t to) {
+  /* GPU activity still in memory goes to .gpu (rt_write_trace flushed CUPTI) */
+  gpu_save();
+  int body = inc.on && !inc.failed && inc.g && !inc.g->err;
+  uint64_t records = (to - (body ? inc.to : trace_from)) / sizeof(RtRec);
+  if (body) {
+    gz_drain(inc.g, Z_SYNC_FLUSH); /* every byte out, no final block: the finalizer goes on */
+    if (inc.g->err) body = 0;
+  }
+  char tmp[1300], fin[1300];
+  path_of(tmp, sizeof tmp, ".hand.tmp");
+  path_of(fin, sizeof fin, ".hand");
+  FILE *f = fopen(tmp, "we");
+  if (!f) return -1;
+  fprintf(f, "ncrt-hand 1\nrecords %llu\n", (unsigned long long)records);
+  if (body)
+    fprintf(f, "body %llu %llu %llu %llu\n", (unsigned long long)inc.to, (unsigned long long)inc.g->crc,
+            (unsigned long long)inc.g->len, (unsigned long long)inc.st.dropped);
+  fprintf(f, "exit %llu\nwritten %llu\nthrottle %ld %.17g\n", (unsigned long long)rt_proc.exit_ns,
+          (unsigned long long)rt_mono_ns(), rt_opt.throttle_calls, rt_opt.throttle_us);
+  uint32_t nn = rt_name_count();
+  for (uint32_t i = 0; i < nn; i++) {
+    RtName *nm = rt_name(i);
+    if (nm->file) {
+      fprintf(f, "loc %u %d ", i, nm->line);
+      h_json(f, nm->file);
+      fputc('\n', f);
+    }
+    if (__atomic_load_n(&nm->flags, __ATOMIC_ACQUIRE) & NAME_THROTTLED)
+      fprintf(f, "thr %u %llu %llu %.17g %u %llu\n", i, (unsigned long long)nm->calls_at_throttle,
+              (unsigned long long)rt_name_total_calls(i), nm->avg_us_at_throttle, nm->throttled_tid,
+              (unsigned long long)rt_ticks_to_ns(nm->throttled_at));
+  }
+  fprintf(f, "budget %llu %llu\ncuptiv %llu\nsteps %ld\nstep ", (unsigned long long)rt_opt.disk_budget,
+          (unsigned long long)rt_budget_hit, (unsigned long long)rt_cupti_version(), rt_steps_seen());
+  h_json(f, rt_opt.step_name[0] ? rt_opt.step_name : "ncrt_step()");
+  fputc('\n', f);
+  RtStep *v;
+  size_t n = rt_steps_take(&v);
+  for (size_t i = 0; i < n; i++)
+    fprintf(f, "ps %ld %llu %llu %u %u\n", v[i].index, (unsigned long long)rt_ticks_to_ns(v[i].start),
+            (unsigned long long)rt_ticks_to_ns(v[i].end), v[i].tid, (unsigned)v[i].captured);
+  free(v);
+  for (size_t i = 0; body && i < inc.st.nspans; i++) {
+    const SpanRec *r = &inc.st.spans[i];
+    fprintf(f, "sp %llu %llu %llu %u %u %u\n", (unsigned long long)r->id, (unsigned long long)r->start,
+            (unsigned long long)r->end, r->name, r->tid, (unsigned)r->cat);
+  }
+  fputs("end\n", f);
+  int err = ferror(f);
+  if (fclose(f) != 0) err = 1;
+  /* the names and the last snapshot (open ranges, threads), then the hand:
+   * its rename says the rest is in place */
+  names_save();
+  info_save(1);
+  if (body) {
+    deflateEnd(&inc.g->z);
+    free(inc.g);
+    inc.g = NULL;
+    if (close(inc.fd) != 0) err = 1;
+    inc.on = 0;
+  }
+  if (err || rename(tmp, fin) != 0) {
+    unlink(tmp);
+    /* .body is spoilt for the process (its stream was handed away): the
+     * finalizer remakes the trace from .raw; say so, the process ends */
+    return body ? 1 : -1;
+  }
+  if (getenv(NCRT_ENV_VERBOSE))
+    rt_say("%llu records left to convert: handed to the finalizer (%s)", (unsigned long long)records, fin);
+  return 0;
 }
 
 /* Paths this process wrote: another process's file of the same name (a
@@ -1974,6 +2190,17 @@ int rt_write_trace(const char *dir, const char *name) {
   /* open frames that could not all be listed (out of memory at exit): the
    * spill files stay for ncrun's finalizer, which lists them all */
   int err = spill_err ? spill_err : open_full ? ENOMEM : 0;
+  /* a whole process's trace at its exit with much left to convert: handed
+   * to ncrun's finalizer, the process ends at once (hand_over) */
+  uint64_t hmin = !err && __atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE) && !rt_opt.active && !rt_opt.dormant &&
+                          !trace_from && !rt_write_force
+                      ? handoff_min()
+                      : 0;
+  if (hmin && to - (inc.on && !inc.failed ? inc.to : trace_from) > hmin && hand_over(to) >= 0) {
+    keep = 1; /* the spill files stay for the finalizer */
+    rc = 0;
+    goto done;
+  }
   if (!err) {
     rt_clock_calibrate();
     Src s;
@@ -2120,6 +2347,166 @@ static void unjson(const char *j, char *out, size_t cap) {
     out[k++] = *j;
   }
   out[k] = 0;
+}
+
+/* ---- what an exit handed over (.hand, hand_over) ---- */
+
+static char **fin_loc_file;
+static int *fin_loc_line;
+static uint32_t fin_nloc;
+
+static int fin_loc(uint32_t id, const char **file, int *line) {
+  if (id >= fin_nloc || !fin_loc_file[id]) return 0;
+  *file = fin_loc_file[id], *line = fin_loc_line[id];
+  return 1;
+}
+
+static void fin_loc_free(void) {
+  for (uint32_t i = 0; i < fin_nloc; i++) free(fin_loc_file[i]);
+  free(fin_loc_file);
+  free(fin_loc_line);
+  fin_loc_file = NULL, fin_loc_line = NULL, fin_nloc = 0;
+}
+
+static void hand_free(Hand *h) {
+  free(h->thr);
+  free(h->stepv);
+  free(h->spans);
+  memset(h, 0, sizeof *h);
+  fin_loc_free();
+}
+
+/* 1: a complete .hand read into h (its "end" line: written whole); else 0
+ * (none, or cut short, or out of memory: the process is finalized as one
+ * that died, from its spill files) */
+static int hand_read(const char *pre, Hand *h) {
+  char p[2100];
+  size_t n = 0;
+  snprintf(p, sizeof p, "%s.hand", pre);
+  char *text = slurp(p, &n);
+  memset(h, 0, sizeof *h);
+  if (!text || strncmp(text, "ncrt-hand 1\n", 12)) {
+    free(text);
+    return 0;
+  }
+  int ok = 1, ended = 0;
+  size_t capthr = 0, capstep = 0, capsp = 0;
+  char *file = malloc(4200);
+  if (!file) ok = 0;
+  for (char *l = text, *next; ok && l && *l; l = next) {
+    next = strchr(l, '\n');
+    if (next) *next++ = 0;
+    unsigned long long a, b, c, d, e, f;
+    unsigned u, v, w;
+    int k, line;
+    double x;
+    long li;
+    if (sscanf(l, "records %llu", &a) == 1) h->records = a;
+    else if (sscanf(l, "body %llu %llu %llu %llu", &a, &b, &c, &d) == 4)
+      h->body = 1, h->body_to = a, h->crc = b, h->len = c, h->body_dropped = d;
+    else if (sscanf(l, "exit %llu", &a) == 1) h->exit_ns = a;
+    else if (sscanf(l, "written %llu", &a) == 1) h->written_ns = a;
+    else if (sscanf(l, "throttle %ld %lg", &li, &x) == 2) h->throttle_calls = li, h->throttle_us = x;
+    else if (sscanf(l, "loc %u %d %n", &u, &line, &k) == 2 && u < (1u << 24)) {
+      if (u >= fin_nloc) {
+        uint32_t cap = fin_nloc ? fin_nloc : 1024;
+        while (cap <= u) cap *= 2;
+        char **nf = realloc(fin_loc_file, cap * sizeof *nf);
+        if (nf) fin_loc_file = nf;
+        int *nl = nf ? realloc(fin_loc_line, cap * sizeof *nl) : NULL;
+        if (!nl) {
+          ok = 0;
+          break;
+        }
+        fin_loc_line = nl;
+        memset(fin_loc_file + fin_nloc, 0, (cap - fin_nloc) * sizeof *nf);
+        fin_nloc = cap;
+      }
+      unjson(l + k, file, 4200);
+      free(fin_loc_file[u]);
+      fin_loc_file[u] = strdup(file);
+      fin_loc_line[u] = line;
+    } else if (sscanf(l, "thr %u %llu %llu %lg %u %llu", &u, &a, &b, &x, &v, &c) == 6) {
+      if (h->nthr == capthr) {
+        capthr = capthr ? capthr * 2 : 16;
+        HandThrottled *nt = realloc(h->thr, capthr * sizeof *nt);
+        if (!nt) {
+          ok = 0;
+          break;
+        }
+        h->thr = nt;
+      }
+      h->thr[h->nthr++] = (HandThrottled){u, a, b, x, v, c};
+    } else if (sscanf(l, "budget %llu %llu", &a, &b) == 2) h->budget = a, h->budget_hit = b;
+    else if (sscanf(l, "cuptiv %llu", &a) == 1) h->cupti_version = a;
+    else if (sscanf(l, "steps %ld", &li) == 1) h->steps = li;
+    else if (!strncmp(l, "step ", 5)) snprintf(h->step, sizeof h->step, "%s", l + 5);
+    else if (sscanf(l, "ps %ld %llu %llu %u %u", &li, &a, &b, &v, &w) == 5) {
+      if (h->nstep == capstep) {
+        capstep = capstep ? capstep * 2 : 16;
+        RtStep *ns = realloc(h->stepv, capstep * sizeof *ns);
+        if (!ns) {
+          ok = 0;
+          break;
+        }
+        h->stepv = ns;
+      }
+      h->stepv[h->nstep++] = (RtStep){li, a, b, v, (uint8_t)w};
+    } else if (sscanf(l, "sp %llu %llu %llu %llu %llu %llu", &a, &b, &c, &d, &e, &f) == 6) {
+      if (h->nspans == capsp) {
+        capsp = capsp ? capsp * 2 : 64;
+        SpanRec *ns = realloc(h->spans, capsp * sizeof *ns);
+        if (!ns) {
+          ok = 0;
+          break;
+        }
+        h->spans = ns;
+      }
+      h->spans[h->nspans++] = (SpanRec){a, b, c, (uint32_t)d, (uint32_t)e, (uint8_t)f};
+    } else if (!strcmp(l, "end")) ended = 1;
+  }
+  free(file);
+  free(text);
+  if (!ok || !ended || !h->step[0]) {
+    hand_free(h);
+    return 0;
+  }
+  return 1;
+}
+
+/* The trace of a process that handed its exit over, going on with the
+ * .body it converted while it ran: the rest of .raw, the tail, the gzip
+ * trailer (inc_finish's part, here), then renamed to path. */
+static int resume_file(const char *body, const char *path, const Src *s, Hand *h, int level) {
+  int fd = open(body, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return errno ? errno : EIO;
+  Gz *g = calloc(1, sizeof *g);
+  int err = g ? 0 : ENOMEM;
+  if (g) {
+    g->fd = fd;
+    g->crc = (uint32_t)h->crc;
+    g->len = (uint32_t)h->len;
+    /* raw deflate after the process's sync flush: its blocks follow the
+     * process's on a byte boundary, one stream, one member */
+    if (deflateInit2(&g->z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) err = ENOMEM;
+  }
+  if (!err) {
+    src = s;
+    size_t ngpu = 0;
+    RtGpuRec *gpu = gpu_setup(g, s, &ngpu);
+    if (tid_spans_n) read_blocks(s->raw, 0, h->body_to, READ_DEAD, spans_block, g, NULL, NULL);
+    BodyState st = {s->pid, h->spans, h->nspans, h->nspans, h->body_dropped + s->dropped};
+    h->spans = NULL; /* trace_tail owns them now */
+    h->nspans = 0;
+    st.dropped += read_blocks(s->raw, h->body_to, s->to, READ_DEAD, body_block, g, &st, NULL);
+    trace_tail(g, s, &st, gpu, ngpu);
+    gz_finish(g);
+    err = g->err;
+  }
+  free(g);
+  if (close(fd) != 0 && !err) err = errno ? errno : EIO;
+  if (err) return err; /* .body stays for the cleanup; the caller says so */
+  return finish_file(body, path, NULL, 0);
 }
 
 static void finalize_cleanup(const char *dir, const char *pre, long pid) {
@@ -2305,8 +2692,12 @@ static int finalize_one(const char *dir, long pid, int quiet) {
   s.gpu = open(p, O_RDONLY | O_CLOEXEC);
   s.gto = s.gpu >= 0 && fstat(s.gpu, &st) == 0 ? (uint64_t)st.st_size : 0;
   s.gto -= (s.gto - s.gfrom) % sizeof(RtGpuRec) * (s.gto > s.gfrom); /* a record cut short */
+  Hand hand;
+  int handed = hand_read(pre, &hand); /* its exit handed the conversion over: it did not die */
   char cupti_json[700], cupti_text[400];
-  if (s.gto > s.gfrom)
+  if (handed)
+    snprintf(cupti_text, sizeof cupti_text, "%s", cupti);
+  else if (s.gto > s.gfrom)
     snprintf(cupti_text, sizeof cupti_text, "%s; GPU activity kept until about 1 s before the process died",
              cupti[0] ? cupti : "recording");
   else if (cupti[0] && strncmp(cupti, "recording", 9))
@@ -2329,16 +2720,25 @@ static int finalize_one(const char *dir, long pid, int quiet) {
   (void)gwork;
   char note[128];
   snprintf(note, sizeof note, "process %ld died; written by the finalizer from what it left", pid);
-  s.note = note;
+  s.note = handed ? NULL : note;
   s.proc_json = proc_json;
-  if (s.to > s.from || s.nopen || s.gto > s.gfrom) {
+  if (handed) {
+    s.hand = &hand;
+    s.pexit = hand.exit_ns;
+  }
+  if (s.to > s.from || s.nopen || s.gto > s.gfrom || handed) {
     char path[2300];
     if (s.is_rank) snprintf(path, sizeof path, "%s/%s-rank%d.pt.trace.json.gz", dir, trace, s.rank);
     else snprintf(path, sizeof path, "%s/%s.pt.trace.json.gz", dir, trace);
     if (access(path, F_OK) == 0) snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d.pt.trace.json.gz", dir, trace, pid, s.rank);
     name_json = fin_name_json;
-    int err = write_file(path, &s, level, NULL);
+    loc_of = handed ? fin_loc : NULL; /* locations only an exit hands over */
+    char body[2100];
+    snprintf(body, sizeof body, "%s.body", pre);
+    int err = handed && hand.body && access(body, F_OK) == 0 ? resume_file(body, path, &s, &hand, level)
+                                                             : write_file(path, &s, level, NULL);
     name_json = esc_name;
+    loc_of = mem_loc;
     if (err) {
       if (!quiet) fprintf(stderr, "ncrt: cannot write %s: %s; the trace of process %ld is lost\n", path, strerror(err), pid);
     } else {
@@ -2350,6 +2750,7 @@ static int finalize_one(const char *dir, long pid, int quiet) {
   rt_devices_forget();
   rt_windows_set(NULL, 0, 0);
   free(win);
+  hand_free(&hand);
   for (uint32_t i = 0; i < s.nthreads; i++) free(s.tnames[i]);
   free(s.tids);
   free(s.tnames);

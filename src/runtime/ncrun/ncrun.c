@@ -68,7 +68,8 @@ static const char usage[] =
     "      --with-stack        torch backend: record Python stacks\n"
     "      --record-shapes     torch backend: record operator input shapes\n"
     "      --gzip-level N      zlib level for traces (default 1)\n"
-    "      --finalize RUNDIR   write the traces of processes that died in RUNDIR (done after every run)\n"
+    "      --finalize RUNDIR   write the traces of processes that died in RUNDIR, or whose exit left\n"
+    "                          them to ncrun (done after every run)\n"
     "  -q, --quiet             no ncrun messages\n"
     "  -V, --version           print the version\n";
 
@@ -636,9 +637,10 @@ static void check_python(char **cmd, const char *pydir) {
       interp, version, why);
 }
 
-/* Processes that died (a signal, _exit, SIGKILL, the OOM killer) leave
- * spill files (.ncrt-PID.*) in the run directory: libncrt's finalizer
- * makes their traces. Returns the number written, -1 if it cannot run. */
+/* Processes that died (a signal, _exit, SIGKILL, the OOM killer), and those
+ * whose exit handed a large conversion over (.ncrt-PID.hand), leave spill
+ * files (.ncrt-PID.*) in the run directory: libncrt's finalizer makes
+ * their traces. Returns the number written, -1 if it cannot run. */
 static int finalize(const char *lib, const char *dir) {
   void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   int (*fn)(const char *, int) = h ? (int (*)(const char *, int))dlsym(h, "ncrt_finalize_dir") : NULL;
@@ -1218,6 +1220,11 @@ int main(int argc, char **argv) {
     setenv(slots[k], lib, 1);
   }
   if (cupti && !getenv(NCRT_ENV_CUPTI_LIB)) setenv(NCRT_ENV_CUPTI_LIB, cupti, 1);
+  /* ncrun finalizes the run's processes when its command ends: an exit with
+   * much left to convert hands it over and ends at once (libncrt's writer,
+   * "the fast exit"); torch's backend writes its own traces */
+  if (!torch) setenv(NCRT_ENV_FINALIZER, "ncrun", 1);
+  else unsetenv(NCRT_ENV_FINALIZER);
   prepend("PYTHONPATH", pydir);
   if (shadow) {
     char s[PATH_MAX];
