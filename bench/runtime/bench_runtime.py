@@ -144,7 +144,7 @@ def exit_bench(a, tmp):
     process's end (a wrapper under ncrun reaps it), and ncrun's total (the
     finalizer included: the trace is complete when ncrun returns)."""
     n = 10000000 if not a.quick else 2000000
-    exe = os.path.join(a.bin, "bench_exit10m")
+    exe = os.path.abspath(os.path.join(a.bin, "bench_exit10m"))
     wrap = os.path.join(tmp, "wrap.py")
     with open(wrap, "w") as f:
         f.write(WRAP)

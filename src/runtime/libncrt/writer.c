@@ -1297,6 +1297,7 @@ typedef struct {
   uint64_t records;                  /* records left to convert at the hand-over */
   int body;                          /* .body goes on from body_to (else: all of .raw) */
   uint64_t body_to, crc, len, body_dropped;
+  uint32_t body_skip;                /* records of the block at body_to converted already */
   uint64_t exit_ns, written_ns;
   long throttle_calls;
   double throttle_us;
@@ -1388,6 +1389,17 @@ static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, u
  * the process is alive, else counted as lost. */
 typedef void (*BlockFn)(Gz *g, uint32_t tid, const RtRec *r, uint32_t n, void *arg);
 static int inc_between(void);
+static void spans_block(Gz *g, uint32_t tid, const RtRec *recs, uint32_t n, void *arg);
+static void body_block(Gz *g, uint32_t tid, const RtRec *recs, uint32_t n, void *arg);
+/* The flusher converts a block in slices of RB_SLICE records and stops
+ * between two when the process exits (a 2 MiB block is ~87 000 records:
+ * 30 ms of CPU, a second at nice 10 on a loaded machine, which the exit
+ * waited for): rb_partial says how many records of the block at the
+ * position it reached are converted, and the next read of that block
+ * (rb_skip, consumed by read_blocks) starts after them. Under write_lock,
+ * or the finalizer's own. */
+#define RB_SLICE 4096u
+static uint32_t rb_skip, rb_partial;
 /* How read_blocks treats a block that is not complete (a thread still
  * writing it): */
 enum {
@@ -1398,6 +1410,9 @@ enum {
 static uint64_t read_blocks(int fd, uint64_t from, uint64_t to, int mode, BlockFn fn, Gz *g, void *arg,
                             uint64_t *reached) {
   uint64_t lost = 0;
+  uint32_t skip = rb_skip;
+  rb_skip = 0;
+  rb_partial = 0;
   int tries_max = mode == READ_ALIVE ? 200 : 1;
   size_t cap = sizeof(BlkHdr) + (2u << 20) + 8;
   char *buf = malloc(cap);
@@ -1433,8 +1448,29 @@ static uint64_t read_blocks(int fd, uint64_t from, uint64_t to, int mode, BlockF
       if (tries + 1 < tries_max) nanosleep(&d, NULL);
     }
     if (!ok && mode == READ_READY) break;
-    if (ok) fn(g, h.tid, (const RtRec *)buf, h.n, arg);
-    else lost += h.n;
+    const RtRec *recs = (const RtRec *)buf;
+    uint32_t first = skip < h.n ? skip : 0;
+    skip = 0;
+    /* records converted before (the block's first, by an earlier read that
+     * stopped inside it): their ranges still count for GPU attribution */
+    if (ok && first && fn == body_block) spans_block(g, h.tid, recs, first, NULL);
+    if (ok && mode == READ_READY) {
+      uint32_t k = first;
+      while (k < h.n) {
+        uint32_t m = h.n - k < RB_SLICE ? h.n - k : RB_SLICE;
+        fn(g, h.tid, recs + k, m, arg);
+        k += m;
+        if (k < h.n && inc_between()) break;
+      }
+      if (k < h.n) { /* exiting: the rest of this block is the exit's */
+        rb_partial = k;
+        break;
+      }
+    } else if (ok) {
+      fn(g, h.tid, recs + first, h.n - first, arg);
+    } else {
+      lost += h.n - first;
+    }
     off += sizeof h + body;
     if (mode == READ_READY && inc_between()) break;
   }
@@ -1879,6 +1915,7 @@ static struct {
   int on, failed, fd;
   Gz *g;
   uint64_t to; /* .raw converted up to here */
+  uint32_t skip; /* and this many records of the block there */
   BodyState st;
   Src s;
   char tmp[1300];
@@ -1958,7 +1995,9 @@ static void inc_tick(void) {
   rt_clock_calibrate();
   src = &inc.s;
   name_json = esc_name;
+  rb_skip = inc.skip;
   read_blocks(raw_fd, inc.to, end, READ_READY, body_block, inc.g, &inc.st, &inc.to);
+  inc.skip = rb_partial;
   if (inc.g->err) {
     inc_drop();
     inc.failed = 1;
@@ -1983,6 +2022,7 @@ static int inc_finish(const char *path, const Src *s, const char *done) {
   if (tid_spans_n) read_blocks(s->raw, 0, inc.to, READ_DEAD, spans_block, g, NULL, NULL);
   BodyState st = inc.st;
   st.dropped += s->dropped;
+  rb_skip = inc.skip;
   st.dropped += read_blocks(s->raw, inc.to, s->to, READ_ALIVE, body_block, g, &st, NULL);
   inc.st.spans = NULL; /* trace_tail owns them now */
   trace_tail(g, s, &st, gpu, ngpu);
@@ -2043,7 +2083,8 @@ static int hand_over(uint64_t to) {
   /* GPU activity still in memory goes to .gpu (rt_write_trace flushed CUPTI) */
   gpu_save();
   int body = inc.on && !inc.failed && inc.g && !inc.g->err;
-  uint64_t records = (to - (body ? inc.to : trace_from)) / sizeof(RtRec);
+  uint32_t rb_skip_saved = inc.skip;
+  uint64_t records = (to - (body ? inc.to : trace_from)) / sizeof(RtRec) - (body ? inc.skip : 0); /* about */
   if (body) {
     gz_drain(inc.g, Z_SYNC_FLUSH); /* every byte out, no final block: the finalizer goes on */
     if (inc.g->err) body = 0;
@@ -2055,8 +2096,8 @@ static int hand_over(uint64_t to) {
   if (!f) return -1;
   fprintf(f, "ncrt-hand 1\nrecords %llu\n", (unsigned long long)records);
   if (body)
-    fprintf(f, "body %llu %llu %llu %llu\n", (unsigned long long)inc.to, (unsigned long long)inc.g->crc,
-            (unsigned long long)inc.g->len, (unsigned long long)inc.st.dropped);
+    fprintf(f, "body %llu %llu %llu %llu %u\n", (unsigned long long)inc.to, (unsigned long long)inc.g->crc,
+            (unsigned long long)inc.g->len, (unsigned long long)inc.st.dropped, inc.skip);
   fprintf(f, "exit %llu\nwritten %llu\nthrottle %ld %.17g\n", (unsigned long long)rt_proc.exit_ns,
           (unsigned long long)rt_mono_ns(), rt_opt.throttle_calls, rt_opt.throttle_us);
   uint32_t nn = rt_name_count();
@@ -2108,7 +2149,8 @@ static int hand_over(uint64_t to) {
     return body ? 1 : -1;
   }
   if (getenv(NCRT_ENV_VERBOSE))
-    rt_say("%llu records left to convert: handed to the finalizer (%s)", (unsigned long long)records, fin);
+    rt_say("%llu records left to convert: handed to the finalizer (%s; .body %s, %u records into a block)",
+           (unsigned long long)records, fin, body ? "goes on" : "none", body ? rb_skip_saved : 0);
   return 0;
 }
 
@@ -2402,8 +2444,8 @@ static int hand_read(const char *pre, Hand *h) {
     double x;
     long li;
     if (sscanf(l, "records %llu", &a) == 1) h->records = a;
-    else if (sscanf(l, "body %llu %llu %llu %llu", &a, &b, &c, &d) == 4)
-      h->body = 1, h->body_to = a, h->crc = b, h->len = c, h->body_dropped = d;
+    else if (sscanf(l, "body %llu %llu %llu %llu %u", &a, &b, &c, &d, &u) == 5)
+      h->body = 1, h->body_to = a, h->crc = b, h->len = c, h->body_dropped = d, h->body_skip = u;
     else if (sscanf(l, "exit %llu", &a) == 1) h->exit_ns = a;
     else if (sscanf(l, "written %llu", &a) == 1) h->written_ns = a;
     else if (sscanf(l, "throttle %ld %lg", &li, &x) == 2) h->throttle_calls = li, h->throttle_us = x;
@@ -2498,6 +2540,7 @@ static int resume_file(const char *body, const char *path, const Src *s, Hand *h
     BodyState st = {s->pid, h->spans, h->nspans, h->nspans, h->body_dropped + s->dropped};
     h->spans = NULL; /* trace_tail owns them now */
     h->nspans = 0;
+    rb_skip = h->body_skip;
     st.dropped += read_blocks(s->raw, h->body_to, s->to, READ_DEAD, body_block, g, &st, NULL);
     trace_tail(g, s, &st, gpu, ngpu);
     gz_finish(g);
