@@ -775,7 +775,16 @@ void rt_files_reset(void) {
   names_saved = 0;
   size_t at = s_cpy(file_prefix, 0, sizeof file_prefix, rt_opt.out_dir);
   at = s_cpy(file_prefix, at, sizeof file_prefix, "/.ncrt-");
-  s_u64(file_prefix, at, sizeof file_prefix, (uint64_t)getpid());
+  at = s_u64(file_prefix, at, sizeof file_prefix, (uint64_t)getpid());
+  /* An earlier process with this pid (pids wrap: 32768 here) that handed
+   * its exit over, not finalized yet while the run goes on: its set stays
+   * for ncrun, and this process takes the stem .ncrt-PID~K instead. */
+  char p[1300];
+  for (unsigned k = 1; k < 1000; k++) {
+    path_of(p, sizeof p, ".hand");
+    if (access(p, F_OK) != 0) break;
+    s_u64(file_prefix, s_cpy(file_prefix, at, sizeof file_prefix, "~"), sizeof file_prefix, k);
+  }
   unlink_files(); /* a stale set from an earlier process with this pid */
 }
 
@@ -2552,12 +2561,17 @@ static int resume_file(const char *body, const char *path, const Src *s, Hand *h
   return finish_file(body, path, NULL, 0);
 }
 
+static int running(long pid);
+
 static void finalize_cleanup(const char *dir, const char *pre, long pid) {
   char p[2300];
   for (size_t i = 0; i < NSPILL_SFX; i++) {
     snprintf(p, sizeof p, "%s%s", pre, spill_sfx[i]);
     unlink(p);
   }
+  /* a handed-over set's pid may be a new process's by now: its trace in
+   * the making is its own */
+  if (pid != (long)getpid() && running(pid)) return;
   /* a trace it was writing when it died (<name>.trace.json.gz.tmp<PID>) */
   char tail[64];
   snprintf(tail, sizeof tail, ".trace.json.gz.tmp%ld", pid);
@@ -2574,9 +2588,9 @@ static void finalize_cleanup(const char *dir, const char *pre, long pid) {
   if (d) closedir(d);
 }
 
-static int finalize_one(const char *dir, long pid, int quiet) {
+static int finalize_one(const char *dir, const char *stem, long pid, int quiet) {
   char pre[2048], p[2100];
-  snprintf(pre, sizeof pre, "%s/.ncrt-%ld", dir, pid);
+  snprintf(pre, sizeof pre, "%s/%.39s", dir, stem);
   size_t n = 0;
   /* it died after writing its trace, before or after putting it in place */
   snprintf(p, sizeof p, "%s.done", pre);
@@ -2837,25 +2851,40 @@ static int running(long pid) {
 int ncrt_finalize_dir(const char *dir, int quiet) {
   DIR *d = opendir(dir);
   if (!d) return 0;
+  /* sets by stem: .ncrt-PID, or .ncrt-PID~K when a process found the set
+   * of an earlier one with its pid waiting for us (rt_files_reset) */
+  static char stems[4096][40];
   long pids[4096];
   int np = 0;
   struct dirent *e;
   while ((e = readdir(d)) && np < 4096) {
     long pid;
-    int k = 0;
-    if (sscanf(e->d_name, ".ncrt-%ld.%n", &pid, &k) != 1 || !k) continue;
+    unsigned k = 0;
+    int at = 0, at2 = 0;
+    if (sscanf(e->d_name, ".ncrt-%ld%n", &pid, &at) != 1 || !at) continue;
+    if (e->d_name[at] == '~' && sscanf(e->d_name + at, "~%u%n", &k, &at2) == 1) at += at2;
+    if (e->d_name[at] != '.' || at >= 40) continue;
+    char stem[40];
+    snprintf(stem, sizeof stem, "%.*s", at, e->d_name);
     int seen = 0;
-    for (int i = 0; i < np && !seen; i++) seen = pids[i] == pid;
-    if (!seen) pids[np++] = pid;
+    for (int i = 0; i < np && !seen; i++) seen = !strcmp(stems[i], stem);
+    if (!seen) {
+      snprintf(stems[np], sizeof stems[np], "%s", stem);
+      pids[np++] = pid;
+    }
   }
   closedir(d);
   int n = 0, alive = 0;
   for (int i = 0; i < np; i++) {
-    if (pids[i] != (long)getpid() && running(pids[i])) {
+    /* a set whose exit handed it over is whole: its pid may be another
+     * process's by now */
+    char h[2100];
+    snprintf(h, sizeof h, "%s/%.39s.hand", dir, stems[i]);
+    if (access(h, F_OK) != 0 && pids[i] != (long)getpid() && running(pids[i])) {
       alive = 1;
       continue;
     }
-    n += finalize_one(dir, pids[i], quiet);
+    n += finalize_one(dir, stems[i], pids[i], quiet);
   }
   /* the run's disk-budget counter goes with the last process that used it
    * (ncrun removes it too; a killed ncrun leaves it to --finalize) */
