@@ -1,7 +1,8 @@
 /* crashload: many ranges over many names, then a crash or an exit, for the
  * crash and exit paths (run beside busy loops: no timing is assumed).
- *   crashload segv N        N ranges ("f0".."f999", nested two deep), then
+ *   crashload segv N [MS]   N ranges ("f0".."f999", nested two deep), then
  *                           prints "closed N" and dereferences NULL at once
+ *                           (or after MS milliseconds)
  *   crashload segv-exit N   as segv, with its own SIGSEGV handler installed
  *                           before the first range: it prints "own handler"
  *                           and calls _exit(7) (its handler decides)
@@ -89,6 +90,7 @@ int main(int argc, char **argv) {
   }
   printf("closed %ld\n", n);
   fflush(stdout);
-  *(volatile int *)(uintptr_t)(argc - 3) = 1; /* NULL (argc is 3): SIGSEGV */
+  if (argc > 3) usleep((useconds_t)atol(argv[3]) * 1000);
+  *(volatile int *)(uintptr_t)(argc > 99) = 1; /* NULL: SIGSEGV */
   return 0;
 }
