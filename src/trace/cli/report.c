@@ -634,6 +634,30 @@ static const char STYLE[] =
   "th{background:#eee}td.n{text-align:right;font-variant-numeric:tabular-nums}"
   ".cap{color:#555;font-size:12px}code{background:#f0f0f0}";
 
+/* What each page name's events say in their args (the hover): per page
+ * index, [key, raw JSON text, varies, cut] for every key the model kept
+ * (model.h NameArgs), then [null,"",0,0] when keys were left out. Capped
+ * at NAME_ARGS_PAGE_MAX bytes over all names: past it, names have none. */
+enum { NAME_ARGS_PAGE_MAX = 4 << 20 };
+static void name_args_json(const Model *m, const PageNames *pn, Buf *b) {
+  size_t start = b->len, n = 0;
+  for (uint32_t id = 0; id < intern_count(&m->names); id++) {
+    const NameArgs *a = model_name_args(m, id);
+    if (!a || pn->page_of[id] < 0) continue;
+    if (b->len - start > NAME_ARGS_PAGE_MAX) break;
+    buf_printf(b, "%s\"%lld\":[", n++ ? "," : "", (long long)pn->page_of[id]);
+    for (uint32_t k = 0; k < a->n; k++) {
+      buf_puts(b, k ? ",[" : "[");
+      json_script_str(b, a->keys[k].key);
+      buf_putc(b, ',');
+      json_script_str(b, a->keys[k].val);
+      buf_printf(b, ",%d,%d]", a->keys[k].varies, a->keys[k].cut);
+    }
+    if (a->more) buf_puts(b, a->n ? ",[null,\"\",0,0]" : "[null,\"\",0,0]");
+    buf_putc(b, ']');
+  }
+}
+
 static void put_text_asset(Buf *b, const unsigned char *p, size_t n) { buf_add(b, p, n); }
 
 int cmd_report(int argc, char **argv) {
@@ -669,6 +693,7 @@ int cmd_report(int argc, char **argv) {
     rc = 2;
     goto done;
   }
+  m.keep_args = true; /* the hover shows what a name's args say */
   for (size_t i = 0; i < files.n; i++)
     if (model_load(&m, files.v[i]) < 0) goto done;
   model_check_ranks(&m);
@@ -757,7 +782,9 @@ int cmd_report(int argc, char **argv) {
     if (i) buf_putc(&data, ',');
     json_script_str(&data, pn.strs.v[i]);
   }
-  buf_puts(&data, "],\"name_total\":[");
+  buf_puts(&data, "],\"name_args\":{");
+  name_args_json(&m, &pn, &data);
+  buf_puts(&data, "},\"name_total\":[");
   for (size_t i = 0; i < pn.total.n; i++) buf_printf(&data, "%s%lld", i ? "," : "", (long long)pn.total.v[i]);
   buf_puts(&data, "]}");
   buf_puts(&b, "<script type=\"application/json\" id=\"nc-data\">");
