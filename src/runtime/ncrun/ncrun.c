@@ -911,10 +911,10 @@ int main(int argc, char **argv) {
       reuse = v;
     } else if (OPT("--", "--with-stack")) {
       cJSON_AddTrueToObject(opts, "with-stack");
-      setenv("NCRT_WITH_STACK", "1", 1);
+      setenv(NCRT_ENV_WITH_STACK, "1", 1);
     } else if (OPT("--", "--record-shapes")) {
       cJSON_AddTrueToObject(opts, "record-shapes");
-      setenv("NCRT_RECORD_SHAPES", "1", 1);
+      setenv(NCRT_ENV_RECORD_SHAPES, "1", 1);
     } else if (OPT("--", "--no-summary") || OPT("--", "--summary")) {
       summary = a[2] == 's';
     } else if (OPT("--", "--no-preload")) {
@@ -1069,7 +1069,7 @@ int main(int argc, char **argv) {
     char hook[PATH_MAX + 16];
     snprintf(hook, sizeof hook, "%s/torch_backend", pydir);
     prepend("PYTHONPATH", hook);
-    setenv("NCRT_BACKEND", "torch", 1);
+    setenv(NCRT_ENV_BACKEND, "torch", 1);
     setenv(NCRT_ENV_TORCH, "1", 1);
     preload = 0;
   }
