@@ -484,16 +484,22 @@ static PyObject *eng_diagnostic(PyObject *mod, PyObject *args) {
 typedef int (*SubcommandFn)(int argc, char **argv); /* tools/subcommands.h: ncrewrite's one table */
 SubcommandFn subcommand_find(const char *name);
 
-static const struct {
-  const char *prog, *cmd;
-  int (*fn)(int, char **);
-} tools[] = {
-  {"nctrace", "summary", cmd_summary}, {"nctrace", "filter", cmd_filter},   {"nctrace", "merge", cmd_merge},
-  {"nctrace", "kernels", cmd_kernels}, {"nctrace", "diff", cmd_diff},
-};
-/* ncrewrite's: the rule-file commands the package's API runs (the rest,
- * export-nsys, has no API here); found through ncrewrite's own table */
+/* The commands the package's API runs, found through each program's own
+ * table (nctrace's cli/commands.c, ncrewrite's tools/subcommands.c): the
+ * rest (nctrace report, ncrewrite export-nsys) has no API here. */
+static const char *const trace_tools[] = {"summary", "filter", "merge", "kernels", "diff"};
 static const char *const rewrite_tools[] = {"feedback", "drill", "prune", "config"};
+
+int nct_error(const char *fmt, ...); /* trace core's util.h (its name clashes with the rewriter's) */
+
+/* nctrace's table names report, whose page assets only the CMake build
+ * makes: the engine leaves report.c out, and this stands in for it */
+int cmd_report(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  nct_error("report is not in the Python package's engine: run the nctrace program");
+  return 2;
+}
 
 extern void (*nct_say)(const char *level, const char *where, const char *msg); /* trace core's util.h */
 void progress_say(const char *level, const char *where, const char *msg);      /* cli/progress.h */
@@ -529,8 +535,8 @@ static PyObject *eng_run_tool(PyObject *mod, PyObject *arg) {
     Py_DECREF(b);
   }
   int (*fn)(int, char **) = NULL;
-  for (size_t i = 0; i < sizeof tools / sizeof *tools; i++)
-    if (!strcmp(argv[0], tools[i].prog) && !strcmp(argv[1], tools[i].cmd)) fn = tools[i].fn;
+  for (size_t i = 0; !strcmp(argv[0], "nctrace") && i < sizeof trace_tools / sizeof *trace_tools; i++)
+    if (!strcmp(argv[1], trace_tools[i])) fn = command_find(argv[1])->run;
   for (size_t i = 0; !fn && !strcmp(argv[0], "ncrewrite") && i < sizeof rewrite_tools / sizeof *rewrite_tools; i++)
     if (!strcmp(argv[1], rewrite_tools[i])) fn = subcommand_find(argv[1]);
   PyObject *res = NULL;

@@ -668,29 +668,26 @@ int cmd_report(int argc, char **argv) {
   VEC(const char *) cmp = {0};
   int rc = 1;
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-o") && i + 1 < argc) out = argv[++i];
-    else if (!strcmp(a, "--top") && i + 1 < argc) {
-      if (!parse_count(argv[++i], &opt.top_ranges)) {
-        nct_error("report: --top takes a count (0: all), not '%s'", argv[i]);
+    const char *v;
+    switch (opt_next("report", argc, argv, &i, &v)) {
+    case REP_OUT: out = v; break;
+    case REP_TOP:
+      if (!parse_count(v, &opt.top_ranges)) {
+        nct_error("report: --top takes a count (0: all), not '%s'", v);
         rc = 2;
         goto done;
       }
       opt.top_kernels = opt.top_ranges;
+      break;
+    case REP_STEP: opt.step_glob = v; break;
+    case REP_COMPARE: vec_push(&cmp, v); break;
+    case REP_SHADOW: shadow = v; break;
+    case OPT_ARG: vec_push(&files, argv[i]); break;
+    default: rc = 2; goto done;
     }
-    else if (!strcmp(a, "--step") && i + 1 < argc) opt.step_glob = argv[++i];
-    else if (!strcmp(a, "--compare") && i + 1 < argc) vec_push(&cmp, argv[++i]);
-    else if (!strcmp(a, "--shadow") && i + 1 < argc) shadow = argv[++i];
-    else if (a[0] == '-' && a[1]) {
-      nct_error("report: unknown or incomplete option '%s'", a);
-      rc = 2;
-      goto done;
-    } else vec_push(&files, a);
   }
   if (!files.n || !out) {
-    nct_error("usage: nctrace report TRACE... -o report.html [--top N] [--step GLOB] [--compare TRACE]... "
-              "[--shadow DIR]");
-    rc = 2;
+    rc = usage_error("report", NULL);
     goto done;
   }
   m.keep_args = true; /* the hover shows what a name's args say */
