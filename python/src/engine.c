@@ -227,19 +227,13 @@ static char *rel_of_module(const char *module, int is_package) {
   return rel;
 }
 
-static bool is_rel(void *rel, const char *x) { return !strcmp(rel, x); }
-
 /* The targets naming rel, as driver/onefile.c finds them (targets.c's
  * resolver; root's real path for absolute filePaths). */
 typedef VEC(const Target *) TargetList;
 static void targets_naming(const Rules *r, const char *rel, const char *root_real, TargetList *out) {
   for (size_t t = 0; t < r->targets.n; t++) {
     const Target *tg = &r->targets.v[t];
-    TargetHit h;
-    target_resolve(tg->key, tg->file_path, root_real, is_rel, (void *)rel, &h);
-    bool hit = h.rel || (tg->path_glob && target_glob_names(tg->key, rel));
-    target_hit_free(&h);
-    if (hit) vec_push(out, tg);
+    if (target_names_file(tg->key, tg->file_path, tg->path_glob, rel, root_real)) vec_push(out, tg);
   }
 }
 
