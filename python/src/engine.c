@@ -227,19 +227,13 @@ static char *rel_of_module(const char *module, int is_package) {
   return rel;
 }
 
-static bool is_rel(void *rel, const char *x) { return !strcmp(rel, x); }
-
 /* The targets naming rel, as driver/onefile.c finds them (targets.c's
  * resolver; root's real path for absolute filePaths). */
 typedef VEC(const Target *) TargetList;
 static void targets_naming(const Rules *r, const char *rel, const char *root_real, TargetList *out) {
   for (size_t t = 0; t < r->targets.n; t++) {
     const Target *tg = &r->targets.v[t];
-    TargetHit h;
-    target_resolve(tg->key, tg->file_path, root_real, is_rel, (void *)rel, &h);
-    bool hit = h.rel || (tg->path_glob && target_glob_names(tg->key, rel));
-    target_hit_free(&h);
-    if (hit) vec_push(out, tg);
+    if (target_names_file(tg->key, tg->file_path, tg->path_glob, rel, root_real)) vec_push(out, tg);
   }
 }
 
@@ -481,19 +475,25 @@ static PyObject *eng_diagnostic(PyObject *mod, PyObject *args) {
 
 /* ---- the programs' commands ---- */
 
-int cmd_feedback(int argc, char **argv); /* tools/: ncrewrite's rule-file commands */
-int cmd_drill(int argc, char **argv);
-int cmd_prune(int argc, char **argv);
-int cmd_config(int argc, char **argv);
+typedef int (*SubcommandFn)(int argc, char **argv); /* tools/subcommands.h: ncrewrite's one table */
+SubcommandFn subcommand_find(const char *name);
 
-static const struct {
-  const char *prog, *cmd;
-  int (*fn)(int, char **);
-} tools[] = {
-  {"nctrace", "summary", cmd_summary}, {"nctrace", "filter", cmd_filter},   {"nctrace", "merge", cmd_merge},
-  {"nctrace", "kernels", cmd_kernels}, {"nctrace", "diff", cmd_diff}, {"ncrewrite", "feedback", cmd_feedback},
-  {"ncrewrite", "drill", cmd_drill},   {"ncrewrite", "prune", cmd_prune},   {"ncrewrite", "config", cmd_config},
-};
+/* The commands the package's API runs, found through each program's own
+ * table (nctrace's cli/commands.c, ncrewrite's tools/subcommands.c): the
+ * rest (nctrace report, ncrewrite export-nsys) has no API here. */
+static const char *const trace_tools[] = {"summary", "filter", "merge", "kernels", "diff"};
+static const char *const rewrite_tools[] = {"feedback", "drill", "prune", "config"};
+
+int nct_error(const char *fmt, ...); /* trace core's util.h (its name clashes with the rewriter's) */
+
+/* nctrace's table names report, whose page assets only the CMake build
+ * makes: the engine leaves report.c out, and this stands in for it */
+int cmd_report(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  nct_error("report is not in the Python package's engine: run the nctrace program");
+  return 2;
+}
 
 extern void (*nct_say)(const char *level, const char *where, const char *msg); /* trace core's util.h */
 void progress_say(const char *level, const char *where, const char *msg);      /* cli/progress.h */
@@ -529,8 +529,10 @@ static PyObject *eng_run_tool(PyObject *mod, PyObject *arg) {
     Py_DECREF(b);
   }
   int (*fn)(int, char **) = NULL;
-  for (size_t i = 0; i < sizeof tools / sizeof *tools; i++)
-    if (!strcmp(argv[0], tools[i].prog) && !strcmp(argv[1], tools[i].cmd)) fn = tools[i].fn;
+  for (size_t i = 0; !strcmp(argv[0], "nctrace") && i < sizeof trace_tools / sizeof *trace_tools; i++)
+    if (!strcmp(argv[1], trace_tools[i])) fn = command_find(argv[1])->run;
+  for (size_t i = 0; !fn && !strcmp(argv[0], "ncrewrite") && i < sizeof rewrite_tools / sizeof *rewrite_tools; i++)
+    if (!strcmp(argv[1], rewrite_tools[i])) fn = subcommand_find(argv[1]);
   PyObject *res = NULL;
   char out_path[] = "/tmp/ncrewrite-out-XXXXXX", err_path[] = "/tmp/ncrewrite-err-XXXXXX";
   int out = -1, err = -1, save1 = -1, save2 = -1;

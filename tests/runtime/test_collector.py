@@ -51,18 +51,18 @@ def check_nesting(d, failures, what):
         # the enclosing one (ts/dur have the clock's resolution): at a tie the
         # recorded depth orders them, outer first, and a range starting where
         # the top one ends is its child only if recorded deeper.
-        evs.sort(key=lambda e: (e["ts"], -e["dur"], e["args"]["depth"]))
+        evs.sort(key=lambda e: (e["ts"], -e["dur"], e["depth"]))
         stack = []
         for e in evs:
             while stack and (e["ts"] > stack[-1]["ts"] + stack[-1]["dur"] + 1e-9 or
                              (e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"] - 1e-9 and
-                              e["args"]["depth"] <= stack[-1]["args"]["depth"])):
+                              e["depth"] <= stack[-1]["depth"])):
                 stack.pop()
             if stack and e["ts"] + e["dur"] > stack[-1]["ts"] + stack[-1]["dur"] + 1e-6:
                 failures.append("%s: ranges overlap without nesting on thread %s" % (what, tid))
                 return
-            if e["args"]["depth"] != len(stack):
-                failures.append("%s: depth %s recorded, %d seen" % (what, e["args"]["depth"], len(stack)))
+            if e["depth"] != len(stack):
+                failures.append("%s: depth %s recorded, %d seen" % (what, e["depth"], len(stack)))
                 return
             stack.append(e)
 

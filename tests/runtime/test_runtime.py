@@ -104,8 +104,10 @@ def check_layout(d, what):
     for e in d["traceEvents"]:
         check("ph" in e and "pid" in e and "ts" in e, "%s: malformed %s" % (what, e))
         if e["ph"] == "X":
-            check(e["cat"] in cats and e["dur"] >= 0 and "tid" in e and "name" in e and "args" in e,
-                  "%s: malformed %s" % (what, e))
+            # a range with nothing per name to say has no args (speedscope
+            # keys a function by its name and args: docs/trace-format.md)
+            check(e["cat"] in cats and e["dur"] >= 0 and "tid" in e and "name" in e
+                  and ("args" in e or e["cat"] == "user_annotation"), "%s: malformed %s" % (what, e))
         if e["ph"] == "M":
             meta.add(e["name"])
     check({"process_name", "thread_name"} <= meta, "%s: metadata %s" % (what, meta))
@@ -131,16 +133,16 @@ def check_nesting(d):
         # the enclosing one (ts/dur have the clock's resolution): at a tie the
         # recorded depth orders them, outer first, and a range starting where
         # the top one ends is its child only if recorded deeper.
-        evs.sort(key=lambda e: (e["ts"], -e["dur"], e["args"]["depth"]))
+        evs.sort(key=lambda e: (e["ts"], -e["dur"], e["depth"]))
         stack = []
         for e in evs:
             while stack and (e["ts"] > stack[-1]["ts"] + stack[-1]["dur"] + 1e-9 or
                              (e["ts"] >= stack[-1]["ts"] + stack[-1]["dur"] - 1e-9 and
-                              e["args"]["depth"] <= stack[-1]["args"]["depth"])):
+                              e["depth"] <= stack[-1]["depth"])):
                 stack.pop()
             check(not stack or e["ts"] + e["dur"] <= stack[-1]["ts"] + stack[-1]["dur"] + 1e-3,
                   "ranges overlap without nesting on %s: %s in %s" % (tid, e, stack[-1] if stack else None))
-            check(e["args"]["depth"] == len(stack), "depth %s recorded, %d seen: %s" % (e["args"]["depth"],
+            check(e["depth"] == len(stack), "depth %s recorded, %d seen: %s" % (e["depth"],
                                                                                          len(stack), e))
             stack.append(e)
 
@@ -180,7 +182,7 @@ def spans(d):
     overlap improperly on any thread."""
     check(not [e for e in d["traceEvents"] if e["ph"] in "be"], "b/e events in a Kineto-layout trace")
     s = [e for e in d["traceEvents"] if e["ph"] == "X" and e.get("args", {}).get("start/end")]
-    check(len({x["args"]["range id"] for x in s}) == len(s), "a start/end range written twice")
+    check(len({x["range id"] for x in s}) == len(s), "a start/end range written twice")
     lane_of = {(e["pid"], e["tid"]): e["args"].get("ncrt lane of") for e in d["traceEvents"]
                if e["ph"] == "M" and e["name"] == "thread_name"}
     for x in s:
@@ -354,7 +356,7 @@ def recorded_ranges(t):
     tids = {}
     out = []
     for e in sorted(xs(t), key=lambda e: (e["ts"], -e["dur"])):
-        out.append((tids.setdefault(e["tid"], len(tids)), e["name"], e["args"]["depth"]))
+        out.append((tids.setdefault(e["tid"], len(tids)), e["name"], e["depth"]))
     return out
 
 
@@ -1033,10 +1035,10 @@ def case_longjmp(c):
         jumped = collections.Counter(e["name"] for e in xs(t) if e["args"].get("longjmp"))
         check(jumped == {"f": rounds, "g": rounds, "h": rounds, "g2": rounds, "h2": rounds, "h3": rounds,
                          "deep": rounds}, "%s: closed by a jump %s" % (flags, jumped))
-        depth = {e["name"]: e["args"]["depth"] for e in xs(t)}
+        depth = {e["name"]: e["depth"] for e in xs(t)}
         check(depth["after"] == 1 and depth["round"] == 1 and depth["f.mid.after"] == 3 and depth["nested"] == 2,
               "%s: depths %s" % (flags, depth))
-        check(not [e for e in xs(t) if e["args"].get("open at exit")], "%s: ranges left open" % flags)
+        check(not [e for e in xs(t) if e.get("args", {}).get("open at exit")], "%s: ranges left open" % flags)
 
 
 # ---------------------------------------------------------------- GPU
@@ -1624,7 +1626,7 @@ def case_ctrl_c(c):
             want["cleanup"] = 1
         tr = one_trace(d, "ctrlc-rank0.pt.trace.json.gz")
         check(counts(tr) == want, "%s: ranges %s, want %s" % (mode, counts(tr), want))
-        check(not [e for e in xs(tr) if e["args"].get("open at exit")], "%s: open ranges" % mode)
+        check(not [e for e in xs(tr) if e.get("args", {}).get("open at exit")], "%s: open ranges" % mode)
         check("ncrt:" not in out, "%s: output %r" % (mode, out))
         only_traces_left(d, mode)
 
@@ -1840,7 +1842,7 @@ def case_incremental(c):
     t = one_trace(d, "longrun-rank0.pt.trace.json.gz")
     check(counts(t) == {"outer": 200000, "inner": 200000, "t.one": 1}, "ranges %s" % counts(t))
     check_nesting(t)
-    depth = collections.Counter((e["name"], e["args"]["depth"]) for e in xs(t))
+    depth = collections.Counter((e["name"], e["depth"]) for e in xs(t))
     check(depth == {("outer", 0): 200000, ("inner", 1): 200000, ("t.one", 0): 1}, "depths %s" % depth)
     marks = [e["name"] for e in t["traceEvents"] if e["ph"] == "i"]
     check(marks == ["between"], "marks %s" % marks)

@@ -17,7 +17,9 @@ status line); W/S and the up/down arrows zoom, A/D and left/right pan; a
 drag measures an interval (not a pan; Esc or a click clears it; shift+drag
 still pans); the axis labels are offsets from the view's start ("+5 µs");
 flame and timeline boxes carry "name · time" when it fits; on the
-instrumented page hovering a range shows its file:line in the user's source.
+instrumented page hovering a range shows its file:line in the user's source
+and what its events' args say (the page keeps, per name, the args that are
+the same on every call and names those that differ).
 Every wait is for a condition (WebDriverWait), none for a time. Screenshots of each view are decoded to
 check that they are painted; NCTRACE_SCREENSHOTS=DIR saves them there
 (docs/img is made that way). Without chromium: 77 (skipped) after the
@@ -915,6 +917,8 @@ def exercise_hover(d):
             pass
     text = tip.text
     assert text.startswith("Attention.forward\n") and re.search(r"source: model/attn\.py:\d+–\d+", text), text
+    # and what its events' args say (ncrt writes the user's file and line)
+    assert re.search(r'args: file="[^"]*model/attn\.py", line=\d+', text), text
     d.execute_script("var s=document.getElementById('tl-search'); s.value=''; s.dispatchEvent(new Event('input'));")
     return "hover: %r" % text.replace("\n", " | ")
 
@@ -991,6 +995,12 @@ def main():
         report(nctrace, ["run"], four, ["--compare", "run-b"], cwd=tmp)  # short paths in the screenshots
         d4 = check_structure_loose(open(four).read())
         assert len(d4["timeline"]["ranks"]) == 4
+        # what the hover says of a name's args: a kernel's stream is the same
+        # on every call, its correlation differs per call (so does its
+        # device across the four ranks): only the first is shown with a value
+        ka = {k[0]: k for k in d4["name_args"][str(d4["names"].index("ampere_sgemm_128x64_nt"))]}
+        assert ka["stream"][1:3] == ["7", 0] and ka["correlation"][2] == 1 and ka["device"][2] == 1, ka
+        assert str(d4["names"].index("forward")) not in d4["name_args"], "a range without args has args"
         secs = open_page(driver, four, "4 ranks")
         hdr = driver.find_element("id", "runhdr").text
         for want in ("torchrun", "gpu-node-07", "2026-11-24", "wait=1,warmup=1,active=8", "a9f03c"):

@@ -7,6 +7,9 @@ case also checks which way the load went (NCTRACE_SPLIT_REPORT), so the
 fast path and every fallback are exercised:
 
   kineto      a torch.profiler-like trace (bench/trace/gen_trace.py): taken
+              (summary, filter and the report page)
+  args-halves a name's args differ only between the halves: the report's
+              per-name record of them says so, the same as in one pass
   trailing    header members after traceEvents (rank, base time): taken
   nested      the middle falls inside huge args holding lists of objects:
               the guess is no event boundary, the first reader goes on
@@ -93,7 +96,26 @@ def main():
         if rc or not out:
             raise Fail("filter wrote nothing")
 
+        # the report keeps what each name's args say (the hover): the same
+        # page both ways
+        same(nct, ["report", p, "-o", "@OUT@"], "taken", tmp)
+
         n = SIZE // 230
+        # a name's args that change only in the second half, and a name whose
+        # events have args only there: merged, they differ between calls
+        p = os.path.join(tmp, "args-halves.json")
+        ev = filler(n)
+        for i, e in enumerate(ev):
+            if e["name"] == "f7":
+                e["args"]["v"] = 1 if i < n // 2 else 2
+            if e["name"] == "f9" and i < n // 2:
+                del e["args"]
+        write_events(p, ev)
+        rc, _, _, page = same(nct, ["report", p, "-o", "@OUT@"], "taken", tmp)
+        data = json.loads(page.decode().split('id="nc-data">', 1)[1].split("</script>", 1)[0])
+        na = {data["names"][int(k)]: {a[0]: a for a in v} for k, v in data["name_args"].items()}
+        if na["f7"]["v"][2] != 1 or na["f7"]["pad"][2] != 0 or na["f9"]["pad"][2] != 1 or na["f8"]["pad"][2]:
+            raise Fail("args across halves: f7 %s, f8 %s, f9 %s" % (na["f7"], na["f8"], na["f9"]))
         p = os.path.join(tmp, "trailing.json")
         write_events(p, filler(n), tail=', "distributedInfo": {"rank": 3, "world_size": 4}, '
                      '"baseTimeNanoseconds": 1700000000000000000, "traceName": "t"')

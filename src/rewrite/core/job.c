@@ -6,20 +6,6 @@
 
 #include "rewrite.h"
 
-Lang lang_of_path(const char *path) {
-  const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
-  if (!dot || (slash && dot < slash)) return LANG_NONE;
-  dot++;
-  if (!strcmp(dot, "py") || !strcmp(dot, "pyw")) return LANG_PYTHON;
-  if (!strcmp(dot, "c")) return LANG_C;
-  if (!strcmp(dot, "h")) return LANG_C;
-  if (!strcmp(dot, "cc") || !strcmp(dot, "cpp") || !strcmp(dot, "cxx") || !strcmp(dot, "hh") ||
-      !strcmp(dot, "hpp") || !strcmp(dot, "hxx"))
-    return LANG_CPP;
-  if (!strcmp(dot, "cu") || !strcmp(dot, "cuh")) return LANG_CUDA;
-  return LANG_NONE;
-}
-
 void job_explain(FileJob *job, int line, const char *fmt, ...) {
   if (!job->explain) return;
   vec_push(&job->explain_at, ((struct ExplainAt){line, job->explain_text.len, 0}));
@@ -49,31 +35,6 @@ void job_explain_sort(FileJob *job) {
   buf_free(t);
   *t = out;
   vec_free(&job->explain_at);
-}
-
-void filejob_init(FileJob *job, const Rules *rules, const char *rel, const char *origin, const char *src, size_t len,
-                  const Target *const *targets, size_t ntargets) {
-  memset(job, 0, sizeof *job);
-  job->rel = rel;
-  job->origin = origin;
-  job->src = src;
-  job->len = len;
-  job->lang = lang_of_path(rel);
-  job->module = job->module_owned = job->lang == LANG_PYTHON ? module_of_path(rel) : NULL;
-  job->rules = rules;
-  job->targets = targets;
-  job->ntargets = ntargets;
-}
-
-int rewrite_file(FileJob *job) {
-  switch (job->lang) {
-  case LANG_PYTHON: return py_rewrite(job);
-  case LANG_C:
-  case LANG_CPP:
-  case LANG_CUDA: return c_rewrite(job);
-  case LANG_NONE: break;
-  }
-  return 0;
 }
 
 bool job_too_big(FileJob *job) {

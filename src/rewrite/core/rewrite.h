@@ -29,7 +29,12 @@
 
 typedef enum { LANG_NONE, LANG_PYTHON, LANG_C, LANG_CPP, LANG_CUDA } Lang;
 
+/* The language table (languages.c): a path's language by its extension;
+ * a --languages spelling ("python", "c++", "cu"; n bytes of name), LANG_NONE
+ * if none; the language's name in messages ("C++"; "other" for LANG_NONE). */
 Lang lang_of_path(const char *path);
+Lang lang_by_name(const char *name, size_t n);
+const char *lang_display(Lang l);
 
 /* One inserted range, for the manifest and --explain. */
 typedef struct {

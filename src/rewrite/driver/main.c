@@ -122,27 +122,18 @@ static char *trim_slashes(char *p) {
 
 /* "python,c" -> bits (1 << Lang); -1 for an unknown name or an empty list */
 static int parse_languages(const char *v, unsigned *out) {
-  static const struct { const char *name; Lang lang; } names[] = {
-      {"python", LANG_PYTHON}, {"py", LANG_PYTHON}, {"c", LANG_C}, {"cpp", LANG_CPP}, {"c++", LANG_CPP},
-      {"cuda", LANG_CUDA}, {"cu", LANG_CUDA}};
   unsigned bits = 0;
   for (const char *p = v; *p;) {
     const char *e = strchr(p, ',');
     size_t n = e ? (size_t)(e - p) : strlen(p);
-    size_t k = 0;
-    for (; k < sizeof names / sizeof *names; k++)
-      if (strlen(names[k].name) == n && !strncmp(p, names[k].name, n)) break;
-    if (k == sizeof names / sizeof *names) return -1;
-    bits |= 1u << names[k].lang;
+    Lang l = lang_by_name(p, n);
+    if (l == LANG_NONE) return -1;
+    bits |= 1u << l;
     p += n + (e != NULL);
   }
   if (!bits) return -1;
   *out = bits;
   return 0;
-}
-
-static const char *lang_name(Lang l) {
-  return l == LANG_PYTHON ? "Python" : l == LANG_C ? "C" : l == LANG_CPP ? "C++" : l == LANG_CUDA ? "CUDA" : "other";
 }
 
 static int parse_args(int argc, char **argv, Run *run) {
@@ -507,7 +498,7 @@ static void process(Run *run, size_t i, void **parser) {
   job.full_trace = ft;
   if (left_out && !ft && !job.ntargets)
     job_explain(&job, 1, "not instrumented: --languages leaves %s files out of the full trace (a rule naming the "
-                         "file instruments it)", lang_name(job.lang));
+                         "file instruments it)", lang_display(job.lang));
   int wrc = 0;
   bool run_it = job.ntargets || ft;
   if (run_it) wrc = rewrite_file(&job);
@@ -901,7 +892,7 @@ int main(int argc, char **argv) {
     for (int l = LANG_PYTHON, at = 0; nl > 1 && l <= LANG_CUDA && at < (int)sizeof langs; l++)
       if (lang_files[l])
         at += snprintf(langs + at, sizeof langs - (size_t)at, "%s%s %zu file%s, %zu range%s", at ? "; " : ": ",
-                       lang_name((Lang)l), lang_files[l], lang_files[l] == 1 ? "" : "s", lang_ranges[l],
+                       lang_display((Lang)l), lang_files[l], lang_files[l] == 1 ? "" : "s", lang_ranges[l],
                        lang_ranges[l] == 1 ? "" : "s");
     fprintf(stderr, "ncrewrite: %zu file%s instrumented (%zu range%s%s), %zu copied%s; %d error%s, %d warning%s\n", nrew,
             nrew == 1 ? "" : "s", nranges, nranges == 1 ? "" : "s", langs, ncopy, did, errors, errors == 1 ? "" : "s",

@@ -42,16 +42,10 @@ static char *rel_of(const OneFile *o) {
   return rel;
 }
 
-static bool is_rel(void *rel, const char *x) { return !strcmp(rel, x); }
-
 /* Does the target name this one file? As a tree run resolves it
  * (rules/targets.h), with no SRC around it. */
 static bool target_names(const Target *tg, const char *rel) {
-  TargetHit h;
-  target_resolve(tg->key, tg->file_path, NULL, is_rel, (void *)rel, &h);
-  bool hit = h.rel || (tg->path_glob && target_glob_names(tg->key, rel));
-  target_hit_free(&h);
-  return hit;
+  return target_names_file(tg->key, tg->file_path, tg->path_glob, rel, NULL);
 }
 
 /* Split OUT into a root and a path below it, as emit_file wants them. */

@@ -66,3 +66,14 @@ void target_hit_free(TargetHit *h) {
 }
 
 bool target_glob_names(const char *key, const char *rel) { return glob_match(dot_slash(key), rel); }
+
+static bool is_rel(void *rel, const char *x) { return !strcmp(rel, x); }
+
+bool target_names_file(const char *key, const char *file_path, bool path_glob, const char *rel,
+                       const char *src_real) {
+  TargetHit h;
+  target_resolve(key, file_path, src_real, is_rel, (void *)rel, &h);
+  bool hit = h.rel || (path_glob && target_glob_names(key, rel));
+  target_hit_free(&h);
+  return hit;
+}

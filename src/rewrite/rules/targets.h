@@ -37,4 +37,11 @@ void target_hit_free(TargetHit *h);
 /* Does a path key (glob or literal path) name `rel`? */
 bool target_glob_names(const char *key, const char *rel);
 
+/* Does a target (its key, filePath, and whether the key is a path glob)
+ * name the one file rel, as a tree run resolves it, with no SRC around
+ * it (src_real as for target_resolve)? For --file runs (driver/onefile.c)
+ * and the import hook (python/src/engine.c). */
+bool target_names_file(const char *key, const char *file_path, bool path_glob, const char *rel,
+                       const char *src_real);
+
 #endif

@@ -418,153 +418,146 @@ static int edit_text(const char *config, char **text, size_t *len, const char *m
   return rc;
 }
 
-static int drill(const DrillOpts *o, Diags *d) {
-  Rules rules = {0};
-  Manifests mans = {0};
-  struct stat st;
-  /* a rule file that does not exist yet starts empty (as with feedback):
-   * drilling from a full trace made with --full-trace has none */
-  bool missing = stat(o->config, &st) < 0 && errno == ENOENT;
-  if ((missing ? rules_parse(&rules, o->config, "", 0, d) : rules_load(&rules, o->config, d)) < 0) {
-    diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0, "rule file has errors; left unchanged");
-    rules_free(&rules);
-    return 1;
-  }
-  /* full_trace_mode with no targets traced every module; naming targets
-   * would limit the full trace to them (the modules that ran are named
-   * too, below) */
-  bool ft_everything = rules.full_trace && !rules.targets.n;
+/* What drill and prune both start from: the rule file (drill may start
+ * from none: `missing`), the trace checked against the shadow tree it ran
+ * (stale_check; env_shadow, the run's shadow tree), and its figures by
+ * name, the most exclusive time first. 0, or 1 with d saying why (all
+ * freed). */
+typedef struct {
+  Rules rules;
+  Manifests mans;
   char *env_shadow;
-  if (stale_check("drill", o->trace, &rules, o->stale, &env_shadow, d) < 0) {
-    rules_free(&rules);
-    free(env_shadow);
-    return 1;
-  }
   Figures f;
-  if (figures_load(o->trace, &f) < 0) {
-    rules_free(&rules);
-    figures_free(&f);
-    free(env_shadow);
+} TraceRun;
+
+static int trace_run_open(const char *cmd, const char *config, const char *trace, bool stale, bool may_be_missing,
+                          bool *missing, TraceRun *r, Diags *d) {
+  memset(r, 0, sizeof *r);
+  struct stat st;
+  *missing = may_be_missing && stat(config, &st) < 0 && errno == ENOENT;
+  if ((*missing ? rules_parse(&r->rules, config, "", 0, d) : rules_load(&r->rules, config, d)) < 0) {
+    diag_at(d, DIAG_ERROR, config, NULL, 0, 0, 0, "rule file has errors; left unchanged");
+    rules_free(&r->rules);
     return 1;
   }
-  qsort(f.aggs.v, f.aggs.n, sizeof *f.aggs.v, cmp_excl);
-  int64_t total = 0;
-  for (size_t i = 0; i < f.aggs.n; i++) total += f.aggs.v[i].excl;
-  Groups groups = {0};
-  VEC(ModFile) mods = {0};
-  size_t added = 0;
-  int status = 1;
-  printf("drill: the %d range%s with the most exclusive time in %s%s\n", o->top, o->top == 1 ? "" : "s", o->trace,
-         o->lines ? ", one range per line" : "");
-  /* K counts the ranges refined: one with nothing inside worth a range (a
-   * function of single calls already split, a range the trace cannot trace
-   * back) passes the turn to the next, but never below --min-share: a range
-   * holding nothing is no answer however far down the list it is */
-  int refined = 0;
-  Buf split = {0}; /* the names of the ranges split, for the message */
-  for (size_t i = 0; i < f.aggs.n && refined < o->top; i++) {
-    const Agg *a = &f.aggs.v[i];
-    size_t added_before = added;
-    char t[32];
-    ms(t, sizeof t, a->excl);
-    double share = total ? 100.0 * (double)a->excl / (double)total : 0.0;
-    if (share < o->min_share) {
-      size_t rest = f.aggs.n - i;
-      if (rest == 1) printf("  the other range holds under %g%% of the exclusive time (--min-share): not split\n", o->min_share);
-      else
-        printf("  the other %zu ranges hold under %g%% of the exclusive time each (--min-share): not split\n", rest,
-               o->min_share);
-      break;
-    }
-    printf("  %-40s %12s exclusive (%4.1f%%), %llu call%s\n", a->name, t, share, (unsigned long long)a->count,
-           a->count == 1 ? "" : "s");
-    const char *cannot = unsplittable(a);
-    if (cannot) {
-      printf("    skipped: %s\n", cannot);
-      continue;
-    }
-    Origin org;
-    if (locate(&mans, a, o->out, env_shadow, &org) < 0) {
-      printf("    not found in a shadow tree's manifest%s; skipped\n",
-             a->file ? " (without the run's env.json, --out names the shadow tree)" : " (the trace gives no file: try --out)");
-      continue;
-    }
-    if (!strcmp(org.kind, "calls")) {
-      printf("    skipped: a call site's range: its time is the called function's (a range on that function splits "
-             "it)\n");
-      origin_free(&org);
-      continue;
-    }
-    char *key = modfile_key_of(o->src, &rules, org.rel);
-    ModFile mf;
-    Diags md = {0};
-    if (modfile_find(o->src, &rules, key, &mf, &md) < 0) {
-      printf("    %s: %s", org.rel, md.text.s ? md.text.s : "not found\n");
-      diags_free(&md), modfile_free(&mf), free(key), origin_free(&org);
-      continue;
-    }
-    diags_free(&md);
-    InnerStmts kids = {0};
-    int irc = mf.lang == LANG_PYTHON ? py_inner_statements(mf.text, mf.len, org.line0, org.line1, o->lines, &kids)
-                                     : c_inner_statements(mf.text, mf.len, mf.lang, org.line0, org.line1, o->lines, &kids);
-    if (irc < 0) {
-      printf("    %s does not parse; skipped\n", org.rel);
-    } else if (!kids.n) {
-      printf("    %s:%d-%d: nothing inside worth a range of its own\n", org.rel, org.line0, org.line1);
-    }
-    Group *g = kids.n ? group_for(&groups, key) : NULL;
-    for (size_t k = 0; k < kids.n; k++) {
-      InnerStmt *s = &kids.v[k];
-      const char *idle = not_run(&f, &rules, org.mfile, s->line0, s->line1);
-      if (idle) {
-        printf("    - %s:%d-%d skipped: did not run in this trace ('%s' around it has no call)\n", org.rel, s->line0,
-               s->line1, idle);
-        free(s->func);
-        continue;
-      }
-      char *content = modfile_line(&mf, s->line0);
-      char *why = xasprintf("drill: '%s' took %s exclusive over %llu call%s", a->name, t, (unsigned long long)a->count,
-                            a->count == 1 ? "" : "s");
-      char *name = o->lines ? line_name(org.rel, s->line0, content) : NULL;
-      LineRule lr = {s->func, s->line0, s->line1, content, name, NULL, why};
-      char *no;
-      if (child_ok(o->config, &rules.doc, o->src, &mf, key, &lr, &no)) {
-        vec_push(&g->rules, lr);
-        vec_push(&g->owned, content);
-        vec_push(&g->owned, why);
-        if (name) vec_push(&g->owned, name);
-        if (s->func) vec_push(&g->owned, s->func);
-        printf("    + %s:%d-%d%s%s%s%s%s\n", org.rel, s->line0, s->line1, s->func ? " in " : "", s->func ? s->func : "",
-               name ? " as '" : "", name ? name : "", name ? "'" : "");
-        added++;
-      } else {
-        printf("    - %s:%d-%d skipped: %s\n", org.rel, s->line0, s->line1, no);
-        free(content), free(why), free(name), free(s->func);
-      }
-      free(no);
-    }
-    vec_free(&kids);
-    vec_push(&mods, mf);
-    free(key);
+  if (stale_check(cmd, trace, &r->rules, stale, &r->env_shadow, d) < 0 || figures_load(trace, &r->f) < 0) {
+    rules_free(&r->rules);
+    free(r->env_shadow);
+    figures_free(&r->f);
+    return 1;
+  }
+  qsort(r->f.aggs.v, r->f.aggs.n, sizeof *r->f.aggs.v, cmp_excl);
+  return 0;
+}
+
+static void trace_run_close(TraceRun *r) {
+  manifests_free(&r->mans);
+  free(r->env_shadow);
+  figures_free(&r->f);
+  rules_free(&r->rules);
+}
+
+/* A drill in progress: the ranges it adds, grouped by module, and the
+ * modules they are in (each checked with all of its additions at the end). */
+typedef struct {
+  const DrillOpts *o;
+  TraceRun *run;
+  Groups groups;
+  VEC(ModFile) mods;
+  size_t added;
+} Drill;
+
+/* Ranges one level inside the range a (its exclusive time t, as text):
+ * each statement of it that ran and that the rewriter accepts as a range
+ * of its own. Says what it did; the count added is in dr->added. */
+static void refine(Drill *dr, const Agg *a, const char *t) {
+  const DrillOpts *o = dr->o;
+  TraceRun *run = dr->run;
+  const char *cannot = unsplittable(a);
+  if (cannot) {
+    printf("    skipped: %s\n", cannot);
+    return;
+  }
+  Origin org;
+  if (locate(&run->mans, a, o->out, run->env_shadow, &org) < 0) {
+    printf("    not found in a shadow tree's manifest%s; skipped\n",
+           a->file ? " (without the run's env.json, --out names the shadow tree)" : " (the trace gives no file: try --out)");
+    return;
+  }
+  if (!strcmp(org.kind, "calls")) {
+    printf("    skipped: a call site's range: its time is the called function's (a range on that function splits "
+           "it)\n");
     origin_free(&org);
-    if (added > added_before) {
-      refined++;
-      buf_printf(&split, "%s'%s'", split.len ? ", " : "", a->name);
+    return;
+  }
+  char *key = modfile_key_of(o->src, &run->rules, org.rel);
+  ModFile mf;
+  Diags md = {0};
+  if (modfile_find(o->src, &run->rules, key, &mf, &md) < 0) {
+    printf("    %s: %s", org.rel, md.text.s ? md.text.s : "not found\n");
+    diags_free(&md), modfile_free(&mf), free(key), origin_free(&org);
+    return;
+  }
+  diags_free(&md);
+  InnerStmts kids = {0};
+  int irc = mf.lang == LANG_PYTHON ? py_inner_statements(mf.text, mf.len, org.line0, org.line1, o->lines, &kids)
+                                   : c_inner_statements(mf.text, mf.len, mf.lang, org.line0, org.line1, o->lines, &kids);
+  if (irc < 0) {
+    printf("    %s does not parse; skipped\n", org.rel);
+  } else if (!kids.n) {
+    printf("    %s:%d-%d: nothing inside worth a range of its own\n", org.rel, org.line0, org.line1);
+  }
+  Group *g = kids.n ? group_for(&dr->groups, key) : NULL;
+  for (size_t k = 0; k < kids.n; k++) {
+    InnerStmt *s = &kids.v[k];
+    const char *idle = not_run(&run->f, &run->rules, org.mfile, s->line0, s->line1);
+    if (idle) {
+      printf("    - %s:%d-%d skipped: did not run in this trace ('%s' around it has no call)\n", org.rel, s->line0,
+             s->line1, idle);
+      free(s->func);
+      continue;
     }
+    char *content = modfile_line(&mf, s->line0);
+    char *why = xasprintf("drill: '%s' took %s exclusive over %llu call%s", a->name, t, (unsigned long long)a->count,
+                          a->count == 1 ? "" : "s");
+    char *name = o->lines ? line_name(org.rel, s->line0, content) : NULL;
+    LineRule lr = {s->func, s->line0, s->line1, content, name, NULL, why};
+    char *no;
+    if (child_ok(o->config, &run->rules.doc, o->src, &mf, key, &lr, &no)) {
+      vec_push(&g->rules, lr);
+      vec_push(&g->owned, content);
+      vec_push(&g->owned, why);
+      if (name) vec_push(&g->owned, name);
+      if (s->func) vec_push(&g->owned, s->func);
+      printf("    + %s:%d-%d%s%s%s%s%s\n", org.rel, s->line0, s->line1, s->func ? " in " : "", s->func ? s->func : "",
+             name ? " as '" : "", name ? name : "", name ? "'" : "");
+      dr->added++;
+    } else {
+      printf("    - %s:%d-%d skipped: %s\n", org.rel, s->line0, s->line1, no);
+      free(content), free(why), free(name), free(s->func);
+    }
+    free(no);
   }
-  if (!added) {
-    printf("drill: nothing left worth splitting (rule file unchanged): no range over %g%% of the exclusive time "
-           "holds a statement that ran and is not a range already\n",
-           o->min_share);
-    status = DRILL_NOTHING_LEFT;
-    goto out;
-  }
+  vec_free(&kids);
+  vec_push(&dr->mods, mf);
+  free(key);
+  origin_free(&org);
+}
+
+/* The rule file with every addition, each module checked with all of its
+ * own, committed (history). 0 when written; 1 with d saying why. split
+ * names the ranges split; ft_everything: full_trace_mode with no targets. */
+static int drill_commit(Drill *dr, bool missing, bool ft_everything, const char *split, Diags *d) {
+  const DrillOpts *o = dr->o;
+  TraceRun *run = dr->run;
+  const Rules *rules = &run->rules;
+  int status = 1;
   /* all groups, module by module, each edit on the text the last one made */
-  char *text = xstrndup(rules.doc.src, rules.doc.len);
-  size_t len = rules.doc.len;
+  char *text = xstrndup(rules->doc.src, rules->doc.len);
+  size_t len = rules->doc.len;
   int rc = 0;
-  for (size_t gi = 0; gi < groups.n && rc == 0; gi++) {
-    Group *g = &groups.v[gi];
+  for (size_t gi = 0; gi < dr->groups.n && rc == 0; gi++) {
+    Group *g = &dr->groups.v[gi];
     if (g->rules.n) rc = edit_text(o->config, &text, &len, g->key, g->rules.v, g->rules.n, d);
   }
   /* full_trace_mode with no targets traced every module: the drilled ones
@@ -572,16 +565,16 @@ static int drill(const DrillOpts *o, Diags *d) {
    * module whose ranges ran is named too (those none of whose ranges ran
    * recorded nothing in this run) */
   Keys kept = {0};
-  if (ft_everything && rc == 0) modules_that_ran(&f, &mans, o, env_shadow, &rules, &kept);
+  if (ft_everything && rc == 0) modules_that_ran(&run->f, &run->mans, o, run->env_shadow, rules, &kept);
   for (size_t ki = 0; ki < kept.n && rc == 0; ki++) rc = edit_text(o->config, &text, &len, kept.v[ki], NULL, 0, d);
   /* check every module with everything added */
-  for (size_t mi = 0; mi < mods.n && rc == 0; mi++) {
+  for (size_t mi = 0; mi < dr->mods.n && rc == 0; mi++) {
     Proposal p;
     TextEdits none = {0};
-    rc = proposal_run(&p, o->config, text, len, &none, o->src, &mods.v[mi], d);
+    rc = proposal_run(&p, o->config, text, len, &none, o->src, &dr->mods.v[mi], d);
     char *err = rc == 0 ? proposal_error(&p) : NULL;
     if (err) {
-      diag_at(d, DIAG_ERROR, mods.v[mi].path, NULL, 0, 0, 0, "the ranges added together are refused: %s", err);
+      diag_at(d, DIAG_ERROR, dr->mods.v[mi].path, NULL, 0, 0, 0, "the ranges added together are refused: %s", err);
       rc = -1;
     }
     free(err);
@@ -592,11 +585,11 @@ static int drill(const DrillOpts *o, Diags *d) {
     Buf b = {0};
     buf_add(&b, text, len);
     if (!b.s) buf_puts(&b, "");
-    vec_push(&whole, ((TextEdit){0, rules.doc.len, buf_steal(&b)}));
+    vec_push(&whole, ((TextEdit){0, rules->doc.len, buf_steal(&b)}));
     /* the ranges split by name: when the top ones had nothing inside, the
      * turn went further down, and "inside the top K" said otherwise */
-    char *what = xasprintf("%zu range%s inside %s of %s", added, added == 1 ? "" : "s", split.s, o->trace);
-    if (history_commit(o->config, rules.doc.src, rules.doc.len, text, len, &whole, "drill", what, NULL, d) == 0) {
+    char *what = xasprintf("%zu range%s inside %s of %s", dr->added, dr->added == 1 ? "" : "s", split, o->trace);
+    if (history_commit(o->config, rules->doc.src, rules->doc.len, text, len, &whole, "drill", what, NULL, d) == 0) {
       printf("drill: added %s to %s%s\n", what, o->config, missing ? " (a new file)" : "");
       if (ft_everything)
         printf("drill: full_trace_mode with no targets traced every module; %s now names as targets the %zu "
@@ -611,21 +604,73 @@ static int drill(const DrillOpts *o, Diags *d) {
   for (size_t ki = 0; ki < kept.n; ki++) free(kept.v[ki]);
   vec_free(&kept);
   free(text);
-out:
-  buf_free(&split);
-  for (size_t gi = 0; gi < groups.n; gi++) {
-    for (size_t k = 0; k < groups.v[gi].owned.n; k++) free(groups.v[gi].owned.v[k]);
-    vec_free(&groups.v[gi].owned);
-    vec_free(&groups.v[gi].rules);
-    free(groups.v[gi].key);
+  return status;
+}
+
+static int drill(const DrillOpts *o, Diags *d) {
+  TraceRun run;
+  bool missing;
+  /* a rule file that does not exist yet starts empty (as with feedback):
+   * drilling from a full trace made with --full-trace has none */
+  if (trace_run_open("drill", o->config, o->trace, o->stale, true, &missing, &run, d)) return 1;
+  /* full_trace_mode with no targets traced every module; naming targets
+   * would limit the full trace to them (the modules that ran are named
+   * too, drill_commit) */
+  bool ft_everything = run.rules.full_trace && !run.rules.targets.n;
+  const Figures *f = &run.f;
+  int64_t total = 0;
+  for (size_t i = 0; i < f->aggs.n; i++) total += f->aggs.v[i].excl;
+  Drill dr = {o, &run, {0}, {0}, 0};
+  int status = 1;
+  printf("drill: the %d range%s with the most exclusive time in %s%s\n", o->top, o->top == 1 ? "" : "s", o->trace,
+         o->lines ? ", one range per line" : "");
+  /* K counts the ranges refined: one with nothing inside worth a range (a
+   * function of single calls already split, a range the trace cannot trace
+   * back) passes the turn to the next, but never below --min-share: a range
+   * holding nothing is no answer however far down the list it is */
+  int refined = 0;
+  Buf split = {0}; /* the names of the ranges split, for the message */
+  for (size_t i = 0; i < f->aggs.n && refined < o->top; i++) {
+    const Agg *a = &f->aggs.v[i];
+    size_t added_before = dr.added;
+    char t[32];
+    ms(t, sizeof t, a->excl);
+    double share = total ? 100.0 * (double)a->excl / (double)total : 0.0;
+    if (share < o->min_share) {
+      size_t rest = f->aggs.n - i;
+      if (rest == 1) printf("  the other range holds under %g%% of the exclusive time (--min-share): not split\n", o->min_share);
+      else
+        printf("  the other %zu ranges hold under %g%% of the exclusive time each (--min-share): not split\n", rest,
+               o->min_share);
+      break;
+    }
+    printf("  %-40s %12s exclusive (%4.1f%%), %llu call%s\n", a->name, t, share, (unsigned long long)a->count,
+           a->count == 1 ? "" : "s");
+    refine(&dr, a, t);
+    if (dr.added > added_before) {
+      refined++;
+      buf_printf(&split, "%s'%s'", split.len ? ", " : "", a->name);
+    }
   }
-  vec_free(&groups);
-  for (size_t i = 0; i < mods.n; i++) modfile_free(&mods.v[i]);
-  vec_free(&mods);
-  manifests_free(&mans);
-  free(env_shadow);
-  figures_free(&f);
-  rules_free(&rules);
+  if (!dr.added) {
+    printf("drill: nothing left worth splitting (rule file unchanged): no range over %g%% of the exclusive time "
+           "holds a statement that ran and is not a range already\n",
+           o->min_share);
+    status = DRILL_NOTHING_LEFT;
+  } else {
+    status = drill_commit(&dr, missing, ft_everything, split.s, d);
+  }
+  buf_free(&split);
+  for (size_t gi = 0; gi < dr.groups.n; gi++) {
+    for (size_t k = 0; k < dr.groups.v[gi].owned.n; k++) free(dr.groups.v[gi].owned.v[k]);
+    vec_free(&dr.groups.v[gi].owned);
+    vec_free(&dr.groups.v[gi].rules);
+    free(dr.groups.v[gi].key);
+  }
+  vec_free(&dr.groups);
+  for (size_t i = 0; i < dr.mods.n; i++) modfile_free(&dr.mods.v[i]);
+  vec_free(&dr.mods);
+  trace_run_close(&run);
   return status;
 }
 
@@ -716,47 +761,29 @@ typedef struct {
 } PruneOpts;
 
 static int prune(const PruneOpts *o, Diags *d) {
-  Rules rules = {0};
-  Manifests mans = {0};
-  if (rules_load(&rules, o->config, d) < 0) {
-    diag_at(d, DIAG_ERROR, o->config, NULL, 0, 0, 0, "rule file has errors; left unchanged");
-    rules_free(&rules);
-    return 1;
-  }
-  char *env_shadow;
-  if (stale_check("prune", o->trace, &rules, o->stale, &env_shadow, d) < 0) {
-    rules_free(&rules);
-    free(env_shadow);
-    return 1;
-  }
-  Figures f;
-  if (figures_load(o->trace, &f) < 0) {
-    figures_free(&f);
-    rules_free(&rules);
-    free(env_shadow);
-    return 1;
-  }
-  qsort(f.aggs.v, f.aggs.n, sizeof *f.aggs.v, cmp_excl);
+  TraceRun run;
+  bool missing;
+  if (trace_run_open("prune", o->config, o->trace, o->stale, false, &missing, &run, d)) return 1;
   TextEdits e = {0};
   VEC(const Rule *) done = {0};
   Buf what = {0};
   int status = 1;
   size_t removed = 0;
-  for (size_t i = 0; i < f.aggs.n; i++) {
-    const Agg *a = &f.aggs.v[i];
+  for (size_t i = 0; i < run.f.aggs.n; i++) {
+    const Agg *a = &run.f.aggs.v[i];
     double mean_us = (double)a->incl / (double)a->count / 1e3;
     if ((long)a->count < o->min_calls || mean_us >= o->max_mean_us) continue;
     printf("prune: %-40s %llu calls, mean %.3f us", a->name, (unsigned long long)a->count, mean_us);
     Origin org;
     const Rule *ru = NULL;
-    if (locate(&mans, a, o->out, env_shadow, &org) == 0 && org.rule_at) ru = rule_at(&rules, org.rule_at);
+    if (locate(&run.mans, a, o->out, run.env_shadow, &org) == 0 && org.rule_at) ru = rule_at(&run.rules, org.rule_at);
     bool seen = false;
     for (size_t k = 0; k < done.n; k++) seen |= done.v[k] == ru;
     if (!ru) {
       printf(": no rule of %s made it (full trace?); exclude it by hand\n", o->config);
     } else if (seen) {
       printf(": its rule is removed already\n");
-    } else if (ruledit_remove_node(&rules.doc, ru->at, &e, d) == 0) {
+    } else if (ruledit_remove_node(&run.rules.doc, ru->at, &e, d) == 0) {
       printf(": rule at %s:%d removed\n", o->config, ru->at->line);
       vec_push(&done, ru);
       buf_printf(&what, "%s%s", what.len ? ", " : "", a->name);
@@ -771,9 +798,9 @@ static int prune(const PruneOpts *o, Diags *d) {
     status = 0;
   } else {
     size_t len;
-    char *text = ruledit_apply(rules.doc.src, rules.doc.len, &e, &len);
+    char *text = ruledit_apply(run.rules.doc.src, run.rules.doc.len, &e, &len);
     char *w = xasprintf("removed %s", what.s);
-    if (history_commit(o->config, rules.doc.src, rules.doc.len, text, len, &e, "prune", w, NULL, d) == 0) {
+    if (history_commit(o->config, run.rules.doc.src, run.rules.doc.len, text, len, &e, "prune", w, NULL, d) == 0) {
       printf("prune: %zu rule%s removed from %s\n", removed, removed == 1 ? "" : "s", o->config);
       status = 0;
     }
@@ -783,10 +810,7 @@ static int prune(const PruneOpts *o, Diags *d) {
   buf_free(&what);
   vec_free(&done);
   textedits_free(&e);
-  manifests_free(&mans);
-  free(env_shadow);
-  figures_free(&f);
-  rules_free(&rules);
+  trace_run_close(&run);
   return status;
 }
 

@@ -1,6 +1,6 @@
 /* feedback: `ncrewrite feedback` adds one line range to a rule file, checked
- * against the source by the rewriter itself; also the subcommand dispatch
- * and the check that drill shares.
+ * against the source by the rewriter itself; also the check that drill
+ * shares (the subcommand table is subcommands.c).
  *
  *   ncrewrite feedback --config R --src SRC --module M --lines A-B
  *                      [--function F] [--name N] [--context CLASS]
@@ -428,21 +428,4 @@ int cmd_feedback(int argc, char **argv) {
   if (rc == 1) fprintf(stderr, "ncrewrite: %s left unchanged\n", o.config);
   diags_free(&d);
   return rc;
-}
-
-/* ---- dispatch ----------------------------------------------------------- */
-
-bool subcommand_run(int argc, char **argv, int *status) {
-  static const struct {
-    const char *name;
-    int (*fn)(int, char **);
-  } cmds[] = {{"feedback", cmd_feedback}, {"drill", cmd_drill}, {"prune", cmd_prune},
-                 {"config", cmd_config}, {"export-nsys", cmd_export_nsys}};
-  if (argc < 2) return false;
-  for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
-    if (!strcmp(argv[1], cmds[i].name)) {
-      *status = cmds[i].fn(argc - 1, argv + 1);
-      return true;
-    }
-  return false;
 }

@@ -13,15 +13,7 @@
 #include "history.h"
 #include "ruledit.h"
 
-/* ncrewrite SUBCOMMAND ...: true when argv[1] names a subcommand; its exit
- * status is then in *status. */
-bool subcommand_run(int argc, char **argv, int *status);
-
-int cmd_feedback(int argc, char **argv);
-int cmd_drill(int argc, char **argv);
-int cmd_prune(int argc, char **argv);
-int cmd_config(int argc, char **argv);
-int cmd_export_nsys(int argc, char **argv);
+#include "subcommands.h" /* the cmd_ functions this file's commands define */
 
 /* A module named on the command line (dotted name or path under SRC). */
 typedef struct {

@@ -51,6 +51,11 @@
 #define NCRT_ENV_GZIP_LEVEL "NCRT_GZIP_LEVEL"
 #define NCRT_ENV_CUPTI_LIB "NCRT_CUPTI_LIB"
 #define NCRT_ENV_TORCH "NCRT_TORCH"
+/* ncrun --backend torch: the backend in use, and the torch profiler's
+ * options (read by python/torch_backend/) */
+#define NCRT_ENV_BACKEND "NCRT_BACKEND"
+#define NCRT_ENV_WITH_STACK "NCRT_WITH_STACK"
+#define NCRT_ENV_RECORD_SHAPES "NCRT_RECORD_SHAPES"
 /* 1: loaded in-process by the Python package: capture starts off, and at
  * exit a trace is written only if capture is on (a profiled region still
  * open); the package's profilers start, stop and write */

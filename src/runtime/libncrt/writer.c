@@ -417,9 +417,9 @@ static void put_span(Gz *g, int pid, const DoneSpan *d) {
   put_annotation(g, 0, b->name, pid, LANE_TID(d->lane, b->tid), b->start);
   PUTS(g, ",\"dur\":");
   put_us(g, (int64_t)(d->end - b->start));
-  PUTS(g, ",\"args\":{\"start/end\":true,\"range id\":");
+  PUTS(g, ",\"range id\":"); /* per call: beside args, as a range's depth is */
   put_u64(g, b->id);
-  PUTS(g, ",\"thread\":");
+  PUTS(g, ",\"args\":{\"start/end\":true,\"thread\":");
   put_u64(g, b->tid);
   if (!d->end_tid) {
     PUTS(g, ",\"open at exit\":true");
@@ -1373,23 +1373,50 @@ static RtGpuRec *gpu_records(Gz *g, const Src *s, size_t *n) {
 
 static const Src *src;
 
+/* A range's depth is a member of the event, not of its args: args hold
+ * what is the same for every call of a name (its file and line, domain,
+ * category) and the rare per-call flags, so a viewer that keys a function
+ * by its name and args (speedscope: name + JSON of args) sees one function
+ * per range name; an event with nothing for args has none. Viewers ignore
+ * members they do not know (Perfetto, chrome://tracing, TensorBoard). */
 static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, uint16_t dom, int jumped) {
-  PUTS(g, ",\"args\":{\"depth\":");
+  PUTS(g, ",\"depth\":");
   put_u64(g, depth);
-  put_location(g, name);
+  const char *file = NULL;
+  int line = 0;
+  /* in the process from its names, in the finalizer from a hand-over (loc_of) */
+  int located = loc_of && loc_of(name, &file, &line);
+  if (!located && !dom && !cat && !jumped) {
+    PUTS(g, "}");
+    return;
+  }
+  PUTS(g, ",\"args\":{");
+  int n = 0; /* members written: a comma before each but the first */
+  if (located) {
+    PUTS(g, "\"file\":");
+    put_jstr(g, file);
+    PUTS(g, ",\"line\":");
+    put_i64(g, line);
+    n++;
+  }
   if (dom) {
     const char *d = src->domain_json(dom);
-    PUTS(g, ",\"domain\":");
+    if (n++) PUTS(g, ",");
+    PUTS(g, "\"domain\":");
     put(g, d, strlen(d));
   }
   if (cat) {
     const char *cn = src->cat_json(cat);
-    PUTS(g, ",\"category\":");
+    if (n++) PUTS(g, ",");
+    PUTS(g, "\"category\":");
     if (cn) put(g, cn, strlen(cn));
     else put_u64(g, cat);
   }
   /* closed when a longjmp left its frame (longjmp.c) */
-  if (jumped) PUTS(g, ",\"longjmp\":true");
+  if (jumped) {
+    if (n++) PUTS(g, ",");
+    PUTS(g, "\"longjmp\":true");
+  }
   PUTS(g, "}}");
 }
 
@@ -1617,14 +1644,15 @@ static void trace_tail(Gz *g, const Src *s, BodyState *st_, RtGpuRec *gpu, size_
     put_annotation(g, 0, f->name, pid, f->tid, a);
     PUTS(g, ",\"dur\":");
     put_us(g, (int64_t)(now > a ? now - a : 0));
-    PUTS(g, ",\"args\":{\"depth\":");
+    PUTS(g, ",\"depth\":");
     put_u64(g, f->depth);
+    PUTS(g, ",\"args\":{\"open at exit\":true");
     if (f->domain) {
       const char *d = s->domain_json(f->domain);
       PUTS(g, ",\"domain\":");
       put(g, d, strlen(d));
     }
-    PUTS(g, ",\"open at exit\":true}}");
+    PUTS(g, "}}");
     TidSpans *keep_open = spans_for(f->tid);
     if (keep_open) spans_add(keep_open, a, now, f->name, f->depth);
   }

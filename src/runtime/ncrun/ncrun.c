@@ -73,35 +73,14 @@ static const char usage[] =
     "  -q, --quiet             no ncrun messages\n"
     "  -V, --version           print the version\n";
 
-static int quiet;
+#define quiet ncrun_quiet
 static int preload = 1;
 
 #define say ncrun_say
 #define exists ncrun_exists
 #define mkdirs ncrun_mkdirs
-void ncrun_say(const char *fmt, ...) {
-  if (quiet) return;
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("ncrun: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
 
-int ncrun_exists(const char *p) { return access(p, F_OK) == 0; }
 
-char *ncrun_read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  Buf b = {0};
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_add(&b, chunk, n);
-  fclose(f);
-  if (len) *len = b.len;
-  return buf_steal(&b);
-}
 
 /* FNV-1a 64 of a file's bytes as 16 hex digits (env.json's hashes) */
 static void file_hash(const char *text, size_t len, char hex[17]) {
@@ -161,17 +140,6 @@ static void prepend(const char *var, const char *dir) {
   free(v);
 }
 
-int ncrun_mkdirs(const char *path) {
-  char tmp[PATH_MAX];
-  snprintf(tmp, sizeof tmp, "%s", path);
-  for (char *p = tmp + 1; *p; p++)
-    if (*p == '/') {
-      *p = 0;
-      if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
-      *p = '/';
-    }
-  return mkdir(tmp, 0777) && errno != EEXIST ? -1 : 0;
-}
 
 /* The trace's name: the script (x.py, -m module) or the program; behind a
  * launcher (mpirun -np 4 ./solver, srun -n 2 ./a.out) the program it
@@ -429,24 +397,6 @@ static int python_name(const char *path) {
   return b[6 + strspn(b + 6, "0123456789.")] == 0;
 }
 
-/* execvp's search: the file cmd would run */
-int ncrun_resolve_cmd(const char *cmd, char *out, size_t n) {
-  if (strchr(cmd, '/')) {
-    snprintf(out, n, "%s", cmd);
-    return access(out, X_OK) == 0;
-  }
-  const char *path = getenv("PATH");
-  if (!path) path = "/usr/local/bin:/usr/bin:/bin";
-  for (const char *p = path; *p;) {
-    size_t l = strcspn(p, ":");
-    snprintf(out, n, "%.*s%s%s", (int)l, p, l ? "/" : "", cmd);
-    struct stat st;
-    if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) return 1;
-    p += l;
-    if (*p == ':') p++;
-  }
-  return 0;
-}
 
 /* Collect the interpreter flags that change what it imports (-I -E -s -S)
  * from a Python command line's options, up to the script, -c or -m. */
@@ -651,118 +601,6 @@ static int finalize(const char *lib, const char *dir) {
   return fn(dir, 0);
 }
 
-/* Signals ncrun gets are passed on to the command, except those the
- * command got anyway: a key typed at the terminal (^C SIGINT, ^\\ SIGQUIT)
- * is sent by the kernel (si_code SI_KERNEL) to the whole foreground process
- * group, the command included while it stays in ncrun's group; passing it on
- * would deliver it twice (a second ^C that interrupts the program's own
- * clean-up: 130 instead of 0). Signals sent by a process (kill, a
- * supervisor, ncrun's parent) are passed on. */
-static volatile pid_t child;
-
-/* The process group of pid, read from /proc/PID/stat ("pid (comm) S ppid
- * pgrp ..."), or -1: open, read and close are async-signal-safe, getpgid
- * is not. */
-static pid_t pgid_of(pid_t pid) {
-  char path[32] = "/proc/", digits[16], buf[512];
-  int nd = 0, np = 6;
-  for (unsigned long v = (unsigned long)pid; nd == 0 || v; v /= 10) digits[nd++] = (char)('0' + v % 10);
-  while (nd) path[np++] = digits[--nd];
-  memcpy(path + np, "/stat", 6);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return -1;
-  char *p = NULL;
-  for (ssize_t i = 0; i < n; i++) /* comm may hold ')': the last one ends it */
-    if (buf[i] == ')') p = buf + i + 1;
-  for (int field = 0; p && p < buf + n && field < 3; p++) /* " S ppid " */
-    if (*p == ' ') field++;
-  if (!p) return -1;
-  long g = 0;
-  for (; p < buf + n && *p >= '0' && *p <= '9'; p++) g = g * 10 + (*p - '0');
-  return (pid_t)g;
-}
-
-static void forward(int sig, siginfo_t *si, void *uc) {
-  (void)uc;
-  int saved = errno;
-  pid_t c = child;
-  if (c > 0 && !((sig == SIGINT || sig == SIGQUIT) && si && si->si_code == SI_KERNEL && pgid_of(c) == getpgrp()))
-    kill(c, sig);
-  errno = saved;
-}
-
-/* The signals forward() passes on are blocked from before a fork until
- * `child` is set (one that comes meanwhile waits, then goes to the child);
- * the child puts them back to the default and unblocks them before exec. */
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-
-static void forwarded_block(sigset_t *old) {
-  sigset_t set;
-  sigemptyset(&set);
-  for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++) sigaddset(&set, forwarded[i]);
-  sigprocmask(SIG_BLOCK, &set, old);
-}
-
-static void forwarded_child(const sigset_t *old) {
-  for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++) signal(forwarded[i], SIG_DFL);
-  sigprocmask(SIG_SETMASK, old, NULL);
-}
-
-/* env["stages"] += {stage, argv, stdout, status, seconds} (none without env or stage) */
-static void record_stage(cJSON *env, const char *stage, char *const *argv, const char *out_path, int rc,
-                         const struct timespec *t0, const struct timespec *t1) {
-  cJSON *stages = env ? cJSON_GetObjectItem(env, "stages") : NULL;
-  if (!stages || !stage) return;
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "stage", stage);
-  cJSON *a = cJSON_AddArrayToObject(o, "argv");
-  for (int i = 0; argv[i]; i++) cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
-  if (out_path) cJSON_AddStringToObject(o, "stdout", out_path);
-  cJSON_AddNumberToObject(o, "status", rc);
-  cJSON_AddNumberToObject(o, "seconds", (double)(t1->tv_sec - t0->tv_sec) + (t1->tv_nsec - t0->tv_nsec) / 1e9);
-  cJSON_AddItemToArray(stages, o);
-}
-
-/* One stage: argv run as ncrun's child (see ncrun.h). */
-int ncrun_stage(cJSON *env, const char *stage, char *const *argv, const char *out_path) {
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  pid_t self_pid = getpid();
-  fflush(NULL);
-  sigset_t old;
-  forwarded_block(&old);
-  pid_t pid = fork();
-  if (pid < 0) {
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    say("fork: %s", strerror(errno));
-    return 127;
-  }
-  if (pid == 0) {
-    forwarded_child(&old);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != self_pid) _exit(128 + SIGKILL);
-    if (out_path) {
-      int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-      if (fd < 0 || dup2(fd, 1) < 0) _exit(127);
-    }
-    execvp(argv[0], argv);
-    fprintf(stderr, "ncrun: cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
-  }
-  child = pid;
-  sigprocmask(SIG_SETMASK, &old, NULL);
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  child = 0;
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  int rc = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
-  record_stage(env, stage, argv, out_path, rc, &t0, &t1);
-  return rc;
-}
 
 /* qsort hands pointers to the elements (char *), not the strings */
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -1075,10 +913,10 @@ int main(int argc, char **argv) {
       reuse = v;
     } else if (OPT("--", "--with-stack")) {
       cJSON_AddTrueToObject(opts, "with-stack");
-      setenv("NCRT_WITH_STACK", "1", 1);
+      setenv(NCRT_ENV_WITH_STACK, "1", 1);
     } else if (OPT("--", "--record-shapes")) {
       cJSON_AddTrueToObject(opts, "record-shapes");
-      setenv("NCRT_RECORD_SHAPES", "1", 1);
+      setenv(NCRT_ENV_RECORD_SHAPES, "1", 1);
     } else if (OPT("--", "--no-summary") || OPT("--", "--summary")) {
       summary = a[2] == 's';
     } else if (OPT("--", "--no-preload")) {
@@ -1238,7 +1076,7 @@ int main(int argc, char **argv) {
     char hook[PATH_MAX + 16];
     snprintf(hook, sizeof hook, "%s/torch_backend", pydir);
     prepend("PYTHONPATH", hook);
-    setenv("NCRT_BACKEND", "torch", 1);
+    setenv(NCRT_ENV_BACKEND, "torch", 1);
     setenv(NCRT_ENV_TORCH, "1", 1);
     preload = 0;
   }
@@ -1269,17 +1107,9 @@ int main(int argc, char **argv) {
   }
   if (!quiet) check_python(cmd, pydir);
   if (!quiet && shadow) check_shadow(cmd, shadow);
-  /* installed before the fork and blocked across it (forwarded_block): a
-   * signal that comes meanwhile is passed on once `child` is set */
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = forward;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-  sigaction(SIGQUIT, &sa, NULL);
+  /* installed before the fork and blocked across it (ncrun_forward_block):
+   * a signal that comes meanwhile is passed on once the child is set */
+  ncrun_forward_signals();
   int st = 0, ntraces = 0;
   char **traces = NULL;
   if (reuse) goto stage2;
@@ -1290,7 +1120,7 @@ int main(int argc, char **argv) {
   int exec_pipe[2] = {-1, -1}; /* the child's exec errno, if exec fails (closed by a good exec) */
   if (pipe2(exec_pipe, O_CLOEXEC) != 0) exec_pipe[0] = exec_pipe[1] = -1;
   sigset_t unblocked;
-  forwarded_block(&unblocked);
+  ncrun_forward_block(&unblocked);
   /* test hook: a SIGTERM between the handler and the fork */
   if (getenv("NCRUN_TEST_TERM_AT_FORK")) raise(SIGTERM);
   pid_t forked = fork();
@@ -1301,7 +1131,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (forked == 0) {
-    forwarded_child(&unblocked);
+    ncrun_forward_child(&unblocked);
     /* the command dies with ncrun: killed (SIGKILL, the OOM killer) ncrun
      * cannot pass anything on, and an orphan would run on unwatched; if
      * ncrun died before this line, its death was missed: go now */
@@ -1320,13 +1150,13 @@ int main(int argc, char **argv) {
     }
     _exit(127);
   }
-  child = forked;
+  ncrun_set_child(forked);
   sigprocmask(SIG_SETMASK, &unblocked, NULL);
   if (exec_pipe[1] >= 0) close(exec_pipe[1]);
   int exec_err = 0;
-  while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
+  while (waitpid(forked, &st, 0) < 0 && errno == EINTR) {
   }
-  child = 0;
+  ncrun_set_child(0);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (exec_pipe[0] >= 0) {
     if (read(exec_pipe[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err) exec_err = 0;
@@ -1350,7 +1180,7 @@ int main(int argc, char **argv) {
     return 127;
   }
   int rc = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
-  record_stage(env, is_deep ? "stage1" : backend, cmd, NULL, rc, &t0, &t1);
+  ncrun_record_stage(env, is_deep ? "stage1" : backend, cmd, NULL, rc, &t0, &t1);
   ncrun_save_env(dir, env);
   if (exists(lib) && !torch) finalize(lib, dir);
   {

@@ -1,6 +1,6 @@
 /* ncrun.h: what ncrun's files share (ncrun.c: options, the run directory,
  * the collector stage; deep.c: the Nsight Compute and Nsight Systems
- * stages). Internal to the ncrun program; nothing here is installed.
+ * stages; proc.c: messages, files, the processes ncrun starts). Internal to the ncrun program; nothing here is installed.
  *
  * Ownership: a Stage's argv and the strings of a Deep belong to the caller;
  * the env.json document (cJSON) belongs to ncrun.c's main, which writes it
@@ -9,8 +9,13 @@
 #define NCRUN_H
 
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stddef.h>
+#include <sys/types.h>
 
+/* proc.c: messages (none with ncrun_quiet), files, the processes ncrun
+ * starts. */
+extern int ncrun_quiet;
 void ncrun_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ncrun_exists(const char *p);
 int ncrun_mkdirs(const char *path);
@@ -26,6 +31,21 @@ int ncrun_resolve_cmd(const char *cmd, char *out, size_t n);
  * it could not start. The stage is appended to env["stages"] with its argv,
  * status and wall seconds. */
 int ncrun_stage(cJSON *env, const char *stage, char *const *argv, const char *out_path);
+
+/* Signals ncrun gets (INT, TERM, HUP, QUIT) passed on to the child set by
+ * ncrun_set_child (0: none), except a terminal's key the child got anyway.
+ * ncrun_forward_block holds them from before a fork until the child is
+ * set; in the child, ncrun_forward_child puts them back to the default. */
+void ncrun_forward_signals(void);
+void ncrun_forward_block(sigset_t *old);
+void ncrun_forward_child(const sigset_t *old);
+void ncrun_set_child(pid_t pid);
+
+/* env["stages"] += {stage, argv, stdout, status, seconds} of a stage that
+ * ran from t0 to t1 (nothing without env or stage). */
+struct timespec;
+void ncrun_record_stage(cJSON *env, const char *stage, char *const *argv, const char *out_path, int rc,
+                        const struct timespec *t0, const struct timespec *t1);
 
 /* env.json written again, atomically (a temporary file renamed). */
 void ncrun_save_env(const char *dir, cJSON *env);

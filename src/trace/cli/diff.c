@@ -17,9 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char USAGE[] = "usage: nctrace diff A B [--format md|json] [-o OUT] [--top N] [--step GLOB]\n"
-                            "       nctrace diff A1 A2... -- B1 B2... [the same options]";
-
 typedef struct {
   const char *format, *out;
   VEC(const char *) runs[2]; /* side A's runs, side B's */
@@ -29,38 +26,46 @@ typedef struct {
 
 /* 0, or 2 after saying what is wrong. Without "--", exactly two runs (A,
  * B); with it, one or more on each side of it. */
-static bool takes_value(const char *s) {
-  return !strcmp(s, "--format") || !strcmp(s, "-o") || !strcmp(s, "--step") || !strcmp(s, "--top");
-}
-
 static int parse_args(int argc, char **argv, DiffArgs *a) {
   int side = 0;
   bool sides = false, dashes = false; /* "--" is somewhere; it was passed */
   for (int i = 1; i < argc; i++) {
-    if (takes_value(argv[i])) i++;
+    if (opt_takes_value("diff", argv[i])) i++;
     else if (!strcmp(argv[i], "--")) sides = true;
   }
   for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (!strcmp(s, "--format") && i + 1 < argc) a->format = argv[++i];
-    else if (!strcmp(s, "-o") && i + 1 < argc) a->out = argv[++i];
-    else if (!strcmp(s, "--step") && i + 1 < argc) a->opt.step_glob = argv[++i];
-    else if (!strcmp(s, "--top") && i + 1 < argc) {
-      if (!parse_count(argv[++i], &a->top)) return nct_error("diff: --top takes a count (0: all), not '%s'", argv[i]), 2;
-    } else if (!strcmp(s, "--")) {
-      if (dashes) return nct_error("diff: '--' separates the two sides once\n%s", USAGE), 2;
-      dashes = true;
-      side = 1;
-    } else if (s[0] == '-' && s[1]) return nct_error("diff: unknown or incomplete option '%s'", s), 2;
-    else if (!sides && a->runs[0].n == 2) return nct_error("diff: compares two runs; '%s' is a third (several runs per side: A1 A2 -- B1 B2)\n%s", s, USAGE), 2;
-    else vec_push(&a->runs[side], s);
+    const char *v, *s = argv[i];
+    switch (opt_next("diff", argc, argv, &i, &v)) {
+    case DIF_FORMAT: a->format = v; break;
+    case DIF_OUT: a->out = v; break;
+    case DIF_STEP: a->opt.step_glob = v; break;
+    case DIF_TOP:
+      if (!parse_count(v, &a->top)) return nct_error("diff: --top takes a count (0: all), not '%s'", v), 2;
+      break;
+    case OPT_ARG:
+      if (!strcmp(s, "--")) {
+        if (dashes) return usage_error("diff", "diff: '--' separates the two sides once");
+        dashes = true;
+        side = 1;
+      } else if (!sides && a->runs[0].n == 2) {
+        Buf why = {0};
+        buf_printf(&why, "diff: compares two runs; '%s' is a third (several runs per side: A1 A2 -- B1 B2)", s);
+        int rc = usage_error("diff", why.s);
+        buf_free(&why);
+        return rc;
+      } else {
+        vec_push(&a->runs[side], s);
+      }
+      break;
+    default: return 2;
+    }
   }
   if (!dashes && a->runs[0].n == 2) { /* A B */
     vec_push(&a->runs[1], a->runs[0].v[1]);
     a->runs[0].n = 1;
   }
   if (!a->runs[0].n || !a->runs[1].n || (strcmp(a->format, "md") && strcmp(a->format, "json")))
-    return nct_error("%s", USAGE), 2;
+    return usage_error("diff", NULL);
   return 0;
 }
 

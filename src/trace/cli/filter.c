@@ -117,23 +117,27 @@ int cmd_filter(int argc, char **argv) {
   FilterOptions f = {NULL, 0, false, false};
   const char *in = NULL, *out = NULL;
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-o") && i + 1 < argc) out = argv[++i];
-    else if (!strcmp(a, "--min-dur-us") && i + 1 < argc) {
-      char *end;
-      double us = strtod(argv[++i], &end);
-      if (*end || us < 0) return nct_error("filter: --min-dur-us wants a number >= 0, not '%s'", argv[i]), 2;
+    const char *v;
+    char *end;
+    double us;
+    switch (opt_next("filter", argc, argv, &i, &v)) {
+    case FIL_OUT: out = v; break;
+    case FIL_MIN_DUR:
+      us = strtod(v, &end);
+      if (*end || us < 0) return nct_error("filter: --min-dur-us wants a number >= 0, not '%s'", v), 2;
       f.min_dur = (int64_t)(us * 1000.0 + 0.5);
-    } else if (!strcmp(a, "--include-cuda-kernels")) f.kernels = true;
-    else if (!strcmp(a, "--include-direct-children")) f.children = true;
-    else if (!strcmp(a, "--name") && i + 1 < argc) f.name_glob = argv[++i];
-    else if (a[0] == '-' && a[1]) return nct_error("filter: unknown or incomplete option '%s'", a), 2;
-    else if (!in) in = a;
-    else return nct_error("filter: one input trace only (got '%s' and '%s')", in, a), 2;
+      break;
+    case FIL_KERNELS: f.kernels = true; break;
+    case FIL_CHILDREN: f.children = true; break;
+    case FIL_NAME: f.name_glob = v; break;
+    case OPT_ARG:
+      if (in) return nct_error("filter: one input trace only (got '%s' and '%s')", in, argv[i]), 2;
+      in = argv[i];
+      break;
+    default: return 2;
+    }
   }
-  if (!in || !out)
-    return nct_error("usage: nctrace filter TRACE -o OUT [--min-dur-us X] [--include-cuda-kernels] "
-                 "[--include-direct-children] [--name GLOB]"), 2;
+  if (!in || !out) return usage_error("filter", NULL);
   Model m = {0};
   if (model_load(&m, in) < 0) {
     model_free(&m);

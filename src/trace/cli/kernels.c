@@ -20,8 +20,6 @@
 
 enum { SEEN_LISTED = 20 };
 
-static const char USAGE[] = "usage: nctrace kernels TRACE... [--range GLOB] [--top N] [--format md|tsv|json] [-o OUT]";
-
 static void tsv_name(Buf *b, const char *s) {
   for (; *s; s++) {
     switch (*s) {
@@ -161,25 +159,24 @@ int cmd_kernels(int argc, char **argv) {
   VEC(const char *) files = {0};
   int rc = 1;
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--range") && i + 1 < argc) glob = argv[++i];
-    else if (!strcmp(a, "--format") && i + 1 < argc) format = argv[++i];
-    else if (!strcmp(a, "-o") && i + 1 < argc) out = argv[++i];
-    else if (!strcmp(a, "--top") && i + 1 < argc) {
-      if (!parse_count(argv[++i], &top)) {
-        nct_error("kernels: --top takes a count (0: all), not '%s'", argv[i]);
+    const char *v;
+    switch (opt_next("kernels", argc, argv, &i, &v)) {
+    case KER_RANGE: glob = v; break;
+    case KER_FORMAT: format = v; break;
+    case KER_OUT: out = v; break;
+    case KER_TOP:
+      if (!parse_count(v, &top)) {
+        nct_error("kernels: --top takes a count (0: all), not '%s'", v);
         rc = 2;
         goto done;
       }
-    } else if (a[0] == '-' && a[1]) {
-      nct_error("kernels: unknown or incomplete option '%s'", a);
-      rc = 2;
-      goto done;
-    } else vec_push(&files, a);
+      break;
+    case OPT_ARG: vec_push(&files, argv[i]); break;
+    default: rc = 2; goto done;
+    }
   }
   if (!files.n || (strcmp(format, "md") && strcmp(format, "tsv") && strcmp(format, "json"))) {
-    nct_error("%s", USAGE);
-    rc = 2;
+    rc = usage_error("kernels", NULL);
     goto done;
   }
   for (size_t i = 0; i < files.n; i++)

@@ -9,42 +9,16 @@
 #include <stdio.h>
 #include <string.h>
 
-/* One usage line per command: `nctrace CMD --help` prints its own. */
-static const struct {
-  const char *cmd, *usage;
-  const char *valued; /* its options that take a value: "--name -h" names "-h" */
-  int (*run)(int, char **);
-} CMDS[] = {
-  {"summary", "nctrace summary TRACE... [--format md|json] [-o OUT] [--top N] [--step GLOB] [--strict]\n"
-              "                       [--ncu CSV] [--nsys CSV]\n",
-   " --format -o --top --step --ncu --nsys ", cmd_summary},
-  {"filter", "nctrace filter TRACE -o OUT [--min-dur-us X] [--include-cuda-kernels]\n"
-             "                      [--include-direct-children] [--name GLOB]\n", " -o --min-dur-us --name ", cmd_filter},
-  {"merge", "nctrace merge RANK_TRACE... -o OUT\n", " -o ", cmd_merge},
-  {"report", "nctrace report TRACE... -o report.html [--top N] [--step GLOB] [--compare TRACE]...\n"
-             "                      [--shadow DIR]\n",
-   " -o --top --step --compare --shadow ", cmd_report},
-  {"kernels", "nctrace kernels TRACE... [--range GLOB] [--top N] [--format md|tsv|json] [-o OUT]\n",
-   " --range --top --format -o ", cmd_kernels},
-  {"diff", "nctrace diff A B [--format md|json] [-o OUT] [--top N] [--step GLOB]\n"
-           "       nctrace diff A1 A2... -- B1 B2... [the same options]\n", " --format -o --top --step ",
-   cmd_diff},
-};
-
-static bool is_value_of(const char *valued, const char *opt) {
-  char key[64];
-  snprintf(key, sizeof key, " %s ", opt);
-  return strlen(opt) < sizeof key - 2 && strstr(valued, key);
-}
 static const char FOOTER[] =
   "TRACE: .json or .json.gz; OUT ending in .gz is written gzip-compressed.\n"
   "-q, --quiet (any command): no progress bar while big traces are read (it is\n"
   "only ever drawn on a terminal). --version: the version. docs/nctrace.md and\n"
   "nctrace(1) explain each figure.\n";
 
+/* The usage of every command (the table's, commands.c), or of one. */
 static void usage(FILE *f, int only) {
-  for (int i = 0; i < (int)(sizeof CMDS / sizeof *CMDS); i++)
-    if (only < 0 || only == i) fprintf(f, "%s%s", only < 0 && i ? "       " : "usage: ", CMDS[i].usage);
+  for (int i = 0; i < (int)NCT_NCOMMANDS; i++)
+    if (only < 0 || only == i) fprintf(f, "%s%s", only < 0 && i ? "       " : "usage: ", NCT_COMMANDS[i].usage);
   fputs(FOOTER, f);
 }
 
@@ -71,14 +45,16 @@ int main(int argc, char **argv) {
     printf("nctrace %s\n", NC_VERSION);
     return 0;
   }
-  for (int c = 0; c < (int)(sizeof CMDS / sizeof *CMDS); c++) {
-    if (strcmp(argv[1], CMDS[c].cmd)) continue;
+  for (int c = 0; c < (int)NCT_NCOMMANDS; c++) {
+    const Command *cmd = &NCT_COMMANDS[c];
+    if (strcmp(argv[1], cmd->name)) continue;
+    /* -h / --help anywhere, unless it is an option's value (-o --help) */
     for (int i = 2; i < argc; i++)
-      if ((!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) && !is_value_of(CMDS[c].valued, argv[i - 1])) {
+      if ((!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) && (i == 2 || !opt_takes_value(cmd->name, argv[i - 1]))) {
         usage(stdout, c);
         return 0;
       }
-    return CMDS[c].run(argc - 1, argv + 1);
+    return cmd->run(argc - 1, argv + 1);
   }
   fprintf(stderr, "nctrace: unknown command '%s'\n", argv[1]);
   usage(stderr, -1);

@@ -100,15 +100,16 @@ int cmd_merge(int argc, char **argv) {
   const char *out = NULL;
   VEC(const char *) files = {0};
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
-    else if (argv[i][0] == '-' && argv[i][1]) {
-      vec_free(&files);
-      return nct_error("merge: unknown or incomplete option '%s'", argv[i]), 2;
-    } else vec_push(&files, argv[i]);
+    const char *v;
+    switch (opt_next("merge", argc, argv, &i, &v)) {
+    case MRG_OUT: out = v; break;
+    case OPT_ARG: vec_push(&files, argv[i]); break;
+    default: vec_free(&files); return 2;
+    }
   }
   if (!out || !files.n) {
     vec_free(&files);
-    return nct_error("usage: nctrace merge RANK_TRACE... -o OUT"), 2;
+    return usage_error("merge", NULL);
   }
   Model m = {0};
   int rc = 1;

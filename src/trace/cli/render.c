@@ -642,26 +642,18 @@ static void throttled_json(Buf *b, const Model *m) {
   buf_putc(b, ',');
 }
 
-void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
-  Buf md = {0}, tmp = {0};
-  Doc doc = {0};
-  summary_doc_deep(m, s, deep, &doc);
-  doc_write_md(&doc, &md);
-  doc_free(&doc);
-  buf_putc(b, '{');
-  json_str(b, "markdown", md.s);
-  json_key(b, "structured");
-  buf_putc(b, '{');
-
+/* The sections of summary_json's "structured" object, in its order; each
+ * writes its member and the comma after it. */
+static void json_operations(const Model *m, const Summary *s, Buf *b, Buf *tmp) {
   json_key(b, "operations");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->ranges.n && i < s->opt.top_ranges; i++) {
     const RangeRow *r = &s->ranges.v[i];
     buf_putc(b, '{');
     json_str(b, "name", range_row_name(m, s, r));
-    tmp.len = 0;
-    kinds_text(r->kinds, &tmp);
-    json_str(b, "kind", tmp.s);
+    tmp->len = 0;
+    kinds_text(r->kinds, tmp);
+    json_str(b, "kind", tmp->s);
     json_int(b, "count", (long long)r->count);
     json_us(b, "inclusive_us", r->incl);
     json_us(b, "exclusive_us", r->excl);
@@ -686,7 +678,10 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   json_end(b, ']');
   buf_putc(b, ',');
   json_int(b, "operation_names", (long long)s->ranges.n);
+}
 
+static void json_bottlenecks(const Model *m, const Summary *s, Buf *b) {
+  (void)m;
   json_key(b, "bottlenecks");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->bottlenecks.n; i++) {
@@ -709,7 +704,9 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   }
   json_end(b, ']');
   buf_putc(b, ',');
+}
 
+static void json_kernels(const Model *m, const Summary *s, Buf *b) {
   json_key(b, "kernels");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->kernels.n && i < s->opt.top_kernels; i++) {
@@ -728,7 +725,9 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   }
   json_end(b, ']');
   buf_putc(b, ',');
+}
 
+static void json_ranks(const Model *m, const Summary *s, Buf *b) {
   json_key(b, "ranks");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->ranks.n; i++) {
@@ -779,16 +778,18 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   }
   json_end(b, ']');
   buf_putc(b, ',');
+}
 
+static void json_streams(const Model *m, const Summary *s, Buf *b, Buf *tmp) {
   json_key(b, "streams");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->streams.n; i++) {
     const StreamRow *r = &s->streams.v[i];
-    tmp.len = 0;
-    model_thread_label(m, m->traces.v[r->trace], r->thread, &tmp);
+    tmp->len = 0;
+    model_thread_label(m, m->traces.v[r->trace], r->thread, tmp);
     buf_putc(b, '{');
     json_int(b, "rank", (long long)s->ranks.v[r->trace].rank);
-    json_str(b, "stream", tmp.s);
+    json_str(b, "stream", tmp->s);
     json_int(b, "ops", (long long)r->ops);
     json_us(b, "span_us", r->span);
     json_us(b, "idle_us", r->idle);
@@ -800,7 +801,10 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   }
   json_end(b, ']');
   buf_putc(b, ',');
+}
 
+static void json_launches(const Model *m, const Summary *s, Buf *b) {
+  (void)m;
   const LaunchStats *l = &s->launch;
   json_key(b, "launches");
   buf_putc(b, '{');
@@ -814,7 +818,10 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   json_int(b, "delay_outliers", (long long)l->delay_outliers);
   json_end(b, '}');
   buf_putc(b, ',');
+}
 
+static void json_memcpy(const Model *m, const Summary *s, Buf *b) {
+  (void)m;
   json_key(b, "memcpy");
   buf_putc(b, '[');
   for (int k = 0; k < COPY_KINDS; k++) {
@@ -831,7 +838,9 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   }
   json_end(b, ']');
   buf_putc(b, ',');
+}
 
+static void json_steps(const Model *m, const Summary *s, Buf *b) {
   json_key(b, "steps");
   buf_putc(b, '[');
   for (size_t i = 0; i < s->steps.n; i++) {
@@ -847,6 +856,26 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   }
   json_end(b, ']');
   buf_putc(b, ',');
+}
+
+void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
+  Buf md = {0}, tmp = {0};
+  Doc doc = {0};
+  summary_doc_deep(m, s, deep, &doc);
+  doc_write_md(&doc, &md);
+  doc_free(&doc);
+  buf_putc(b, '{');
+  json_str(b, "markdown", md.s);
+  json_key(b, "structured");
+  buf_putc(b, '{');
+  json_operations(m, s, b, &tmp);
+  json_bottlenecks(m, s, b);
+  json_kernels(m, s, b);
+  json_ranks(m, s, b);
+  json_streams(m, s, b, &tmp);
+  json_launches(m, s, b);
+  json_memcpy(m, s, b);
+  json_steps(m, s, b);
 
   deep_json(b, m, s, deep); /* "ncu", "nsys" when there are */
   throttled_json(b, m);     /* "throttled" when there are */

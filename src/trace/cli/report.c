@@ -634,7 +634,154 @@ static const char STYLE[] =
   "th{background:#eee}td.n{text-align:right;font-variant-numeric:tabular-nums}"
   ".cap{color:#555;font-size:12px}code{background:#f0f0f0}";
 
+/* What each page name's events say in their args (the hover): per page
+ * index, [key, raw JSON text, varies, cut] for every key the model kept
+ * (model.h NameArgs), then [null,"",0,0] when keys were left out. Capped
+ * at NAME_ARGS_PAGE_MAX bytes over all names: past it, names have none. */
+enum { NAME_ARGS_PAGE_MAX = 4 << 20 };
+static void name_args_json(const Model *m, const PageNames *pn, Buf *b) {
+  size_t start = b->len, n = 0;
+  for (uint32_t id = 0; id < intern_count(&m->names); id++) {
+    const NameArgs *a = model_name_args(m, id);
+    if (!a || pn->page_of[id] < 0) continue;
+    if (b->len - start > NAME_ARGS_PAGE_MAX) break;
+    buf_printf(b, "%s\"%lld\":[", n++ ? "," : "", (long long)pn->page_of[id]);
+    for (uint32_t k = 0; k < a->n; k++) {
+      buf_puts(b, k ? ",[" : "[");
+      json_script_str(b, a->keys[k].key);
+      buf_putc(b, ',');
+      json_script_str(b, a->keys[k].val);
+      buf_printf(b, ",%d,%d]", a->keys[k].varies, a->keys[k].cut);
+    }
+    if (a->more) buf_puts(b, a->n ? ",[null,\"\",0,0]" : "[null,\"\",0,0]");
+    buf_putc(b, ']');
+  }
+}
+
 static void put_text_asset(Buf *b, const unsigned char *p, size_t n) { buf_add(b, p, n); }
+
+/* What one page shows: the runs, their summaries, the comparison and the
+ * source view's data, made by cmd_report and written by page_write. */
+typedef struct {
+  const char *const *files;
+  size_t nfiles;
+  const Model *m;
+  const Summary *s;
+  const SummaryOptions *opt;
+  const DiffResult *dr; /* NULL: no comparison */
+  char *label_a, *label_b;
+  const Buf *src; /* the source view's JSON member, or NULL */
+  const char *env; /* env.json's text, or NULL */
+} PageIn;
+
+/* The head, the run's files, and the headings of the views the script fills. */
+static void page_head(const PageIn *p, Buf *b) {
+  buf_printf(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+             "<meta name=\"viewport\" content=\"width=device-width\">"
+             "<title>nctrace report</title><style>%s", STYLE);
+  put_text_asset(b, report_css, report_css_len);
+  buf_puts(b, "</style></head><body>\n<h1>nctrace report</h1>\n<div id=\"runhdr\"></div>\n<p class=\"cap\">");
+  for (size_t i = 0; i < p->nfiles; i++) {
+    if (i) buf_puts(b, ", ");
+    buf_puts(b, "<code>");
+    buf_html(b, p->files[i]);
+    buf_puts(b, "</code>");
+  }
+  buf_puts(b, "</p>\n<noscript><p>The pictures are drawn by the page's script; the tables below need "
+              "none.</p></noscript>\n"
+              "<h2>Timeline</h2>\n<div id=\"timeline\" class=\"view\"></div>\n"
+              "<h2>Flame chart of range nesting</h2>\n<div id=\"flame\" class=\"view\"></div>\n");
+  if (p->src) buf_puts(b, "<h2 id=\"source-h\">Source</h2>\n<div id=\"source\" class=\"view\"></div>\n");
+  buf_puts(b, "<h2>Steps and ranks</h2>\n<div id=\"steps\" class=\"view\"></div>\n"
+              "<div id=\"ranks\" class=\"view\"></div>\n");
+}
+
+/* The tables: the comparison's (diff_doc) and the summary's, with the
+ * Nsight Compute / Systems sections of a run directory as summary shows them. */
+static void page_tables(const PageIn *p, Buf *b) {
+  if (p->dr) {
+    buf_puts(b, "<h2>Comparison with <code>");
+    buf_html(b, p->label_b);
+    buf_puts(b, "</code></h2>\n<div id=\"compare\" class=\"view\"></div>\n<div id=\"compare-tables\">\n");
+    Doc cd = {0};
+    diff_doc(p->dr, &(DiffLabels){(const char *const *)&p->label_a, 1, (const char *const *)&p->label_b, 1},
+             p->opt->top_ranges, &cd);
+    doc_write_html(&cd, b);
+    doc_free(&cd);
+    buf_puts(b, "</div>\n");
+  }
+  buf_puts(b, "<div id=\"summary\">\n");
+  Deep deep = {0};
+  if (deep_load(p->m, NULL, 0, NULL, 0, &deep) < 0) { /* reported; the page goes on without them */
+    deep_free(&deep);
+    deep = (Deep){0};
+  }
+  Doc doc = {0};
+  summary_doc_deep(p->m, p->s, &deep, &doc);
+  doc_write_html(&doc, b);
+  doc_free(&doc);
+  deep_free(&deep);
+  buf_puts(b, "</div>\n");
+}
+
+/* The pictures' data (the nc-data script the page draws from). */
+static void page_data(const PageIn *p, Buf *data) {
+  const Model *m = p->m;
+  PageNames pn = {0};
+  pn.page_of = xmalloc((intern_count(&m->names) + 1) * sizeof *pn.page_of);
+  memset(pn.page_of, 0xff, (intern_count(&m->names) + 1) * sizeof *pn.page_of);
+  buf_printf(data, "{\"step_glob\":");
+  json_script_str(data, p->opt->step_glob);
+  buf_putc(data, ',');
+  timeline_json(m, p->s, &pn, data);
+  buf_putc(data, ',');
+  flame_json(m, p->s, &pn, data);
+  buf_putc(data, ',');
+  charts_json(m, p->s, &pn, data);
+  if (p->dr) {
+    buf_putc(data, ',');
+    compare_json(p->dr, p->label_a, p->label_b, data);
+  }
+  if (p->src) {
+    buf_putc(data, ',');
+    buf_add(data, p->src->s, p->src->len);
+  }
+  buf_puts(data, ",\"names\":[");
+  for (size_t i = 0; i < pn.strs.n; i++) {
+    if (i) buf_putc(data, ',');
+    json_script_str(data, pn.strs.v[i]);
+  }
+  buf_puts(data, "],\"name_args\":{");
+  name_args_json(m, &pn, data);
+  buf_puts(data, "},\"name_total\":[");
+  for (size_t i = 0; i < pn.total.n; i++) buf_printf(data, "%s%lld", i ? "," : "", (long long)pn.total.v[i]);
+  buf_puts(data, "]}");
+  free(pn.page_of);
+  vec_free(&pn.strs);
+  for (size_t i = 0; i < pn.extra.n; i++) free(pn.extra.v[i]);
+  vec_free(&pn.extra);
+  vec_free(&pn.total);
+}
+
+/* The whole page into b. */
+static void page_write(const PageIn *p, Buf *b) {
+  page_head(p, b);
+  page_tables(p, b);
+  Buf data = {0};
+  page_data(p, &data);
+  buf_puts(b, "<script type=\"application/json\" id=\"nc-data\">");
+  buf_add(b, data.s, data.len);
+  buf_puts(b, "</script>\n");
+  buf_free(&data);
+  if (p->env) {
+    buf_puts(b, "<script type=\"application/json\" id=\"nc-env\">");
+    buf_puts(b, p->env);
+    buf_puts(b, "</script>\n");
+  }
+  buf_puts(b, "<script>");
+  put_text_asset(b, report_js, report_js_len);
+  buf_puts(b, "</script>\n</body></html>\n");
+}
 
 int cmd_report(int argc, char **argv) {
   Model m = {0}, mb = {0};
@@ -644,31 +791,29 @@ int cmd_report(int argc, char **argv) {
   VEC(const char *) cmp = {0};
   int rc = 1;
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-o") && i + 1 < argc) out = argv[++i];
-    else if (!strcmp(a, "--top") && i + 1 < argc) {
-      if (!parse_count(argv[++i], &opt.top_ranges)) {
-        nct_error("report: --top takes a count (0: all), not '%s'", argv[i]);
+    const char *v;
+    switch (opt_next("report", argc, argv, &i, &v)) {
+    case REP_OUT: out = v; break;
+    case REP_TOP:
+      if (!parse_count(v, &opt.top_ranges)) {
+        nct_error("report: --top takes a count (0: all), not '%s'", v);
         rc = 2;
         goto done;
       }
       opt.top_kernels = opt.top_ranges;
+      break;
+    case REP_STEP: opt.step_glob = v; break;
+    case REP_COMPARE: vec_push(&cmp, v); break;
+    case REP_SHADOW: shadow = v; break;
+    case OPT_ARG: vec_push(&files, argv[i]); break;
+    default: rc = 2; goto done;
     }
-    else if (!strcmp(a, "--step") && i + 1 < argc) opt.step_glob = argv[++i];
-    else if (!strcmp(a, "--compare") && i + 1 < argc) vec_push(&cmp, argv[++i]);
-    else if (!strcmp(a, "--shadow") && i + 1 < argc) shadow = argv[++i];
-    else if (a[0] == '-' && a[1]) {
-      nct_error("report: unknown or incomplete option '%s'", a);
-      rc = 2;
-      goto done;
-    } else vec_push(&files, a);
   }
   if (!files.n || !out) {
-    nct_error("usage: nctrace report TRACE... -o report.html [--top N] [--step GLOB] [--compare TRACE]... "
-              "[--shadow DIR]");
-    rc = 2;
+    rc = usage_error("report", NULL);
     goto done;
   }
+  m.keep_args = true; /* the hover shows what a name's args say */
   for (size_t i = 0; i < files.n; i++)
     if (model_load(&m, files.v[i]) < 0) goto done;
   model_check_ranks(&m);
@@ -678,7 +823,8 @@ int cmd_report(int argc, char **argv) {
   Summary s, sb;
   summary_compute(&m, &opt, &s);
   DiffResult dr = {0};
-  char *label_a = run_label(files.v, files.n), *label_b = cmp.n ? run_label(cmp.v, cmp.n) : NULL;
+  PageIn page = {files.v, files.n, &m, &s, &opt, cmp.n ? &dr : NULL, run_label(files.v, files.n),
+                 cmp.n ? run_label(cmp.v, cmp.n) : NULL, NULL, NULL};
   if (cmp.n) {
     summary_compute(&mb, &opt, &sb);
     diff_compute(&(DiffRun){&m, &s}, 1, &(DiffRun){&mb, &sb}, 1, &dr);
@@ -686,108 +832,22 @@ int cmd_report(int argc, char **argv) {
   /* the source view: the shadow tree's manifest, the user's files */
   char *env_raw = NULL, *env = env_json_text(files.v[0], &env_raw);
   Buf src = {0};
-  bool has_source = source_json(&m, &s, shadow, env_raw, SOURCE_MAX_BYTES, &src);
+  if (source_json(&m, &s, shadow, env_raw, SOURCE_MAX_BYTES, &src)) page.src = &src;
   free(env_raw);
+  page.env = env;
   Buf b = {0};
-  buf_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-             "<meta name=\"viewport\" content=\"width=device-width\">"
-             "<title>nctrace report</title><style>%s", STYLE);
-  put_text_asset(&b, report_css, report_css_len);
-  buf_puts(&b, "</style></head><body>\n<h1>nctrace report</h1>\n<div id=\"runhdr\"></div>\n<p class=\"cap\">");
-  for (size_t i = 0; i < files.n; i++) {
-    if (i) buf_puts(&b, ", ");
-    buf_puts(&b, "<code>");
-    buf_html(&b, files.v[i]);
-    buf_puts(&b, "</code>");
-  }
-  buf_puts(&b, "</p>\n<noscript><p>The pictures are drawn by the page's script; the tables below need "
-               "none.</p></noscript>\n"
-               "<h2>Timeline</h2>\n<div id=\"timeline\" class=\"view\"></div>\n"
-               "<h2>Flame chart of range nesting</h2>\n<div id=\"flame\" class=\"view\"></div>\n");
-  if (has_source) buf_puts(&b, "<h2 id=\"source-h\">Source</h2>\n<div id=\"source\" class=\"view\"></div>\n");
-  buf_puts(&b, "<h2>Steps and ranks</h2>\n<div id=\"steps\" class=\"view\"></div>\n"
-               "<div id=\"ranks\" class=\"view\"></div>\n");
-  if (cmp.n) {
-    buf_puts(&b, "<h2>Comparison with <code>");
-    buf_html(&b, label_b);
-    buf_puts(&b, "</code></h2>\n<div id=\"compare\" class=\"view\"></div>\n<div id=\"compare-tables\">\n");
-    Doc cd = {0};
-    diff_doc(&dr, &(DiffLabels){(const char *const *)&label_a, 1, (const char *const *)&label_b, 1}, opt.top_ranges,
-             &cd);
-    doc_write_html(&cd, &b);
-    doc_free(&cd);
-    buf_puts(&b, "</div>\n");
-  }
-  buf_puts(&b, "<div id=\"summary\">\n");
-  /* the Nsight Compute / Systems sections of a run directory, as summary shows them */
-  Deep deep = {0};
-  if (deep_load(&m, NULL, 0, NULL, 0, &deep) < 0) { /* reported; the page goes on without them */
-    deep_free(&deep);
-    deep = (Deep){0};
-  }
-  Doc doc = {0};
-  summary_doc_deep(&m, &s, &deep, &doc);
-  doc_write_html(&doc, &b);
-  doc_free(&doc);
-  deep_free(&deep);
-  buf_puts(&b, "</div>\n");
-  /* the pictures' data */
-  PageNames pn = {0};
-  pn.page_of = xmalloc((intern_count(&m.names) + 1) * sizeof *pn.page_of);
-  memset(pn.page_of, 0xff, (intern_count(&m.names) + 1) * sizeof *pn.page_of);
-  Buf data = {0};
-  buf_printf(&data, "{\"step_glob\":");
-  json_script_str(&data, opt.step_glob);
-  buf_putc(&data, ',');
-  timeline_json(&m, &s, &pn, &data);
-  buf_putc(&data, ',');
-  flame_json(&m, &s, &pn, &data);
-  buf_putc(&data, ',');
-  charts_json(&m, &s, &pn, &data);
-  if (cmp.n) {
-    buf_putc(&data, ',');
-    compare_json(&dr, label_a, label_b, &data);
-  }
-  if (has_source) {
-    buf_putc(&data, ',');
-    buf_add(&data, src.s, src.len);
-  }
-  buf_puts(&data, ",\"names\":[");
-  for (size_t i = 0; i < pn.strs.n; i++) {
-    if (i) buf_putc(&data, ',');
-    json_script_str(&data, pn.strs.v[i]);
-  }
-  buf_puts(&data, "],\"name_total\":[");
-  for (size_t i = 0; i < pn.total.n; i++) buf_printf(&data, "%s%lld", i ? "," : "", (long long)pn.total.v[i]);
-  buf_puts(&data, "]}");
-  buf_puts(&b, "<script type=\"application/json\" id=\"nc-data\">");
-  buf_add(&b, data.s, data.len);
-  buf_puts(&b, "</script>\n");
-  if (env) {
-    buf_puts(&b, "<script type=\"application/json\" id=\"nc-env\">");
-    buf_puts(&b, env);
-    buf_puts(&b, "</script>\n");
-    free(env);
-  }
-  buf_puts(&b, "<script>");
-  put_text_asset(&b, report_js, report_js_len);
-  buf_puts(&b, "</script>\n</body></html>\n");
+  page_write(&page, &b);
   rc = out_write_file(out, &b) < 0 ? 1 : 0;
   buf_free(&b);
-  buf_free(&data);
   buf_free(&src);
-  free(pn.page_of);
-  vec_free(&pn.strs);
-  for (size_t i = 0; i < pn.extra.n; i++) free(pn.extra.v[i]);
-  vec_free(&pn.extra);
-  vec_free(&pn.total);
+  free(env);
   summary_free(&s);
   if (cmp.n) {
     diff_free(&dr);
     summary_free(&sb);
   }
-  free(label_a);
-  free(label_b);
+  free(page.label_a);
+  free(page.label_b);
 done:
   vec_free(&files);
   vec_free(&cmp);

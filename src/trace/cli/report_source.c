@@ -197,6 +197,206 @@ static void range_json(Buf *b, const SrcRange *r, bool orig, bool first) {
              (long long)(w ? w->gpu : 0), r->shared);
 }
 
+typedef VEC(SrcFile) SrcFiles;
+
+/* The manifest's "files" array (man holds the document; text its bytes),
+ * or NULL with the reason warned and noted. */
+static const cJSON *manifest_files(const char *mpath, Buf *text, cJSON **man, Buf *notes) {
+  if (read_all(mpath, MAX_MANIFEST_BYTES, text) < 0) {
+    const char *why = strerror(errno);
+    nct_warning("report: no source view: %s: %s", mpath, why);
+    note(notes, "No source view: %s could not be read (%s). `nctrace report --shadow DIR` reads the manifest of "
+                "another copy of the shadow tree.", mpath, why);
+    return NULL;
+  }
+  const char *end = NULL;
+  *man = cJSON_ParseWithLengthOpts(text->s, text->len, &end, 0);
+  const cJSON *files = cJSON_GetObjectItemCaseSensitive(*man, "files");
+  if (*man && cJSON_IsArray(files)) return files;
+  Buf where = {0};
+  if (!*man) line_col(text->s, end && end >= text->s && end <= text->s + text->len ? (size_t)(end - text->s) : 0, &where);
+  nct_warning("report: no source view: %s%s%s: %s", mpath, *man ? "" : ":", *man ? "" : where.s,
+              *man ? "no \"files\" array" : "not valid JSON");
+  note(notes, "No source view: %s%s%s is not a manifest ncrewrite wrote (%s).", mpath, *man ? "" : ":",
+       *man ? "" : where.s, *man ? "no \"files\" array" : "not valid JSON");
+  buf_free(&where);
+  return NULL;
+}
+
+/* Names shared by several ranges: their time is the name's, not the place's. */
+static void mark_shared(SrcFile *fs, size_t n) {
+  Intern seen = {0};
+  VEC(int) uses = {0};
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < fs[i].r.n; k++) {
+      uint32_t id = intern(&seen, fs[i].r.v[k].name, strlen(fs[i].r.v[k].name));
+      if (id == uses.n) vec_push(&uses, 0);
+      uses.v[id]++;
+    }
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < fs[i].r.n; k++) {
+      SrcRange *x = &fs[i].r.v[k];
+      x->shared = uses.v[intern_find(&seen, x->name, strlen(x->name))] - 1;
+    }
+  intern_free(&seen);
+  vec_free(&uses);
+}
+
+/* The manifest's files with ranges, each range with its row in the
+ * summary; files whose path leaves the tree are left out (noted). Returns
+ * the number of ranges. */
+static size_t collect_files(const Model *m, const Summary *s, const cJSON *files, SrcFiles *fs, Buf *notes) {
+  int64_t *row_of = xmalloc((intern_count(&m->names) + 1) * sizeof *row_of);
+  memset(row_of, 0xff, (intern_count(&m->names) + 1) * sizeof *row_of);
+  for (size_t i = 0; i < s->ranges.n; i++)
+    if (s->ranges.v[i].merged <= 1) row_of[s->ranges.v[i].name] = (int64_t)i;
+  size_t unsafe = 0, nranges = 0;
+  const cJSON *f;
+  cJSON_ArrayForEach(f, files) {
+    const char *rel = jstr(f, "path");
+    const cJSON *ranges = cJSON_GetObjectItemCaseSensitive(f, "ranges"), *r;
+    if (!rel || !cJSON_IsArray(ranges) || !cJSON_GetArraySize(ranges)) continue;
+    if (!safe_rel(rel)) {
+      unsafe++;
+      continue;
+    }
+    SrcFile sf = {rel, {0}, 0, false, 0, 0};
+    cJSON_ArrayForEach(r, ranges) {
+      const char *nm = jstr(r, "name");
+      const cJSON *ln = cJSON_GetObjectItemCaseSensitive(r, "lines"), *ol = cJSON_GetObjectItemCaseSensitive(r, "out_lines");
+      SrcRange x = {nm, jstr(r, "kind"), jint(ln, 0), jint(ln, 1), jint(ol, 0), jint(ol, 1), NULL, 0};
+      if (!nm || !x.l0 || x.l1 < x.l0 || !x.o0 || x.o1 < x.o0) continue;
+      if (!x.kind) x.kind = "";
+      int64_t id = intern_find(&m->names, nm, strlen(nm));
+      if (id >= 0 && row_of[id] >= 0) x.row = &s->ranges.v[row_of[id]];
+      if (x.row && x.row->count) sf.timed = true;
+      if (x.l1 > sf.max_l1) sf.max_l1 = x.l1;
+      if (x.o1 > sf.max_o1) sf.max_o1 = x.o1;
+      vec_push(&sf.r, x);
+    }
+    nranges += sf.r.n;
+    if (sf.r.n) vec_push(fs, sf);
+    else vec_free(&sf.r);
+  }
+  free(row_of);
+  if (unsafe) note(notes, "%zu file(s) of the manifest have a path outside the tree (absolute, or with ..): left out.", unsafe);
+  mark_shared(fs->v, fs->n);
+  return nranges;
+}
+
+/* Where the page's files come from: the source tree (origin, NULL if the
+ * manifest does not name it), else the shadow tree (dir); a source file
+ * newer than the manifest (mtime, ns) is not taken. */
+typedef struct {
+  const char *origin, *dir;
+  int64_t mtime;
+} SrcWhere;
+
+/* A file's text into src: the original, else the shadow copy. Returns
+ * whether it was read; *orig says which copy (path names it, why says what
+ * failed); *capped when it would pass room (its *size then counts against
+ * the cap). */
+static bool file_text(const SrcWhere *w, const SrcFile *x, size_t room, Buf *src, Buf *path, Buf *why, bool *orig,
+                      bool *capped, size_t *size) {
+  bool have = false;
+  *orig = false;
+  *capped = false;
+  *size = 0;
+  why->len = 0;
+  if (why->s) why->s[0] = 0;
+  struct stat st;
+  if (w->origin) {
+    path->len = 0;
+    buf_printf(path, "%s/%s", w->origin, x->rel);
+    if (stat(path->s, &st) < 0) buf_printf(why, "%s: %s", path->s, strerror(errno));
+    else if (!S_ISREG(st.st_mode)) buf_printf(why, "%s: not a regular file", path->s);
+    else if (w->mtime && (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec > w->mtime)
+      buf_printf(why, "%s changed after the shadow tree was made", path->s);
+    else *orig = true;
+  }
+  for (int pass = *orig ? 0 : 1; pass < 2 && !have && !*capped; pass++) {
+    path->len = 0;
+    buf_printf(path, "%s/%s", pass ? w->dir : w->origin, x->rel);
+    *orig = pass == 0;
+    const char *sep = why->len ? "; " : "";
+    if (stat(path->s, &st) < 0) {
+      buf_printf(why, "%s%s: %s", sep, path->s, strerror(errno));
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      buf_printf(why, "%s%s: not a regular file", sep, path->s);
+      continue;
+    }
+    *size = (size_t)st.st_size;
+    src->len = 0;
+    if (*size > room || read_all(path->s, room, src) < 0) {
+      if (*size > room || errno == EFBIG) *capped = true; /* listed without its text */
+      else buf_printf(why, "%s%s: %s", sep, path->s, strerror(errno));
+      continue;
+    }
+    if (count_lines(src) < (*orig ? x->max_l1 : x->max_o1)) {
+      buf_printf(why, "%s%s has fewer lines than the manifest's ranges", sep, path->s);
+      continue;
+    }
+    have = true;
+  }
+  if (!have && !*capped) { /* neither could be read: numbered as the original would be */
+    *orig = w->origin != NULL;
+    path->len = 0;
+    buf_printf(path, "%s/%s", *orig ? w->origin : w->dir, x->rel);
+  }
+  return have;
+}
+
+/* The "files" array (files that ran, the most time first, their text up to
+ * max_bytes in all) and its counters. */
+static void embed_files(Buf *b, const SrcWhere *w, SrcFile *fs, size_t n, size_t nranges, size_t max_bytes) {
+  size_t used = 0, left_files = 0, left_bytes = 0, listed = 0, unlisted = 0, untimed = 0, untimed_ranges = 0;
+  Buf src = {0}, path = {0}, why = {0};
+  for (size_t i = 0; i < n; i++) {
+    SrcFile *x = &fs[i];
+    if (!x->timed) {
+      untimed++;
+      untimed_ranges += x->r.n;
+      continue;
+    }
+    if (listed == MAX_LISTED_FILES) {
+      unlisted++;
+      continue;
+    }
+    bool orig, capped;
+    size_t size;
+    bool have = file_text(w, x, max_bytes - used, &src, &path, &why, &orig, &capped, &size);
+    if (capped) left_files++, left_bytes += size;
+    buf_puts(b, listed ? ",{\"path\":" : "{\"path\":");
+    json_script_str(b, x->rel);
+    buf_puts(b, ",\"file\":");
+    json_script_str(b, path.s);
+    buf_printf(b, ",\"from\":\"%s\",\"capped\":%s,\"why\":", orig ? "source" : "shadow", capped ? "true" : "false");
+    json_script_str(b, why.len ? why.s : NULL);
+    buf_printf(b, ",\"time\":%lld,\"text\":", (long long)x->time);
+    if (have) {
+      json_script_strn(b, src.s, src.len);
+      used += src.len;
+    } else buf_puts(b, "null");
+    buf_puts(b, ",\"ranges\":[");
+    bool first = true;
+    for (size_t k = 0; k < x->r.n; k++)
+      if (have || (x->r.v[k].row && x->r.v[k].row->count)) {
+        range_json(b, &x->r.v[k], orig, first);
+        first = false;
+      }
+    buf_puts(b, "]}");
+    listed++;
+  }
+  buf_printf(b, "],\"embedded\":%zu,\"left_out\":{\"files\":%zu,\"bytes\":%zu},\"unlisted\":%zu,"
+             "\"untimed_files\":%zu,\"untimed_ranges\":%zu,\"manifest_ranges\":%zu",
+             used, left_files, left_bytes, unlisted, untimed, untimed_ranges, nranges);
+  buf_free(&src);
+  buf_free(&path);
+  buf_free(&why);
+}
+
 bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const char *env_text, size_t max_bytes,
                  Buf *b) {
   /* which shadow tree, and the manifest hash the run saw */
@@ -217,27 +417,7 @@ bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const
   buf_puts(b, ",\"manifest\":");
   json_script_str(b, mpath.s);
   cJSON *man = NULL;
-  const cJSON *files = NULL;
-  if (read_all(mpath.s, MAX_MANIFEST_BYTES, &text) < 0) {
-    const char *why = strerror(errno);
-    nct_warning("report: no source view: %s: %s", mpath.s, why);
-    note(&notes, "No source view: %s could not be read (%s). `nctrace report --shadow DIR` reads the manifest of "
-                 "another copy of the shadow tree.", mpath.s, why);
-  } else {
-    const char *end = NULL;
-    man = cJSON_ParseWithLengthOpts(text.s, text.len, &end, 0);
-    files = cJSON_GetObjectItemCaseSensitive(man, "files");
-    if (!man || !cJSON_IsArray(files)) {
-      Buf where = {0};
-      if (!man) line_col(text.s, end && end >= text.s && end <= text.s + text.len ? (size_t)(end - text.s) : 0, &where);
-      nct_warning("report: no source view: %s%s%s: %s", mpath.s, man ? "" : ":", man ? "" : where.s,
-                  man ? "no \"files\" array" : "not valid JSON");
-      note(&notes, "No source view: %s%s%s is not a manifest ncrewrite wrote (%s).", mpath.s, man ? "" : ":",
-           man ? "" : where.s, man ? "no \"files\" array" : "not valid JSON");
-      buf_free(&where);
-      files = NULL;
-    }
-  }
+  const cJSON *files = manifest_files(mpath.s, &text, &man, &notes);
   buf_printf(b, ",\"ok\":%s", files ? "true" : "false");
   if (files) {
     char now[17];
@@ -246,160 +426,20 @@ bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const
       note(&notes, "The shadow tree's manifest is not the one this run was made from (hash %s, the run's %s): "
                    "ncrewrite ran again since, so lines may have moved.", now, env_hash);
     struct stat mst;
-    int64_t mtime = stat(mpath.s, &mst) == 0 ? (int64_t)mst.st_mtim.tv_sec * 1000000000 + mst.st_mtim.tv_nsec : 0;
-    const char *origin = jstr(man, "source");
-    if (origin && !*origin) origin = NULL;
+    SrcWhere w = {jstr(man, "source"), dir,
+                  stat(mpath.s, &mst) == 0 ? (int64_t)mst.st_mtim.tv_sec * 1000000000 + mst.st_mtim.tv_nsec : 0};
+    if (w.origin && !*w.origin) w.origin = NULL;
     buf_puts(b, ",\"origin\":");
-    json_script_str(b, origin);
-    if (!origin)
+    json_script_str(b, w.origin);
+    if (!w.origin)
       note(&notes, "The manifest does not name the source tree (it was written by an ncrewrite older than this "
                    "nctrace): the shadow tree's copies are shown, with their own line numbers.");
-    /* the files, their ranges and each range's row in the summary */
-    int64_t *row_of = xmalloc((intern_count(&m->names) + 1) * sizeof *row_of);
-    memset(row_of, 0xff, (intern_count(&m->names) + 1) * sizeof *row_of);
-    for (size_t i = 0; i < s->ranges.n; i++)
-      if (s->ranges.v[i].merged <= 1) row_of[s->ranges.v[i].name] = (int64_t)i;
-    VEC(SrcFile) fs = {0};
-    size_t unsafe = 0, nranges = 0;
-    const cJSON *f;
-    cJSON_ArrayForEach(f, files) {
-      const char *rel = jstr(f, "path");
-      const cJSON *ranges = cJSON_GetObjectItemCaseSensitive(f, "ranges"), *r;
-      if (!rel || !cJSON_IsArray(ranges) || !cJSON_GetArraySize(ranges)) continue;
-      if (!safe_rel(rel)) {
-        unsafe++;
-        continue;
-      }
-      SrcFile sf = {rel, {0}, 0, false, 0, 0};
-      cJSON_ArrayForEach(r, ranges) {
-        const char *nm = jstr(r, "name");
-        const cJSON *ln = cJSON_GetObjectItemCaseSensitive(r, "lines"), *ol = cJSON_GetObjectItemCaseSensitive(r, "out_lines");
-        SrcRange x = {nm, jstr(r, "kind"), jint(ln, 0), jint(ln, 1), jint(ol, 0), jint(ol, 1), NULL, 0};
-        if (!nm || !x.l0 || x.l1 < x.l0 || !x.o0 || x.o1 < x.o0) continue;
-        if (!x.kind) x.kind = "";
-        int64_t id = intern_find(&m->names, nm, strlen(nm));
-        if (id >= 0 && row_of[id] >= 0) x.row = &s->ranges.v[row_of[id]];
-        if (x.row && x.row->count) sf.timed = true;
-        if (x.l1 > sf.max_l1) sf.max_l1 = x.l1;
-        if (x.o1 > sf.max_o1) sf.max_o1 = x.o1;
-        vec_push(&sf.r, x);
-      }
-      nranges += sf.r.n;
-      if (sf.r.n) vec_push(&fs, sf);
-      else vec_free(&sf.r);
-    }
-    free(row_of);
-    if (unsafe) note(&notes, "%zu file(s) of the manifest have a path outside the tree (absolute, or with ..): left out.", unsafe);
-    /* names shared by several ranges: their time is the name's, not the place's */
-    {
-      Intern seen = {0};
-      VEC(int) uses = {0};
-      for (size_t i = 0; i < fs.n; i++)
-        for (size_t k = 0; k < fs.v[i].r.n; k++) {
-          uint32_t id = intern(&seen, fs.v[i].r.v[k].name, strlen(fs.v[i].r.v[k].name));
-          if (id == uses.n) vec_push(&uses, 0);
-          uses.v[id]++;
-        }
-      for (size_t i = 0; i < fs.n; i++)
-        for (size_t k = 0; k < fs.v[i].r.n; k++) {
-          SrcRange *x = &fs.v[i].r.v[k];
-          x->shared = uses.v[intern_find(&seen, x->name, strlen(x->name))] - 1;
-        }
-      intern_free(&seen);
-      vec_free(&uses);
-    }
+    SrcFiles fs = {0};
+    size_t nranges = collect_files(m, s, files, &fs, &notes);
     file_times(m, fs.v, fs.n);
     qsort(fs.v, fs.n, sizeof *fs.v, cmp_file);
-    bool gpu = s->kernel_count > 0;
-    buf_printf(b, ",\"gpu\":%s,\"cap\":%zu,\"files\":[", gpu ? "true" : "false", max_bytes);
-    size_t used = 0, left_files = 0, left_bytes = 0, listed = 0, unlisted = 0, untimed = 0, untimed_ranges = 0;
-    Buf src = {0}, path = {0}, why = {0};
-    for (size_t i = 0; i < fs.n; i++) {
-      SrcFile *x = &fs.v[i];
-      if (!x->timed) {
-        untimed++;
-        untimed_ranges += x->r.n;
-        continue;
-      }
-      if (listed == MAX_LISTED_FILES) {
-        unlisted++;
-        continue;
-      }
-      /* the original, else the shadow copy */
-      bool orig = false, have = false;
-      why.len = 0;
-      if (why.s) why.s[0] = 0;
-      struct stat st;
-      if (origin) {
-        path.len = 0;
-        buf_printf(&path, "%s/%s", origin, x->rel);
-        if (stat(path.s, &st) < 0) buf_printf(&why, "%s: %s", path.s, strerror(errno));
-        else if (!S_ISREG(st.st_mode)) buf_printf(&why, "%s: not a regular file", path.s);
-        else if (mtime && (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec > mtime)
-          buf_printf(&why, "%s changed after the shadow tree was made", path.s);
-        else orig = true;
-      }
-      bool capped = false;
-      size_t size = 0;
-      for (int pass = orig ? 0 : 1; pass < 2 && !have && !capped; pass++) {
-        path.len = 0;
-        buf_printf(&path, "%s/%s", pass ? dir : origin, x->rel);
-        orig = pass == 0;
-        const char *sep = why.len ? "; " : "";
-        if (stat(path.s, &st) < 0) {
-          buf_printf(&why, "%s%s: %s", sep, path.s, strerror(errno));
-          continue;
-        }
-        if (!S_ISREG(st.st_mode)) {
-          buf_printf(&why, "%s%s: not a regular file", sep, path.s);
-          continue;
-        }
-        size = (size_t)st.st_size;
-        src.len = 0;
-        if (used + size > max_bytes || read_all(path.s, max_bytes - used, &src) < 0) {
-          if (used + size > max_bytes || errno == EFBIG) capped = true; /* listed without its text */
-          else buf_printf(&why, "%s%s: %s", sep, path.s, strerror(errno));
-          continue;
-        }
-        if (count_lines(&src) < (orig ? x->max_l1 : x->max_o1)) {
-          buf_printf(&why, "%s%s has fewer lines than the manifest's ranges", sep, path.s);
-          continue;
-        }
-        have = true;
-      }
-      if (capped) left_files++, left_bytes += size;
-      else if (!have) { /* neither could be read: numbered as the original would be */
-        orig = origin != NULL;
-        path.len = 0;
-        buf_printf(&path, "%s/%s", orig ? origin : dir, x->rel);
-      }
-      buf_puts(b, listed ? ",{\"path\":" : "{\"path\":");
-      json_script_str(b, x->rel);
-      buf_puts(b, ",\"file\":");
-      json_script_str(b, path.s);
-      buf_printf(b, ",\"from\":\"%s\",\"capped\":%s,\"why\":", orig ? "source" : "shadow", capped ? "true" : "false");
-      json_script_str(b, why.len ? why.s : NULL);
-      buf_printf(b, ",\"time\":%lld,\"text\":", (long long)x->time);
-      if (have) {
-        json_script_strn(b, src.s, src.len);
-        used += src.len;
-      } else buf_puts(b, "null");
-      buf_puts(b, ",\"ranges\":[");
-      bool first = true;
-      for (size_t k = 0; k < x->r.n; k++)
-        if (have || (x->r.v[k].row && x->r.v[k].row->count)) {
-          range_json(b, &x->r.v[k], orig, first);
-          first = false;
-        }
-      buf_puts(b, "]}");
-      listed++;
-    }
-    buf_printf(b, "],\"embedded\":%zu,\"left_out\":{\"files\":%zu,\"bytes\":%zu},\"unlisted\":%zu,"
-               "\"untimed_files\":%zu,\"untimed_ranges\":%zu,\"manifest_ranges\":%zu",
-               used, left_files, left_bytes, unlisted, untimed, untimed_ranges, nranges);
-    buf_free(&src);
-    buf_free(&path);
-    buf_free(&why);
+    buf_printf(b, ",\"gpu\":%s,\"cap\":%zu,\"files\":[", s->kernel_count > 0 ? "true" : "false", max_bytes);
+    embed_files(b, &w, fs.v, fs.n, nranges, max_bytes);
     for (size_t i = 0; i < fs.n; i++) vec_free(&fs.v[i].r);
     vec_free(&fs);
   }

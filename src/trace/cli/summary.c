@@ -21,31 +21,28 @@ int cmd_summary(int argc, char **argv) {
   Deep deep = {0};
   int rc = 1;
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--format") && i + 1 < argc) format = argv[++i];
-    else if (!strcmp(a, "-o") && i + 1 < argc) out = argv[++i];
-    else if (!strcmp(a, "--top") && i + 1 < argc) {
-      if (!parse_count(argv[++i], &opt.top_ranges)) {
-        nct_error("summary: --top takes a count (0: all), not '%s'", argv[i]);
+    const char *v;
+    switch (opt_next("summary", argc, argv, &i, &v)) {
+    case SUM_FORMAT: format = v; break;
+    case SUM_OUT: out = v; break;
+    case SUM_TOP:
+      if (!parse_count(v, &opt.top_ranges)) {
+        nct_error("summary: --top takes a count (0: all), not '%s'", v);
         rc = 2;
         goto done;
       }
       opt.top_kernels = opt.top_ranges;
+      break;
+    case SUM_STEP: opt.step_glob = v; break;
+    case SUM_STRICT: m.strict = true; break;
+    case SUM_NCU: vec_push(&ncu, v); break;
+    case SUM_NSYS: vec_push(&nsys, v); break;
+    case OPT_ARG: vec_push(&files, argv[i]); break;
+    default: rc = 2; goto done;
     }
-    else if (!strcmp(a, "--step") && i + 1 < argc) opt.step_glob = argv[++i];
-    else if (!strcmp(a, "--strict")) m.strict = true;
-    else if (!strcmp(a, "--ncu") && i + 1 < argc) vec_push(&ncu, argv[++i]);
-    else if (!strcmp(a, "--nsys") && i + 1 < argc) vec_push(&nsys, argv[++i]);
-    else if (a[0] == '-' && a[1]) {
-      nct_error("summary: unknown or incomplete option '%s'", a);
-      rc = 2;
-      goto done;
-    } else vec_push(&files, a);
   }
   if (!files.n || (strcmp(format, "md") && strcmp(format, "json"))) {
-    nct_error("usage: nctrace summary TRACE... [--format md|json] [-o OUT] [--top N] [--step GLOB] [--strict] "
-              "[--ncu CSV] [--nsys CSV]");
-    rc = 2;
+    rc = usage_error("summary", NULL);
     goto done;
   }
   for (size_t i = 0; i < files.n; i++)

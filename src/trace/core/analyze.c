@@ -661,10 +661,11 @@ static void add_bottleneck(Summary *s, BottleneckKind k, int64_t score, Buf *tit
 
 static double pct(int64_t a, int64_t b) { return b > 0 ? 100.0 * (double)a / (double)b : 0.0; }
 
-static void find_bottlenecks(const Model *m, Summary *s) {
+/* GPU idle waiting on the host */
+static void detect_host_wait(const Model *m, Summary *s) {
+  (void)m;
   Buf t = {0}, e = {0}, r = {0};
   char *a, *b2, *c3;
-  /* GPU idle waiting on the host */
   int64_t host = 0, span = 0, idle = 0;
   size_t nstreams = 0;
   for (size_t i = 0; i < s->streams.n; i++) {
@@ -688,7 +689,13 @@ static void find_bottlenecks(const Model *m, Summary *s) {
     free(a), free(b2), free(c3);
     add_bottleneck(s, B_HOST_WAIT, host, &t, &e, &r);
   }
-  /* many tiny kernels */
+}
+
+/* many tiny kernels */
+static void detect_tiny_kernels(const Model *m, Summary *s) {
+  (void)m;
+  Buf t = {0}, e = {0}, r = {0};
+  char *a;
   if (s->tiny_kernels >= 10 && s->tiny_kernels * 2 >= s->kernel_count) {
     int64_t score = s->tiny_launch_cpu ? s->tiny_launch_cpu : (int64_t)s->tiny_kernels * 5000;
     buf_puts(&t, "Many tiny kernels");
@@ -702,7 +709,13 @@ static void find_bottlenecks(const Model *m, Summary *s) {
     free(a);
     add_bottleneck(s, B_TINY_KERNELS, score, &t, &e, &r);
   }
-  /* synchronous copies and synchronisation */
+}
+
+/* synchronous copies and synchronisation */
+static void detect_sync(const Model *m, Summary *s) {
+  (void)m;
+  Buf t = {0}, e = {0}, r = {0};
+  char *a, *b2;
   uint64_t pageable = 0;
   for (int k = 0; k < COPY_KINDS; k++) pageable += s->copies[k].pageable;
   if (s->sync_calls + s->sync_copies > 0) {
@@ -717,11 +730,16 @@ static void find_bottlenecks(const Model *m, Summary *s) {
     free(a), free(b2);
     add_bottleneck(s, B_SYNC, s->sync_time + s->sync_copy_time, &t, &e, &r);
   }
-  /* one range dominating (self time of nested ranges: start/end ranges
-   * overlap, so their time is not a share of anything) */
-  /* The step range itself counts too: its self time is the step's code
-   * outside every range nested in it, often the largest (a train_step with
-   * 58.8 % of the self time was hidden behind a 38.2 % ConvBlock.forward). */
+}
+
+/* one range dominating (self time of nested ranges: start/end ranges
+ * overlap, so their time is not a share of anything) */
+/* The step range itself counts too: its self time is the step's code
+ * outside every range nested in it, often the largest (a train_step with
+ * 58.8 % of the self time was hidden behind a 38.2 % ConvBlock.forward). */
+static void detect_dominant_range(const Model *m, Summary *s) {
+  Buf t = {0}, e = {0}, r = {0};
+  char *a, *b2;
   size_t step_names = 0;
   for (size_t i = 0; i < s->ranges.n; i++)
     step_names += fnmatch(s->opt.step_glob, intern_str(&m->names, s->ranges.v[i].name), 0) == 0;
@@ -758,7 +776,12 @@ static void find_bottlenecks(const Model *m, Summary *s) {
     free(a), free(b2);
     add_bottleneck(s, B_DOMINANT_RANGE, top_excl, &t, &e, &r);
   }
-  /* one kernel dominating */
+}
+
+/* one kernel dominating */
+static void detect_dominant_kernel(const Model *m, Summary *s) {
+  Buf t = {0}, e = {0}, r = {0};
+  char *a, *b2;
   if (s->kernels.n && s->kernel_total > 0) {
     const KernelRow *k = NULL;
     for (size_t i = 0; i < s->kernels.n; i++)
@@ -778,8 +801,14 @@ static void find_bottlenecks(const Model *m, Summary *s) {
       add_bottleneck(s, B_DOMINANT_KERNEL, k->total, &t, &e, &r);
     }
   }
-  /* a slow rank: ranks' main processes only (a DataLoader worker is not a
-   * rank that others wait for at a collective) */
+}
+
+/* a slow rank: ranks' main processes only (a DataLoader worker is not a
+ * rank that others wait for at a collective) */
+static void detect_slow_rank(const Model *m, Summary *s) {
+  (void)m;
+  Buf t = {0}, e = {0}, r = {0};
+  char *a, *b2;
   if (s->nranks >= 2) {
     bool steps = true, gpu = true;
     size_t nr = 0;
@@ -817,14 +846,19 @@ static void find_bottlenecks(const Model *m, Summary *s) {
       add_bottleneck(s, B_SLOW_RANK, (mx - mean) * (int64_t)n, &t, &e, &r);
     }
   }
-  /* a rank's main process waiting on its workers: workers busy through
-   * most of their active span (from their first range to their last)
-   * produce as fast as they can, so the consumer waits for their batches.
-   * Half is the line: workers that keep up with the main process sit idle
-   * most of the time (prefetching a few batches, then waiting), and the
-   * span includes the wait between epochs, which a data-bound loop also
-   * has (a DataLoader-bound run of tests/project: 74 %; the same loop not
-   * data-bound: 1 %). */
+}
+
+/* a rank's main process waiting on its workers: workers busy through
+ * most of their active span (from their first range to their last)
+ * produce as fast as they can, so the consumer waits for their batches.
+ * Half is the line: workers that keep up with the main process sit idle
+ * most of the time (prefetching a few batches, then waiting), and the
+ * span includes the wait between epochs, which a data-bound loop also
+ * has (a DataLoader-bound run of tests/project: 74 %; the same loop not
+ * data-bound: 1 %). */
+static void detect_waits_on_workers(const Model *m, Summary *s) {
+  Buf t = {0}, e = {0}, r = {0};
+  char *a, *b2;
   for (size_t i = 0; i < s->ranks.n; i++) {
     const RankRow *rk = &s->ranks.v[i];
     if (!rk->is_rank) continue;
@@ -854,7 +888,12 @@ static void find_bottlenecks(const Model *m, Summary *s) {
     free(a), free(b2);
     add_bottleneck(s, B_WAITS_ON_WORKERS, busy / (int64_t)nw, &t, &e, &r);
   }
-  /* a slow step */
+}
+
+/* a slow step */
+static void detect_slow_step(const Model *m, Summary *s) {
+  Buf t = {0}, e = {0}, r = {0};
+  char *a, *b2;
   for (size_t i = 0; i < s->ranks.n; i++) {
     const RankRow *rk = &s->ranks.v[i];
     if (rk->steps.count < 3 || rk->steps.max * 2 < rk->steps.median * 3) continue;
@@ -872,7 +911,13 @@ static void find_bottlenecks(const Model *m, Summary *s) {
     free(a), free(b2);
     add_bottleneck(s, B_SLOW_STEP, worst->dur - rk->steps.median, &t, &e, &r);
   }
-  /* launch delay outliers */
+}
+
+/* launch delay outliers */
+static void detect_launch_delay(const Model *m, Summary *s) {
+  (void)m;
+  Buf t = {0}, e = {0}, r = {0};
+  char *a;
   if (s->launch.delay_outliers) {
     buf_puts(&t, "Kernel launch delay outliers");
     a = fmt_ms(s->launch.delay_max);
@@ -885,7 +930,13 @@ static void find_bottlenecks(const Model *m, Summary *s) {
     free(a);
     add_bottleneck(s, B_LAUNCH_DELAY, s->launch.delay_outlier_total, &t, &e, &r);
   }
-  /* communication not hidden */
+}
+
+/* communication not hidden */
+static void detect_low_overlap(const Model *m, Summary *s) {
+  (void)m;
+  Buf t = {0}, e = {0}, r = {0};
+  char *a, *b2;
   int64_t comm = 0, ov = 0;
   for (size_t i = 0; i < s->ranks.n; i++) {
     comm += s->ranks.v[i].comm;
@@ -902,6 +953,26 @@ static void find_bottlenecks(const Model *m, Summary *s) {
     free(a), free(b2);
     add_bottleneck(s, B_LOW_OVERLAP, comm - ov, &t, &e, &r);
   }
+}
+
+/* The bottleneck detectors, in the order they are tried (each adds what
+ * it finds to s->bottlenecks; they are ranked by score afterwards). Adding
+ * one is a function above and a row here. */
+static void (*const DETECTORS[])(const Model *, Summary *) = {
+  detect_host_wait,
+  detect_tiny_kernels,
+  detect_sync,
+  detect_dominant_range,
+  detect_dominant_kernel,
+  detect_slow_rank,
+  detect_waits_on_workers,
+  detect_slow_step,
+  detect_launch_delay,
+  detect_low_overlap,
+};
+
+static void find_bottlenecks(const Model *m, Summary *s) {
+  for (size_t i = 0; i < sizeof DETECTORS / sizeof *DETECTORS; i++) DETECTORS[i](m, s);
   if (s->bottlenecks.n) qsort(s->bottlenecks.v, s->bottlenecks.n, sizeof *s->bottlenecks.v, cmp_bottleneck);
 }
 

@@ -103,6 +103,118 @@ static uint32_t thread_of_event(Loader *L, Span pid, Span tid) {
   return th;
 }
 
+/* ---- what each name's args say (Model.keep_args) ---- */
+
+static NameArgs *name_args_slot(Model *m, uint32_t name) {
+  if (name >= m->name_args.n) {
+    vec_grow(&m->name_args, (size_t)name + 1);
+    memset(m->name_args.v + m->name_args.n, 0, ((size_t)name + 1 - m->name_args.n) * sizeof *m->name_args.v);
+    m->name_args.n = (size_t)name + 1;
+  }
+  return &m->name_args.v[name];
+}
+
+static NameArg *name_arg_find(NameArgs *a, const char *key, size_t kn, uint32_t hint) {
+  if (hint < a->n && strlen(a->keys[hint].key) == kn && !memcmp(a->keys[hint].key, key, kn)) return &a->keys[hint];
+  for (uint32_t i = 0; i < a->n; i++)
+    if (strlen(a->keys[i].key) == kn && !memcmp(a->keys[i].key, key, kn)) return &a->keys[i];
+  return NULL;
+}
+
+/* A key first seen (the name's first event with args, or a later one with
+ * a key the first lacked: then it varies, as it was absent before). */
+static void name_arg_add(NameArgs *a, const char *key, size_t kn, const char *val, size_t vn, uint64_t h,
+                         bool varies) {
+  if (a->n == NAME_ARG_KEYS) {
+    a->more = true;
+    return;
+  }
+  NameArg *k = &a->keys[a->n++];
+  k->key = xstrndup(key, kn);
+  k->cut = vn > NAME_ARG_TEXT;
+  k->val = xstrndup(val, k->cut ? NAME_ARG_TEXT : vn);
+  k->hash = h;
+  k->varies = varies;
+}
+
+/* One event's args (from the reader's member list; na = 0: it has none)
+ * into its name's record: a hash per value, no allocation after a name's
+ * first event with args. A key some events of the name lack varies. */
+static void name_args_note(Model *m, uint32_t name, const Member *am, size_t na) {
+  NameArgs *a = name_args_slot(m, name);
+  bool earlier = a->events > 0; /* events of this name before this one */
+  if (a->events < UINT32_MAX) a->events++;
+  if (!na) {
+    for (uint32_t i = 0; i < a->n; i++) a->keys[i].varies = true;
+    return;
+  }
+  bool first = !a->keys;
+  if (first) a->keys = xcalloc(NAME_ARG_KEYS, sizeof *a->keys);
+  uint32_t seen = 0;
+  for (size_t k = 0; k < na; k++) {
+    uint64_t h = hash_bytes(am[k].val.s, am[k].val.n);
+    NameArg *x = first ? NULL : name_arg_find(a, am[k].key.s, am[k].key.n, (uint32_t)k);
+    if (x) {
+      x->varies |= x->hash != h;
+      seen++;
+    } else {
+      name_arg_add(a, am[k].key.s, am[k].key.n, am[k].val.s, am[k].val.n, h, earlier);
+      seen += !earlier;
+    }
+  }
+  /* a key of earlier events that this one lacks */
+  if (earlier && seen < a->n)
+    for (uint32_t i = 0; i < a->n; i++) {
+      bool here = false;
+      for (size_t k = 0; k < na && !here; k++)
+        here = strlen(a->keys[i].key) == am[k].key.n && !memcmp(a->keys[i].key, am[k].key.s, am[k].key.n);
+      a->keys[i].varies |= !here;
+    }
+}
+
+/* The second half's record of a name into the first's (split loading). */
+static void name_args_merge(Model *m, uint32_t name, NameArgs *b) {
+  if (!b->events) return;
+  NameArgs *a = name_args_slot(m, name);
+  if (!b->keys || !a->keys) {
+    /* one side had no args at all: what the other says varies, if both ran */
+    NameArgs *k = b->keys ? b : a;
+    uint32_t other = b->keys ? a->events : b->events;
+    for (uint32_t i = 0; k->keys && other && i < k->n; i++) k->keys[i].varies = true;
+    if (b->keys) {
+      uint32_t ev = a->events;
+      *a = *b;
+      a->events = ev + b->events < ev ? UINT32_MAX : ev + b->events;
+      memset(b, 0, sizeof *b);
+    } else {
+      a->events = a->events + b->events < a->events ? UINT32_MAX : a->events + b->events;
+    }
+    return;
+  }
+  for (uint32_t i = 0; i < b->n; i++) {
+    NameArg *y = &b->keys[i], *x = name_arg_find(a, y->key, strlen(y->key), i);
+    if (x) x->varies |= y->varies || x->hash != y->hash;
+    else name_arg_add(a, y->key, strlen(y->key), y->val, strlen(y->val), y->hash, true);
+  }
+  for (uint32_t i = 0; i < a->n; i++)
+    if (!name_arg_find(b, a->keys[i].key, strlen(a->keys[i].key), i)) a->keys[i].varies = true;
+  a->more |= b->more;
+  a->events = a->events + b->events < a->events ? UINT32_MAX : a->events + b->events;
+}
+
+static void name_args_free(Model *m) {
+  for (size_t i = 0; i < m->name_args.n; i++) {
+    NameArgs *a = &m->name_args.v[i];
+    for (uint32_t k = 0; k < a->n; k++) free(a->keys[k].key), free(a->keys[k].val);
+    free(a->keys);
+  }
+  vec_free(&m->name_args);
+}
+
+const NameArgs *model_name_args(const Model *m, uint32_t name) {
+  return name < m->name_args.n && m->name_args.v[name].keys ? &m->name_args.v[name] : NULL;
+}
+
 static void note_first(char **slot, Walker *w, const char *at, const char *what) {
   if (*slot) return;
   Buf b = {0};
@@ -326,6 +438,11 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
     return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed,
                       name.s ? "\"name\" is not a string" : "event without \"name\"");
   e.name = intern(&L->m->names, nm.s, nm.n);
+  if (L->m->keep_args) {
+    size_t na = 0;
+    const Member *am = args.s ? walk_args(w, &na) : NULL;
+    name_args_note(L->m, e.name, am, na);
+  }
   if (e.kind == K_CUDA_SYNC) nt->cuda_sync++;
   if (kind_is_gpu_op(e.kind) || e.kind == K_GPU_USER_ANNOTATION || e.kind == K_CUDA_SYNC) th->gpu = true;
   if (args.s && (kind_is_gpu_op(e.kind) || e.kind == K_CUDA_RUNTIME || e.kind == K_CUDA_DRIVER)) {
@@ -433,6 +550,7 @@ static void half_free(Half *h) {
   trace_free_fields(&h->t);
   intern_free(&h->m.names);
   intern_free(&h->m.ids);
+  name_args_free(&h->m);
   buf_free(&h->L.tmp);
   buf_free(&h->L.tmp2);
   free(h);
@@ -458,6 +576,7 @@ static void half_merge(Loader *L, Half *h, uint64_t events_before) {
     if (x->lane_of >= 0) y->lane_of = ids[x->lane_of];
     y->gpu |= x->gpu;
   }
+  for (size_t i = 0; i < h->m.name_args.n; i++) name_args_merge(L->m, names[i], &h->m.name_args.v[i]);
   vec_grow(&t->ev, t->ev.n + u->ev.n);
   for (size_t i = 0; i < u->ev.n; i++) {
     Ev e = u->ev.v[i];
@@ -582,6 +701,7 @@ static int load_file(Model *m, const char *path) {
     h->t.rank = h->t.world_size = -1;
     h->t.budget_hit_ts = -1;
     h->m.strict = m->strict;
+    h->m.keep_args = m->keep_args;
     h->L.m = &h->m;
     h->L.t = &h->t;
     if (pthread_create(&h->th, NULL, half_main, h) == 0) L.half = h;
@@ -632,6 +752,7 @@ void model_free(Model *m) {
   vec_free(&m->traces);
   intern_free(&m->names);
   intern_free(&m->ids);
+  name_args_free(m);
 }
 
 const Throttled *trace_throttled(const Trace *t, uint32_t name) {

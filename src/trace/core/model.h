@@ -130,11 +130,33 @@ typedef struct {
   int64_t budget_hit_ts;  /* ns: recording stopped there (the budget was reached), -1: not */
 } Trace;
 
+/* What the args of every event of one name say (kept only when
+ * Model.keep_args: the report's hover). A key's value is kept from the
+ * first event (its raw JSON, cut at NAME_ARG_TEXT bytes); `varies` once
+ * another event of the name has another value for it or lacks it. At most
+ * NAME_ARG_KEYS keys per name; memory grows with names, not events. */
+enum { NAME_ARG_KEYS = 12, NAME_ARG_TEXT = 160 };
+typedef struct {
+  char *key;
+  char *val;      /* raw JSON (strings keep their quotes), maybe cut */
+  bool cut;       /* val is the first NAME_ARG_TEXT bytes of a longer value */
+  bool varies;
+  uint64_t hash;  /* of the whole first value */
+} NameArg;
+typedef struct {
+  uint32_t n;      /* keys in use */
+  uint32_t events; /* events of the name seen, with args or not (saturating) */
+  bool more;       /* keys past NAME_ARG_KEYS were left out */
+  NameArg *keys;   /* NAME_ARG_KEYS slots, or NULL: no event of it had args */
+} NameArgs;
+
 typedef struct {
   Intern names;
   Intern ids;
   VEC(Trace *) traces;
-  bool strict; /* skipped events are errors */
+  bool strict;    /* skipped events are errors */
+  bool keep_args; /* fill name_args while loading */
+  VEC(NameArgs) name_args; /* by Model.names id; may be shorter than names */
 } Model;
 
 /* Load one file and append it to m->traces. 0, or -1 (reported). */
@@ -145,6 +167,9 @@ void model_free(Model *m);
  * nct_warning. Summarising them as one run is what was asked; the warning
  * says what the per-rank figures then mean. */
 void model_check_ranks(const Model *m);
+
+/* The args record of a name, or NULL (none kept or none seen). */
+const NameArgs *model_name_args(const Model *m, uint32_t name);
 
 /* The throttle record of name in trace t, or NULL. */
 const Throttled *trace_throttled(const Trace *t, uint32_t name);

@@ -196,6 +196,24 @@
     return '\nsource: ' + f.path + ':' + r[2] + (r[3] !== r[2] ? '–' + r[3] : '') + ' (' + r[1] + ')' +
       (at.length > 1 ? ', and ' + (at.length - 1) + ' more place' + (at.length > 2 ? 's' : '') + ' of that name' : '');
   }
+  /* for a tooltip: what the args of a page name's events say (the trace's
+   * own args: a range's file and line, a kernel's grid and block, ...). Keys
+   * with one value on every call are shown with it; keys that differ are
+   * named only: this page keeps one record per name, not per event. */
+  var NARGS = D.name_args || {};
+  function argsWhere(idx) {
+    var a = NARGS[idx];
+    if (!a) return '';
+    var same = [], differ = [], more = false;
+    a.forEach(function (k) {
+      if (k[0] === null) { more = true; return; }
+      if (k[2]) differ.push(k[0]);
+      else same.push(k[0] + '=' + k[1] + (k[3] ? '…' : ''));
+    });
+    return (same.length ? '\nargs: ' + same.join(', ') : '') +
+      (differ.length ? '\nargs that differ between calls: ' + differ.join(', ') : '') +
+      (more ? '\n(more args keys not kept)' : '');
+  }
   var srcOpen = function () {};
   function openSource(name, which) { srcOpen(name, which || 0); }
   function esc(s) { return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'); }
@@ -491,7 +509,7 @@
     var help = el('div', 'help', 'Wheel or W/S (↑/↓): zoom at the pointer · A/D (←/→): pan · drag: measure an ' +
       'interval (its duration, events and top names; Esc or a click clears it) · shift+drag: pan (and scroll the ' +
       'tracks) · shift+wheel: scroll the tracks · double-click a box: zoom to it · search, then Enter / ' +
-      'Shift+Enter: next / previous match · hover: name, time, source location' +
+      'Shift+Enter: next / previous match · hover: name, time, source location, args' +
       (SRC && SRC.ok && SRC.files.length ? ' · click a range: "source of" it shows its lines' : '') + '. Boxes marked ×N stand for N ' +
       'events too short to draw apart at this zoom (coloured by the name with the most time among them): zoom in ' +
       'to split them.');
@@ -804,7 +822,7 @@
           ' (zoom in to see each)'
         : nm + '\n' + fmt(L.d[k]);
       text += '\nstarts at ' + fmt(L.s[k]) + '\nrank ' + b.row.rank + ', ' + b.row.track.label;
-      if (L.c[k] === 1) text += srcWhere(nm);
+      if (L.c[k] === 1) text += srcWhere(nm) + argsWhere(L.nm[k]);
       showTip(ev, text);
     });
     cv.addEventListener('mouseleave', function () { hideTip(); mouseX = -1; });
@@ -975,7 +993,7 @@
       if (k < 0) { hideTip(); return; }
       showTip(ev, NAMES[nm[k]] + '\n' + fmt(tot[k]) + ' (' + (100 * tot[k] / tot[0]).toFixed(1) + ' % of all' +
         (par[k] >= 0 ? ', ' + (100 * tot[k] / tot[par[k]]).toFixed(1) + ' % of ' + NAMES[nm[par[k]]] : '') + ')' +
-        srcWhere(NAMES[nm[k]]));
+        srcWhere(NAMES[nm[k]]) + argsWhere(nm[k]));
     });
     cv.addEventListener('mouseleave', hideTip);
     redrawers.push(draw);
