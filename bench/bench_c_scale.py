@@ -3,15 +3,21 @@
 Debian's source packages, built -O2 as they are and instrumented with
 `ncrewrite --full-trace`, timed side by side in interleaved rounds by the
 CPU time (user + sys) of the child process; each figure is the median of
-the rounds, printed as a ratio to the original's.
+the rounds, printed as a ratio to the original's median, with the ratio
+of the best rounds beside it (on a loaded machine the best is the least
+disturbed).
 
     bench/bench_c_scale.py [--build build] [--rounds 5] [--ncrun]
                            [--include DIR] [--cache DIR] [--only lua,jq]
+                           [--before BUILD:INCLUDE]
 
   original                  gcc -O2, no ncrewrite
   instrumented, no collector  the same build of the shadow tree (markers
                             from --include's ncrt.h, default this tree's),
                             run directly: no NVTX tool is attached
+  before: no collector      (--before OTHER/build:OTHER/src/runtime/include)
+                            the same with another tree's ncrewrite and
+                            ncrt.h, in the same rounds: before/after in one run
   under ncrun               (--ncrun) the instrumented program under ncrun
                             with its default throttle (slow: tens of times
                             the original)
@@ -197,6 +203,7 @@ def main():
     ap.add_argument("--ncrun", action="store_true", help="add the row under ncrun (default throttle)")
     ap.add_argument("--only", default="lua,jq")
     ap.add_argument("--keep", help="keep the instrumented trees and builds in this directory")
+    ap.add_argument("--before", help="BUILD:INCLUDE of another tree, for a row of its instrumented programs")
     a = ap.parse_args()
     ncrewrite = os.path.join(a.build, "bin", "ncrewrite")
     ncrun = os.path.join(a.build, "bin", "ncrun")
@@ -228,31 +235,40 @@ def main():
             if not os.path.exists(exe0):
                 build(os.path.join(tree, sub), files, flags, libs, exe0 + ".tmp", ["-I" + tree])
                 os.rename(exe0 + ".tmp", exe0)
-            # the shadow tree: the whole source tree, with SUB instrumented
-            shadow = os.path.join(work, name)
-            shutil.rmtree(shadow, ignore_errors=True)
-            shutil.copytree(tree, shadow, symlinks=True)
-            out = os.path.join(work, name + "-out")
-            shutil.rmtree(out, ignore_errors=True)
-            p = sh([ncrewrite, "-q", "--full-trace", "--explain", os.path.join(tree, sub), out])
-            with open(os.path.join(work, name + ".explain"), "w") as f:
-                f.write(p.stdout)
-            shutil.rmtree(os.path.join(shadow, sub))
-            shutil.copytree(out, os.path.join(shadow, sub), symlinks=True)
-            if name == "jq":
-                jq_prepare(shadow)
-            exe1 = os.path.join(work, name + "-instrumented")
-            build(os.path.join(shadow, sub), files, flags, libs, exe1,
-                  ["-I" + shadow, "-I" + a.include, "-isystem", NVTX_INC])
-            ranges = sum(1 for line in p.stdout.splitlines() if "full-trace range" in line)
-            left = sum(1 for line in p.stdout.splitlines() if "left out of full trace" in line)
-            progs[name] = dict(exe0=exe0, exe1=exe1, args=args, stdin=stdin, reps=reps, ranges=ranges, left=left)
-            # same output
-            o0 = cpu([exe0] + args, stdin, capture=True)[1]
-            o1 = cpu([exe1] + args, stdin, capture=True)[1]
-            if o0 != o1:
-                sys.exit("%s: the instrumented program's output differs from the original's" % name)
+            # the shadow trees: the whole source tree, with SUB instrumented
+            variants = [("exe1", ncrewrite, a.include)]
+            if a.before:
+                bb, bi = a.before.split(":")
+                variants.append(("exe2", os.path.join(bb, "bin", "ncrewrite"), bi))
+            progs[name] = dict(exe0=exe0, args=args, stdin=stdin, reps=reps)
+            for key, nc, inc in variants:
+                shadow = os.path.join(work, name + "-" + key)
+                shutil.rmtree(shadow, ignore_errors=True)
+                shutil.copytree(tree, shadow, symlinks=True)
+                out = os.path.join(work, name + "-" + key + "-out")
+                shutil.rmtree(out, ignore_errors=True)
+                p = sh([nc, "-q", "--full-trace", "--explain", os.path.join(tree, sub), out])
+                with open(os.path.join(work, name + "-" + key + ".explain"), "w") as f:
+                    f.write(p.stdout)
+                shutil.rmtree(os.path.join(shadow, sub))
+                shutil.copytree(out, os.path.join(shadow, sub), symlinks=True)
+                if name == "jq":
+                    jq_prepare(shadow)
+                exe = os.path.join(work, name + "-instrumented-" + key)
+                build(os.path.join(shadow, sub), files, flags, libs, exe,
+                      ["-I" + shadow, "-I" + inc, "-isystem", NVTX_INC])
+                progs[name][key] = exe
+                if key == "exe1":
+                    progs[name]["ranges"] = sum(1 for line in p.stdout.splitlines() if "full-trace range" in line)
+                    progs[name]["left"] = sum(1 for line in p.stdout.splitlines() if "left out of full trace" in line)
+                # same output
+                o0 = cpu([exe0] + args, stdin, capture=True)[1]
+                o1 = cpu([exe] + args, stdin, capture=True)[1]
+                if o0 != o1:
+                    sys.exit("%s: the instrumented program's output differs from the original's" % name)
         rows = [("original", "exe0", False), ("instrumented, no collector", "exe1", False)]
+        if a.before:
+            rows.append(("before: no collector", "exe2", False))
         if a.ncrun:
             rows.append(("under ncrun, default throttle", "exe1", True))
         samples = {(n, r[0]): [] for n in progs for r in rows}
@@ -265,21 +281,24 @@ def main():
                         shutil.rmtree(rundir, ignore_errors=True)
                         cmd = [ncrun, "-q", "--run-dir", rundir, "--"] + cmd
                     samples[(n, label)].append(sum(cpu(cmd, p["stdin"])[0] for _ in range(p["reps"])))
-        print("CPU time (user+sys), median of %d interleaved rounds, as a ratio to the original; load %.2f"
+        print("CPU time (user+sys), median of %d interleaved rounds as a ratio to the original's median (and the\n"
+              "best round's ratio to the original's best, less disturbed by other work); load %.2f"
               % (a.rounds, os.getloadavg()[0]))
         print("ncrewrite: %s; ncrt.h: %s\n" % (ncrewrite, a.include))
         names = list(progs)
-        print("%-32s" % "" + "".join("%22s" % ("Lua binary-trees" if n == "lua" else "jq filter (0.5 MB)")
+        print("%-32s" % "" + "".join("%26s" % ("Lua binary-trees" if n == "lua" else "jq filter (0.5 MB)")
                                      for n in names))
         for label, _, _ in rows:
             cells = []
             for n in names:
                 m = statistics.median(samples[(n, label)])
                 base = statistics.median(samples[(n, "original")])
-                cells.append("%.2f×" % (m / base) if label != "original" else "1.00× (%.2f s)" % m)
-            print("%-32s" % label + "".join("%22s" % c for c in cells))
+                best = min(samples[(n, label)]) / min(samples[(n, "original")])
+                cells.append("%.2f× (best %.2f×)" % (m / base, best) if label != "original"
+                             else "1.00× (%.2f s)" % m)
+            print("%-32s" % label + "".join("%26s" % c for c in cells))
         print("%-32s" % "full-trace ranges / left out" + "".join(
-            "%22s" % ("%d / %d" % (progs[n]["ranges"], progs[n]["left"])) for n in names))
+            "%26s" % ("%d / %d" % (progs[n]["ranges"], progs[n]["left"])) for n in names))
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
