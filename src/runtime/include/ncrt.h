@@ -18,8 +18,8 @@
  *   NCRT_RANGE("name");                               default domain
  *   NCRT_RANGE_EX("domain", "name", category, argb);  category 0 / argb 0: none
  *
- * The arguments are constants (string literals, integer constants): each
- * call site keeps them in one static object.
+ * domain, category and argb are constants (a string literal, integer
+ * constants): each call site keeps them in one static object.
  *
  * In C both are declarations, so they may precede other declarations
  * under -Wdeclaration-after-statement. Define NCRT_DISABLE before including
@@ -71,7 +71,7 @@
  * what it did: a marker that inlined the event's setup (attributes, domain
  * creation, string registration, several NVTX calls) made every
  * instrumented function big, so the compiler stopped inlining them and
- * their callers (Lua ran 2.4x and jq 8.6x slower with no tool at all;
+ * their callers (Lua ran 2.1x and jq 6.7x slower with no tool at all;
  * bench/bench_c_scale.py). Now a marker is a load of NVTX's own function
  * pointer and a branch predicted not taken, on push and on pop; all the
  * rest is in cold functions that are never inlined, called with constant
@@ -111,16 +111,17 @@
 #define NCRT__CALLER_SP() ((uint64_t)(size_t)__builtin_frame_address(0) + 2 * sizeof(void *))
 #endif
 
-/* A call site: what its range is, and the handles cached on first use.
- * One static object per site, so the cold calls take one constant argument
- * (a call with six made the marker twice as big to the inliner). Its
- * fields are constants: NCRT_RANGE_EX's arguments must be constant
- * expressions (string literals, integer constants), as ncrewrite writes
- * them; a name that changed from call to call was registered once anyway. */
+/* A call site: its domain and attributes, and the handles cached on first
+ * use. One static object per site, so the cold push takes two arguments,
+ * the site and the name (six made the marker twice as big to the
+ * inliner). Its fields are constants: NCRT_RANGE_EX's domain, category and
+ * argb must be constant expressions (a string literal, integer constants),
+ * as ncrewrite writes them. The name may be any expression (it is
+ * registered on the site's first push, as before). */
 typedef struct {
   nvtxDomainHandle_t dom;
   nvtxStringHandle_t str;
-  const char *domain, *name;
+  const char *domain;
   uint32_t category, argb;
 } ncrt__site;
 
@@ -129,7 +130,7 @@ typedef struct {
  * the first call creates the same handle twice: NVTX returns the same
  * domain for the same name, and registering a string twice gives an equal
  * handle. */
-NCRT__SLOW void ncrt__push_slow(ncrt__site *site) {
+NCRT__SLOW void ncrt__push_slow(ncrt__site *site, const char *name) {
   nvtxDomainHandle_t d = __atomic_load_n(&site->dom, __ATOMIC_ACQUIRE);
   nvtxStringHandle_t s;
   nvtxEventAttributes_t a;
@@ -139,7 +140,7 @@ NCRT__SLOW void ncrt__push_slow(ncrt__site *site) {
   }
   s = __atomic_load_n(&site->str, __ATOMIC_ACQUIRE);
   if (!s) {
-    s = nvtxDomainRegisterStringA(d, site->name);
+    s = nvtxDomainRegisterStringA(d, name);
     __atomic_store_n(&site->str, s, __ATOMIC_RELEASE);
   }
   memset(&a, 0, sizeof a);
@@ -158,7 +159,7 @@ NCRT__SLOW void ncrt__push_slow(ncrt__site *site) {
   } else {
     /* no tool attached after all (this was NVTX's first call): keep the text */
     a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    a.message.ascii = site->name;
+    a.message.ascii = name;
   }
   nvtxDomainRangePushEx(d, &a);
 }
@@ -176,8 +177,8 @@ namespace ncrt {
  * scope is left (including by an exception). */
 class ScopedRange {
  public:
-  NCRT__FAST explicit ScopedRange(ncrt__site *site) : site_(site) {
-    if (NCRT__TOOL(nvtxDomainRangePushEx)) ncrt__push_slow(site);
+  NCRT__FAST ScopedRange(ncrt__site *site, const char *name) : site_(site) {
+    if (NCRT__TOOL(nvtxDomainRangePushEx)) ncrt__push_slow(site, name);
   }
   NCRT__FAST ~ScopedRange() {
     if (NCRT__TOOL(nvtxDomainRangePop)) ncrt__pop_slow(site_);
@@ -198,8 +199,8 @@ class ScopedRange {
 } /* extern "C++" */
 
 #define NCRT__RANGE(id, domain, name, category, argb)                                              \
-  static ncrt__site NCRT__CAT(ncrt__site_, id) = {0, 0, domain, name, category, argb};            \
-  ::ncrt::ScopedRange NCRT__CAT(ncrt__range_, id)(&NCRT__CAT(ncrt__site_, id))
+  static ncrt__site NCRT__CAT(ncrt__site_, id) = {0, 0, domain, category, argb};                  \
+  ::ncrt::ScopedRange NCRT__CAT(ncrt__range_, id)(&NCRT__CAT(ncrt__site_, id), name)
 
 #else /* C */
 
@@ -211,10 +212,10 @@ typedef struct {
   ncrt__site *site;
 } ncrt__scope;
 
-static NCRT__INLINE NCRT__FAST ncrt__scope ncrt__push(ncrt__site *site) {
+static NCRT__INLINE NCRT__FAST ncrt__scope ncrt__push(ncrt__site *site, const char *name) {
   ncrt__scope s;
   s.site = site;
-  if (NCRT__TOOL(nvtxDomainRangePushEx)) ncrt__push_slow(site);
+  if (NCRT__TOOL(nvtxDomainRangePushEx)) ncrt__push_slow(site, name);
   return s;
 }
 
@@ -223,9 +224,9 @@ static NCRT__INLINE NCRT__FAST void ncrt__pop(ncrt__scope *s) {
 }
 
 #define NCRT__RANGE(id, domain, name, category, argb)                                              \
-  static ncrt__site NCRT__CAT(ncrt__site_, id) = {0, 0, domain, name, category, argb};            \
+  static ncrt__site NCRT__CAT(ncrt__site_, id) = {0, 0, domain, category, argb};                  \
   __attribute__((cleanup(ncrt__pop), unused)) ncrt__scope NCRT__CAT(ncrt__range_, id) =            \
-      ncrt__push(&NCRT__CAT(ncrt__site_, id))
+      ncrt__push(&NCRT__CAT(ncrt__site_, id), name)
 
 #endif /* __cplusplus */
 
