@@ -293,18 +293,35 @@ static bool at_top(TSNode n) {
 #define NC_STR2(n) #n
 #define NC_STR(n) NC_STR2(n)
 
-/* Count n's statements into *stmts (at every depth) and note a call (or,
- * in C++, a new or delete: an allocator call) in *call. A function-like
- * macro looks like a call and counts as one: it may expand to one. */
+/* Count the statements under n into *stmts (at every depth, stopping past
+ * SMALL_STATIC_STMTS) and note a call (or, in C++, a new or delete: an
+ * allocator call) in *call. A function-like macro looks like a call and
+ * counts as one: it may expand to one. A cursor walk, not recursion: an
+ * expression may nest 500000 deep (tests/badinput). */
 static void leaf_scan(TSNode n, int *stmts, bool *call) {
-  const char *t = ts_node_type(n);
-  if (!strcmp(t, "call_expression") || !strcmp(t, "new_expression") || !strcmp(t, "delete_expression"))
-    *call = true;
-  size_t l = strlen(t);
-  if ((l > 10 && !strcmp(t + l - 10, "_statement") && strcmp(t, "compound_statement")) || !strcmp(t, "declaration"))
-    ++*stmts;
-  for (uint32_t i = 0; i < ts_node_named_child_count(n) && *stmts <= SMALL_STATIC_STMTS; i++)
-    leaf_scan(ts_node_named_child(n, i), stmts, call);
+  TSTreeCursor cur = ts_tree_cursor_new(n);
+  for (;;) {
+    TSNode k = ts_tree_cursor_current_node(&cur);
+    if (ts_node_is_named(k)) {
+      const char *t = ts_node_type(k);
+      size_t l = strlen(t);
+      if (!strcmp(t, "call_expression") || !strcmp(t, "new_expression") || !strcmp(t, "delete_expression"))
+        *call = true;
+      else if ((l > 10 && !strcmp(t + l - 10, "_statement") && strcmp(t, "compound_statement")) ||
+               !strcmp(t, "declaration"))
+        if (++*stmts > SMALL_STATIC_STMTS) break;
+    }
+    if (ts_tree_cursor_goto_first_child(&cur)) continue;
+    bool next = false;
+    do {
+      if (ts_tree_cursor_goto_next_sibling(&cur)) {
+        next = true;
+        break;
+      }
+    } while (ts_tree_cursor_goto_parent(&cur));
+    if (!next) break;
+  }
+  ts_tree_cursor_delete(&cur);
 }
 
 /* Why full trace leaves f out by default (see above), or NULL: instrument
