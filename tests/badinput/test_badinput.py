@@ -116,9 +116,10 @@ def c_compiles(path):
 
 def everything():
     """Full trace of every file, C included: --full-trace alone leaves the
-    C files of a tree holding Python as they are."""
+    C files of a tree holding Python as they are; and every C function,
+    the small ones too (full_trace_inline), which these files are made of."""
     rules = os.path.join(T, "everything.yaml")
-    write(rules, 'targets:\n  "*":\n    full_trace_mode: true\n')
+    write(rules, 'full_trace_inline: true\ntargets:\n  "*":\n    full_trace_mode: true\n')
     return ["-c", rules]
 
 

@@ -20,8 +20,10 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
-def full_trace(ncrewrite, src, dst, rules_text="full_trace_mode: true\n"):
-    """Instrument src into dst with the given rules (full trace by default)."""
+def full_trace(ncrewrite, src, dst, rules_text="full_trace_mode: true\nfull_trace_inline: true\n"):
+    """Instrument src into dst with the given rules (full trace by default,
+    inline and small functions included: these tests check that everything
+    instrumented still builds and behaves the same)."""
     rules = dst + ".rules.yaml"
     with open(rules, "w") as f:
         f.write(rules_text)

@@ -20,7 +20,7 @@ def check(ncrewrite, deps, grammar, tmp):
     core = os.path.join(deps, "tree-sitter-0.25.0/package/vendor/tree-sitter/lib")
     inputs = [os.path.join(sysconfig.get_paths()["stdlib"], d) for d in ("json", "email", "asyncio")]
     inst = os.path.join(tmp, "src")
-    full_trace(ncrewrite, os.path.join(core, "src"), inst, 'full_trace_mode: true\ntargets:\n  "**.[ch]": {}\n')
+    full_trace(ncrewrite, os.path.join(core, "src"), inst, 'full_trace_mode: true\nfull_trace_inline: true\ntargets:\n  "**.[ch]": {}\n')
     nranges = sum(open(os.path.join(inst, f)).read().count("NCRT_RANGE(") for f in os.listdir(inst) if f.endswith(".c"))
     exes = []
     for tag, srcdir in (("orig", os.path.join(core, "src")), ("inst", inst)):

@@ -451,12 +451,22 @@ def c_files(root):
     return [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith((".c", ".h"))]
 
 
+def keep_all(tmp):
+    """--config for a full trace that keeps inline and small functions too
+    (left out by default): this test checks every function it can
+    instrument, and pins the exported ones it cannot."""
+    path = os.path.join(tmp, "keep-all.yaml")
+    with open(path, "w") as f:
+        f.write("full_trace_inline: true\n")
+    return ["--config", path]
+
+
 def explain_missing(ncrewrite, src, tmp, missing):
     """What `ncrewrite --explain` says about each function in `missing`:
     {name: "file:line: reason"}; the skip lines that name no function (code
     produced by a macro) are matched by the function's name on that line."""
     out = os.path.join(tmp, "explain-out")
-    r = sh([ncrewrite, "--full-trace", "--explain", src, out])
+    r = sh([ncrewrite, "--full-trace", "--explain"] + keep_all(tmp) + [src, out])
     shutil.rmtree(out, ignore_errors=True)
     why, by_line = {}, []
     for line in r.stdout.splitlines():
@@ -600,7 +610,7 @@ def check(args, tmp):
     files = c_files(src)
     mb = sum(os.path.getsize(f) for f in files) / 1e6
     t0 = time.monotonic()
-    r = sh([args.ncrewrite, "--full-trace", "-q", src, inst])
+    r = sh([args.ncrewrite, "--full-trace", "-q"] + keep_all(tmp) + [src, inst])
     rewrite_s = time.monotonic() - t0
     if r.returncode:
         raise Failed("ncrewrite exited %d:\n%s" % (r.returncode, r.stderr[-3000:]))
@@ -725,7 +735,7 @@ def bench(args, suite, tests, light, use_ncrun):
         out = os.path.join(suite.tmp, "bench-rewrite")
         shutil.rmtree(out, ignore_errors=True)
         t0, c0 = time.monotonic(), os.times()
-        r = sh([args.ncrewrite, "--full-trace", "-q", suite.trees["orig"][0], out])
+        r = sh([args.ncrewrite, "--full-trace", "-q"] + keep_all(suite.tmp) + [suite.trees["orig"][0], out])
         c1 = os.times()
         if r.returncode:
             raise Failed("ncrewrite exited %d:\n%s" % (r.returncode, r.stderr[-3000:]))

@@ -262,7 +262,7 @@ static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
   static const char *const keys[] = {
       "filePath", "class_func_context_wrappings", "func_context_wrappings",
       "func_line_range_wrappings", "class_replacements", "class_func_replacements",
-      "call_wrappings", "exclude", "full_trace_mode", "nvtx", NULL};
+      "call_wrappings", "exclude", "full_trace_mode", "full_trace_inline", "nvtx", NULL};
   static const char *const lkeys[] = {
       "function", "start_line", "end_line", "context_class", "context_values", "reasoning",
       "start_line_content", "end_line_content", NULL};
@@ -275,6 +275,7 @@ static void parse_target(Ck *ck, Target *t, const RNode *key, const RNode *m) {
   if (!check_keys(ck, m, "a target", keys)) return;
   t->file_path = str_of(ck, get(m, "filePath"), "filePath");
   t->full_trace = bool_of(ck, get(m, "full_trace_mode"), "full_trace_mode", false);
+  t->full_trace_inline = bool_of(ck, get(m, "full_trace_inline"), "full_trace_inline", false);
   str_list(ck, get(m, "exclude"), "exclude", &t->exclude);
   const RNode *nv = get(m, "nvtx");
   if (nv && check_keys(ck, nv, "nvtx", nkeys)) {
@@ -413,13 +414,14 @@ static void attr_macros(Ck *ck, const RNode *n, void *vecp) {
 }
 
 static int check(Rules *r, Diags *d) {
-  static const char *const keys[] = {"targets", "ai_analysis_targets", "full_trace_mode",
+  static const char *const keys[] = {"targets", "ai_analysis_targets", "full_trace_mode", "full_trace_inline",
                                      "exclude", "default_context", "c_attribute_macros", NULL};
   Ck ck = {r, d, 0};
   const RNode *root = r->doc.root;
   if (!root || is_null(root)) return 0; /* an empty rule file (or only `null`): nothing targeted */
   if (!check_keys(&ck, root, "the rule file", keys)) return -1;
   r->full_trace = bool_of(&ck, get(root, "full_trace_mode"), "full_trace_mode", false);
+  r->full_trace_inline = bool_of(&ck, get(root, "full_trace_inline"), "full_trace_inline", false);
   str_list(&ck, get(root, "ai_analysis_targets"), "ai_analysis_targets", &r->ai_targets);
   str_list(&ck, get(root, "exclude"), "exclude", &r->exclude);
   attr_macros(&ck, get(root, "c_attribute_macros"), &r->attr_macros);

@@ -49,6 +49,7 @@ typedef struct {
   char *file_path;    /* filePath, optional */
   bool path_glob;     /* key names files by glob (C/C++/CUDA targets) */
   bool full_trace;    /* full_trace_mode for this target */
+  bool full_trace_inline; /* full_trace_inline: C-family full trace keeps inline and small leaf functions */
   VEC(Rule) rules;
   VEC(char *) exclude;
   char *domain, *category, *color;   /* NVTX attributes for C-family targets */
@@ -57,6 +58,8 @@ typedef struct {
 
 typedef struct {
   bool full_trace;
+  bool full_trace_inline;  /* (ncrewrite) C/C++/CUDA full trace also instruments
+                            * inline and small leaf functions (left out by default) */
   VEC(char *) ai_targets;
   VEC(Target) targets;
   VEC(char *) exclude;     /* qualified-name globs never instrumented */

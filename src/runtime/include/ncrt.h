@@ -18,6 +18,9 @@
  *   NCRT_RANGE("name");                               default domain
  *   NCRT_RANGE_EX("domain", "name", category, argb);  category 0 / argb 0: none
  *
+ * domain, category and argb are constants (a string literal, integer
+ * constants): each call site keeps them in one static object.
+ *
  * In C both are declarations, so they may precede other declarations
  * under -Wdeclaration-after-statement. Define NCRT_DISABLE before including
  * to make them vanish (an unused enumerator in C, ((void)0) in C++).
@@ -64,47 +67,106 @@
 #pragma GCC diagnostic pop
 #endif
 
-/* Fill the event attributes for a registered message; create the domain
- * and register the string on first use at this call site. A race between
- * two threads on the first call creates the same handle twice: NVTX returns
- * the same domain for the same name, and registering a string twice gives
- * an equal handle. */
-static NCRT__INLINE nvtxDomainHandle_t ncrt__prepare(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str,
-                                                     const char *domain, const char *name, uint32_t category,
-                                                     uint32_t argb, const void *frame, nvtxEventAttributes_t *a) {
-  nvtxDomainHandle_t d = __atomic_load_n(dom, __ATOMIC_ACQUIRE);
+/* The path with no tool attached. An instrumented function must cost
+ * what it did: a marker that inlined the event's setup (attributes, domain
+ * creation, string registration, several NVTX calls) made every
+ * instrumented function big, so the compiler stopped inlining them and
+ * their callers (Lua ran 2.1x and jq 6.7x slower with no tool at all;
+ * bench/bench_c_scale.py). Now a marker is a load of NVTX's own function
+ * pointer and a branch predicted not taken, on push and on pop; all the
+ * rest is in cold functions that are never inlined, called with constant
+ * arguments. NVTX sets the pointer to its initializer until the first call
+ * and then to the tool's entry point, or to NULL when no tool is attached;
+ * the pop tests its own pointer, as nvtxDomainRangePop does, so a push and
+ * its pop take the same path. The scope object holds only the address of
+ * its call site, a constant, so nothing of it need live in memory (and
+ * -Wclobbered has nothing to say after a setjmp). */
+#if defined(NVTX_DISABLE)
+#define NCRT__TOOL(fn) 0
+#else
+#define NCRT__TOOL(fn) __builtin_expect(NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).fn##_impl_fnptr != 0, 0)
+#endif
+
+/* The fast path is inlined even at -O0: the push's cold path reads its
+ * caller's stack pointer, which must be that of the function that opens
+ * the range, not of a helper between them. */
+#define NCRT__FAST __attribute__((always_inline))
+
+/* The slow path: never inlined, kept apart from hot code (unused: a file
+ * that opens no range raises no -Wunused-function). */
+#define NCRT__SLOW static __attribute__((noinline, cold, unused))
+
+/* The caller's stack pointer at the call: an address in the frame of the
+ * function that opened the range (its lowest), which libncrt compares with
+ * the stack pointer a longjmp restores to close the ranges of the frames
+ * the jump abandons (other tools show it as the range's payload). Taken
+ * here rather than as the scope object's address, which would make the
+ * scope object live in memory in every instrumented function. GCC gives
+ * the call frame address; elsewhere (Clang) it is above the frame record
+ * that __builtin_frame_address(0) points at (x86-64: saved frame pointer,
+ * return address). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NCRT__CALLER_SP() ((uint64_t)(size_t)__builtin_dwarf_cfa())
+#else
+#define NCRT__CALLER_SP() ((uint64_t)(size_t)__builtin_frame_address(0) + 2 * sizeof(void *))
+#endif
+
+/* A call site: its domain and attributes, and the handles cached on first
+ * use. One static object per site, so the cold push takes two arguments,
+ * the site and the name (six made the marker twice as big to the
+ * inliner). Its fields are constants: NCRT_RANGE_EX's domain, category and
+ * argb must be constant expressions (a string literal, integer constants),
+ * as ncrewrite writes them. The name may be any expression (it is
+ * registered on the site's first push, as before). */
+typedef struct {
+  nvtxDomainHandle_t dom;
+  nvtxStringHandle_t str;
+  const char *domain;
+  uint32_t category, argb;
+} ncrt__site;
+
+/* Push a range with a registered message; create the domain and register
+ * the string on first use at this call site. A race between two threads on
+ * the first call creates the same handle twice: NVTX returns the same
+ * domain for the same name, and registering a string twice gives an equal
+ * handle. */
+NCRT__SLOW void ncrt__push_slow(ncrt__site *site, const char *name) {
+  nvtxDomainHandle_t d = __atomic_load_n(&site->dom, __ATOMIC_ACQUIRE);
   nvtxStringHandle_t s;
+  nvtxEventAttributes_t a;
   if (!d) {
-    d = nvtxDomainCreateA(domain);
-    __atomic_store_n(dom, d, __ATOMIC_RELEASE);
+    d = nvtxDomainCreateA(site->domain);
+    __atomic_store_n(&site->dom, d, __ATOMIC_RELEASE);
   }
-  s = __atomic_load_n(str, __ATOMIC_ACQUIRE);
+  s = __atomic_load_n(&site->str, __ATOMIC_ACQUIRE);
   if (!s) {
     s = nvtxDomainRegisterStringA(d, name);
-    __atomic_store_n(str, s, __ATOMIC_RELEASE);
+    __atomic_store_n(&site->str, s, __ATOMIC_RELEASE);
   }
-  memset(a, 0, sizeof *a);
-  a->version = NVTX_VERSION;
-  a->size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a->category = category;
-  if (argb) {
-    a->colorType = NVTX_COLOR_ARGB;
-    a->color = argb;
+  memset(&a, 0, sizeof a);
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.category = site->category;
+  if (site->argb) {
+    a.colorType = NVTX_COLOR_ARGB;
+    a.color = site->argb;
   }
-  /* The address of the range's scope object, in the frame of the function
-   * that opened it: libncrt closes the ranges of frames a longjmp abandons
-   * (other tools show it as the range's payload). */
-  a->payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
-  a->payload.ullValue = (uint64_t)(size_t)frame;
+  a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+  a.payload.ullValue = NCRT__CALLER_SP();
   if (s) {
-    a->messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-    a->message.registered = s;
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = s;
   } else {
-    /* no tool attached: registration returns NULL; keep the text */
-    a->messageType = NVTX_MESSAGE_TYPE_ASCII;
-    a->message.ascii = name;
+    /* no tool attached after all (this was NVTX's first call): keep the text */
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = name;
   }
-  return d;
+  nvtxDomainRangePushEx(d, &a);
+}
+
+/* the handle the push stored at the call site */
+NCRT__SLOW void ncrt__pop_slow(ncrt__site *site) {
+  nvtxDomainRangePop(__atomic_load_n(&site->dom, __ATOMIC_RELAXED));
 }
 
 #ifdef __cplusplus
@@ -115,14 +177,12 @@ namespace ncrt {
  * scope is left (including by an exception). */
 class ScopedRange {
  public:
-  ScopedRange(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str, const char *domain, const char *name,
-              uint32_t category, uint32_t argb)
-      : dom_(dom) {
-    nvtxEventAttributes_t a;
-    nvtxDomainRangePushEx(ncrt__prepare(dom, str, domain, name, category, argb, this, &a), &a);
+  NCRT__FAST ScopedRange(ncrt__site *site, const char *name) : site_(site) {
+    if (NCRT__TOOL(nvtxDomainRangePushEx)) ncrt__push_slow(site, name);
   }
-  /* the handle the push stored at the call site (see ncrt__scope) */
-  ~ScopedRange() { nvtxDomainRangePop(__atomic_load_n(dom_, __ATOMIC_RELAXED)); }
+  NCRT__FAST ~ScopedRange() {
+    if (NCRT__TOOL(nvtxDomainRangePop)) ncrt__pop_slow(site_);
+  }
 #if __cplusplus >= 201103L || (defined(_MSVC_LANG) && _MSVC_LANG >= 201103L)
   ScopedRange(const ScopedRange &) = delete;
   ScopedRange &operator=(const ScopedRange &) = delete;
@@ -133,46 +193,40 @@ class ScopedRange {
   ScopedRange(const ScopedRange &); /* C++98: not copyable, never defined */
   ScopedRange &operator=(const ScopedRange &);
 #endif
-  nvtxDomainHandle_t *dom_;
+  ncrt__site *site_;
 };
 } /* namespace ncrt */
 } /* extern "C++" */
 
-#define NCRT__RANGE(id, domain, name, category, argb)                                           \
-  static nvtxDomainHandle_t NCRT__CAT(ncrt__dom_, id);                                          \
-  static nvtxStringHandle_t NCRT__CAT(ncrt__str_, id);                                          \
-  ::ncrt::ScopedRange NCRT__CAT(ncrt__range_, id)(&NCRT__CAT(ncrt__dom_, id), &NCRT__CAT(ncrt__str_, id), \
-                                                  domain, name, category, argb)
+#define NCRT__RANGE(id, domain, name, category, argb)                                              \
+  static ncrt__site NCRT__CAT(ncrt__site_, id) = {0, 0, domain, category, argb};                  \
+  ::ncrt::ScopedRange NCRT__CAT(ncrt__range_, id)(&NCRT__CAT(ncrt__site_, id), name)
 
 #else /* C */
 
-/* frame: the scope object's own address, taken in its initializer (not
- * const: GCC would take a const pointer to it for a read before it is set).
- * The scope keeps where the call site's domain handle is cached, not the
- * handle: an address the compiler can form again after a setjmp() in the
+/* The scope keeps the address of its call site, not the handle: a
+ * constant, which the compiler can form again after a setjmp() in the
  * function returns a second time, rather than a value it would keep in a
  * register (-Wclobbered). The push has stored the handle there. */
 typedef struct {
-  nvtxDomainHandle_t *dom;
+  ncrt__site *site;
 } ncrt__scope;
 
-static NCRT__INLINE ncrt__scope ncrt__push(nvtxDomainHandle_t *dom, nvtxStringHandle_t *str, const char *domain,
-                                           const char *name, uint32_t category, uint32_t argb, void *frame) {
-  nvtxEventAttributes_t a;
+static NCRT__INLINE NCRT__FAST ncrt__scope ncrt__push(ncrt__site *site, const char *name) {
   ncrt__scope s;
-  s.dom = dom;
-  nvtxDomainRangePushEx(ncrt__prepare(dom, str, domain, name, category, argb, frame, &a), &a);
+  s.site = site;
+  if (NCRT__TOOL(nvtxDomainRangePushEx)) ncrt__push_slow(site, name);
   return s;
 }
 
-static NCRT__INLINE void ncrt__pop(ncrt__scope *s) { nvtxDomainRangePop(__atomic_load_n(s->dom, __ATOMIC_RELAXED)); }
+static NCRT__INLINE NCRT__FAST void ncrt__pop(ncrt__scope *s) {
+  if (NCRT__TOOL(nvtxDomainRangePop)) ncrt__pop_slow(s->site);
+}
 
-#define NCRT__RANGE(id, domain, name, category, argb)                                          \
-  static nvtxDomainHandle_t NCRT__CAT(ncrt__dom_, id);                                         \
-  static nvtxStringHandle_t NCRT__CAT(ncrt__str_, id);                                         \
-  __attribute__((cleanup(ncrt__pop), unused)) ncrt__scope NCRT__CAT(ncrt__range_, id) =        \
-      ncrt__push(&NCRT__CAT(ncrt__dom_, id), &NCRT__CAT(ncrt__str_, id), domain, name, category, argb, \
-                 &NCRT__CAT(ncrt__range_, id))
+#define NCRT__RANGE(id, domain, name, category, argb)                                              \
+  static ncrt__site NCRT__CAT(ncrt__site_, id) = {0, 0, domain, category, argb};                  \
+  __attribute__((cleanup(ncrt__pop), unused)) ncrt__scope NCRT__CAT(ncrt__range_, id) =            \
+      ncrt__push(&NCRT__CAT(ncrt__site_, id), name)
 
 #endif /* __cplusplus */
 

@@ -271,6 +271,78 @@ static bool at_top(TSNode n) {
   return true;
 }
 
+/* What full trace leaves out by default because the compiler would inline
+ * it (issue 33). Sizes are statements counted at every depth (declarations
+ * and the statements of nested blocks; a block's braces count for
+ * nothing):
+ *   a small leaf: no calls and at most SMALL_LEAF_STMTS statements, any
+ *     linkage (getters, setters, flag tests, short arithmetic);
+ *   a small static function: internal linkage (every caller is in the
+ *     file, often a header included everywhere) and at most
+ *     SMALL_STATIC_STMTS statements, calls or not (jq's stack_push_block,
+ *     jv_is_valid; Lua's lgc.c and ltable.c helpers).
+ * GCC and Clang inline such functions at -O2; a range in one made it too
+ * big to inline (a marker is two tests and two cold calls), so Lua ran
+ * 1.06x and jq 1.50x with the leaves alone left out, 1.00x and 1.13x with
+ * these limits; static limits of 4 and 6 gave 1.18x/1.24x and 1.07x/1.14x
+ * (bench/bench_c_scale.py; docs/performance.md, "Keeping inlining").
+ * Larger or external functions keep their range: an external function is
+ * called from other files, where it is not inlined (no LTO). */
+#define SMALL_LEAF_STMTS 4
+#define SMALL_STATIC_STMTS 8
+#define NC_STR2(n) #n
+#define NC_STR(n) NC_STR2(n)
+
+/* Count the statements under n into *stmts (at every depth, stopping past
+ * SMALL_STATIC_STMTS) and note a call (or, in C++, a new or delete: an
+ * allocator call) in *call. A function-like macro looks like a call and
+ * counts as one: it may expand to one. A cursor walk, not recursion: an
+ * expression may nest 500000 deep (tests/badinput). */
+static void leaf_scan(TSNode n, int *stmts, bool *call) {
+  TSTreeCursor cur = ts_tree_cursor_new(n);
+  for (;;) {
+    TSNode k = ts_tree_cursor_current_node(&cur);
+    if (ts_node_is_named(k)) {
+      const char *t = ts_node_type(k);
+      size_t l = strlen(t);
+      if (!strcmp(t, "call_expression") || !strcmp(t, "new_expression") || !strcmp(t, "delete_expression"))
+        *call = true;
+      else if ((l > 10 && !strcmp(t + l - 10, "_statement") && strcmp(t, "compound_statement")) ||
+               !strcmp(t, "declaration"))
+        if (++*stmts > SMALL_STATIC_STMTS) break;
+    }
+    if (ts_tree_cursor_goto_first_child(&cur)) continue;
+    bool next = false;
+    do {
+      if (ts_tree_cursor_goto_next_sibling(&cur)) {
+        next = true;
+        break;
+      }
+    } while (ts_tree_cursor_goto_parent(&cur));
+    if (!next) break;
+  }
+  ts_tree_cursor_delete(&cur);
+}
+
+/* Why full trace leaves f out by default (see above), or NULL: instrument
+ * it. hx: its header's words with the declaration macros expanded. */
+static const char *inline_reason(const char *hx, size_t xn, TSNode body) {
+  static const char *const words[] = {"inline", "__inline", "__inline__", "__forceinline", "__forceinline__",
+                                      "always_inline", "__always_inline__", "__always_inline", NULL};
+  for (int i = 0; words[i]; i++)
+    if (c_word_in(hx, xn, words[i])) return "declared inline: the compiler inlines it into its callers";
+  int stmts = 0;
+  bool call = false;
+  leaf_scan(body, &stmts, &call);
+  if (!call && stmts <= SMALL_LEAF_STMTS)
+    return "a small leaf (no calls, at most " NC_STR(SMALL_LEAF_STMTS) " statements): the compiler inlines it "
+           "into its callers";
+  if (stmts <= SMALL_STATIC_STMTS && c_word_in(hx, xn, "static"))
+    return "a small static function (at most " NC_STR(SMALL_STATIC_STMTS) " statements): the compiler inlines "
+           "it into its callers";
+  return NULL;
+}
+
 void c_funcs_collect(CFile *c, TSNode n, const char *scope) {
   TSTreeCursor cur = ts_tree_cursor_new(n);
   if (ts_tree_cursor_goto_first_child(&cur)) {
@@ -334,6 +406,7 @@ void c_funcs_collect(CFile *c, TSNode n, const char *scope) {
             f.unknown = unknown_words(c, h, upto < b ? upto : b);
           }
         }
+        if (!f.skip) f.inl = inline_reason(hx, xn, f.body);
         free(hx);
         free(hdr);
         vec_push(&c->funcs, f);

@@ -871,6 +871,10 @@ int c_rewrite(FileJob *job) {
   for (size_t t = 0; t < job->ntargets; t++)
     for (size_t i = 0; i < job->targets[t]->rules.n; i++) plan_rule(&c, &job->targets[t]->rules.v[i]);
   if (job->full_trace) {
+    /* functions the compiler would inline are left out unless the rule
+     * file, or a target naming this file, says full_trace_inline: true */
+    bool keep_inline = job->rules->full_trace_inline;
+    for (size_t t = 0; t < job->ntargets; t++) keep_inline |= job->targets[t]->full_trace_inline;
     for (size_t i = 0; i < c.macros.n; i++) {
       TSNode n = c.macros.v[i].node;
       job_explain(job, row0(n) + 1, is(n, "expression_statement")
@@ -885,6 +889,9 @@ int c_rewrite(FileJob *job) {
       for (size_t t = 0; t < job->ntargets; t++)
         for (size_t k = 0; k < job->targets[t]->exclude.n; k++) ex |= func_matches(job->targets[t]->exclude.v[k], f);
       if (ex) job_explain(job, row0(f->def) + 1, "skipped %s: excluded by rule", f->qual);
+      else if (f->inl && !keep_inline && !f->wrapped)
+        job_explain(job, row0(f->def) + 1, "left out of full trace %s: %s (full_trace_inline: true puts it back)",
+                    f->qual, f->inl);
       else wrap_function(&c, f, NULL, f->qual);
     }
   }

@@ -28,6 +28,9 @@ typedef struct {
   TSNode def, body;
   char *name, *qual;  /* qual: ns::Class::name for C++ */
   const char *skip;   /* why it is never instrumented, or NULL */
+  const char *inl;    /* why full trace leaves it out by default (the
+                       * compiler would inline it: declared inline, or a
+                       * small leaf), or NULL; rules naming it still wrap it */
   bool proto;         /* a declaration without a body (body is null) */
   bool wrapped, explained;
   bool targeted;      /* a rule or full trace asked for it */
