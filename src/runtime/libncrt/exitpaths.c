@@ -81,15 +81,20 @@ void rt_signals_hold(sigset_t *old) {
 }
 void rt_signals_restore(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
 
+/* sig's action back to the default (async-signal-safe) */
+static void to_default(int sig) {
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, &dfl, NULL);
+}
+
 static void on_fatal(int sig) {
   int saved = errno;
   if (init_pid && getpid() == init_pid) rt_save_now(1);
   /* back to the default action; the signal is blocked while we run, so it
    * is delivered (and kills) as soon as we return */
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  sigaction(sig, &dfl, NULL);
+  to_default(sig);
   syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig); /* not our raise(): saved already */
   errno = saved;
 }
@@ -106,10 +111,7 @@ static void on_fatal(int sig) {
 static void on_fault(int sig, siginfo_t *si, void *uc) {
   (void)uc;
   int saved = errno;
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  sigaction(sig, &dfl, NULL);
+  to_default(sig);
   /* not in a vfork child (the parent's memory), nor inside one of our own
    * claims or saves on this thread (a fault in libncrt's writer: the save
    * would wait for that claim, on itself) */
@@ -132,36 +134,35 @@ static void on_fault(int sig, siginfo_t *si, void *uc) {
 static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 #define NFAULT (int)(sizeof fault_signals / sizeof *fault_signals)
 
+/* sa for each of sigs the program left at the default action; where it
+ * handles one, its handler decides */
+static void install_where_default(const int *sigs, int n, const struct sigaction *sa) {
+  for (int i = 0; i < n; i++) {
+    struct sigaction cur;
+    if (sigaction(sigs[i], NULL, &cur) || cur.sa_handler != SIG_DFL || (cur.sa_flags & SA_SIGINFO)) continue;
+    sigaction(sigs[i], sa, NULL);
+  }
+}
+
 void rt_exitpaths_init(void) {
   init_pid = getpid();
   const char *on = getenv(NCRT_ENV_SIGNALS);
   if (on && !strcmp(on, "0")) return;
-  for (int i = 0; i < NFAULT; i++) {
-    struct sigaction cur;
-    if (sigaction(fault_signals[i], NULL, &cur) || cur.sa_handler != SIG_DFL || (cur.sa_flags & SA_SIGINFO))
-      continue; /* the program handles it: its handler decides */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fault;
-    held_set(&sa.sa_mask); /* the fault itself is blocked by the kernel while we run */
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigaction(fault_signals[i], &sa, NULL);
-  }
-  for (int i = 0; i < NFATAL; i++) {
-    struct sigaction cur;
-    if (sigaction(fatal_signals[i], NULL, &cur) || cur.sa_handler != SIG_DFL || (cur.sa_flags & SA_SIGINFO))
-      continue; /* the program handles it: its handler decides */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_fatal;
-    /* the other fatal signals wait while we save (a second one arriving
-     * mid-save, SIGTERM then SIGINT from a terminal, would save again
-     * inside this save); so do the program's other handlers, as on every
-     * way out: the save runs to its end, then the process dies */
-    held_set(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(fatal_signals[i], &sa, NULL);
-  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fault;
+  held_set(&sa.sa_mask); /* the fault itself is blocked by the kernel while we run */
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  install_where_default(fault_signals, NFAULT, &sa);
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_fatal;
+  /* the other fatal signals wait while we save (a second one arriving
+   * mid-save, SIGTERM then SIGINT from a terminal, would save again
+   * inside this save); so do the program's other handlers, as on every
+   * way out: the save runs to its end, then the process dies */
+  held_set(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  install_where_default(fatal_signals, NFATAL, &sa);
 }
 
 /* After fork: the child is a process of its own, with its own files. */

@@ -399,14 +399,21 @@ static int mem_loc(uint32_t name, const char **file, int *line) {
  * exit handed over (.hand), none for a process that died */
 static int (*loc_of)(uint32_t name, const char **file, int *line) = mem_loc;
 
+/* "file":F,"line":L, members of an event's args */
+static void put_file_line(Gz *g, const char *file, int line) {
+  PUTS(g, "\"file\":");
+  put_jstr(g, file);
+  PUTS(g, ",\"line\":");
+  put_i64(g, line);
+}
+
+/* a name's location, when known, after other args */
 static void put_location(Gz *g, uint32_t name) {
   const char *file;
   int line;
   if (loc_of && loc_of(name, &file, &line)) {
-    PUTS(g, ",\"file\":");
-    put_jstr(g, file);
-    PUTS(g, ",\"line\":");
-    put_i64(g, line);
+    PUTS(g, ",");
+    put_file_line(g, file, line);
   }
 }
 
@@ -1393,10 +1400,7 @@ static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, u
   PUTS(g, ",\"args\":{");
   int n = 0; /* members written: a comma before each but the first */
   if (located) {
-    PUTS(g, "\"file\":");
-    put_jstr(g, file);
-    PUTS(g, ",\"line\":");
-    put_i64(g, line);
+    put_file_line(g, file, line);
     n++;
   }
   if (dom) {
@@ -2458,6 +2462,18 @@ static void hand_free(Hand *h) {
 /* 1: a complete .hand read into h (its "end" line: written whole); else 0
  * (none, or cut short, or out of memory: the process is finalized as one
  * that died, from its spill files) */
+/* Room for one more element of size `size` in *v (n in use, *cap
+ * allocated, first allocation `first`): 0 without memory (v unchanged). */
+static int hand_grow(void **v, size_t n, size_t *cap, size_t first, size_t size) {
+  if (n < *cap) return 1;
+  size_t nc = *cap ? *cap * 2 : first;
+  void *nv = realloc(*v, nc * size);
+  if (!nv) return 0;
+  *v = nv;
+  *cap = nc;
+  return 1;
+}
+
 static int hand_read(const char *pre, Hand *h) {
   char p[2100];
   size_t n = 0;
@@ -2506,14 +2522,9 @@ static int hand_read(const char *pre, Hand *h) {
       fin_loc_file[u] = strdup(file);
       fin_loc_line[u] = line;
     } else if (sscanf(l, "thr %u %llu %llu %lg %u %llu", &u, &a, &b, &x, &v, &c) == 6) {
-      if (h->nthr == capthr) {
-        capthr = capthr ? capthr * 2 : 16;
-        HandThrottled *nt = realloc(h->thr, capthr * sizeof *nt);
-        if (!nt) {
-          ok = 0;
-          break;
-        }
-        h->thr = nt;
+      if (!hand_grow((void **)&h->thr, h->nthr, &capthr, 16, sizeof *h->thr)) {
+        ok = 0;
+        break;
       }
       h->thr[h->nthr++] = (HandThrottled){u, a, b, x, v, c};
     } else if (sscanf(l, "budget %llu %llu", &a, &b) == 2) h->budget = a, h->budget_hit = b;
@@ -2521,25 +2532,15 @@ static int hand_read(const char *pre, Hand *h) {
     else if (sscanf(l, "steps %ld", &li) == 1) h->steps = li;
     else if (!strncmp(l, "step ", 5)) snprintf(h->step, sizeof h->step, "%s", l + 5);
     else if (sscanf(l, "ps %ld %llu %llu %u %u", &li, &a, &b, &v, &w) == 5) {
-      if (h->nstep == capstep) {
-        capstep = capstep ? capstep * 2 : 16;
-        RtStep *ns = realloc(h->stepv, capstep * sizeof *ns);
-        if (!ns) {
-          ok = 0;
-          break;
-        }
-        h->stepv = ns;
+      if (!hand_grow((void **)&h->stepv, h->nstep, &capstep, 16, sizeof *h->stepv)) {
+        ok = 0;
+        break;
       }
       h->stepv[h->nstep++] = (RtStep){li, a, b, v, (uint8_t)w};
     } else if (sscanf(l, "sp %llu %llu %llu %llu %llu %llu", &a, &b, &c, &d, &e, &f) == 6) {
-      if (h->nspans == capsp) {
-        capsp = capsp ? capsp * 2 : 64;
-        SpanRec *ns = realloc(h->spans, capsp * sizeof *ns);
-        if (!ns) {
-          ok = 0;
-          break;
-        }
-        h->spans = ns;
+      if (!hand_grow((void **)&h->spans, h->nspans, &capsp, 64, sizeof *h->spans)) {
+        ok = 0;
+        break;
       }
       h->spans[h->nspans++] = (SpanRec){a, b, c, (uint32_t)d, (uint32_t)e, (uint8_t)f};
     } else if (!strcmp(l, "end")) ended = 1;

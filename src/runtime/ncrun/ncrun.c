@@ -73,7 +73,6 @@ static const char usage[] =
     "  -q, --quiet             no ncrun messages\n"
     "  -V, --version           print the version\n";
 
-#define quiet ncrun_quiet
 static int preload = 1;
 
 #define say ncrun_say
@@ -923,7 +922,7 @@ int main(int argc, char **argv) {
       cJSON_AddTrueToObject(opts, "no-preload");
       preload = 0;
     } else if (OPT("-q", "--quiet")) {
-      quiet = 1;
+      ncrun_quiet = 1;
     } else if (OPT("--", "--finalize")) {
       /* by hand: the traces of the processes that died in a run directory */
       NEEDV();
@@ -1105,8 +1104,8 @@ int main(int argc, char **argv) {
         "_exit writes no trace", lib);
     preload = 0;
   }
-  if (!quiet) check_python(cmd, pydir);
-  if (!quiet && shadow) check_shadow(cmd, shadow);
+  if (!ncrun_quiet) check_python(cmd, pydir);
+  if (!ncrun_quiet && shadow) check_shadow(cmd, shadow);
   /* installed before the fork and blocked across it (ncrun_forward_block):
    * a signal that comes meanwhile is passed on once the child is set */
   ncrun_forward_signals();

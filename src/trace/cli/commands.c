@@ -48,6 +48,12 @@ static int opt_index(const Command *c, const char *a) {
   return -1;
 }
 
+bool opt_count(const char *cmd, const char *opt, const char *v, size_t *out) {
+  if (parse_count(v, out)) return true;
+  nct_error("%s: %s takes a count (0: all), not '%s'", cmd, opt, v);
+  return false;
+}
+
 bool opt_takes_value(const char *cmd, const char *opt) {
   const Command *c = command_find(cmd);
   int k = opt_index(c, opt);

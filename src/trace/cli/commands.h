@@ -54,6 +54,9 @@ enum { DIFF_OPTS(X_ENUM) };
  * "--"), or OPT_BAD after saying "CMD: unknown or incomplete option". */
 enum { OPT_ARG = -1, OPT_BAD = -2 };
 int opt_next(const char *cmd, int argc, char **argv, int *i, const char **val);
+/* An option's value that must be a count (--top): true with it in *out,
+ * else false after saying "CMD: OPT takes a count (0: all), not 'V'". */
+bool opt_count(const char *cmd, const char *opt, const char *v, size_t *out);
 /* Does opt (e.g. "-o") take a value in cmd? */
 bool opt_takes_value(const char *cmd, const char *opt);
 /* The usage error: why (when not NULL) and, on the next line, "usage: "

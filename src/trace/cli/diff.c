@@ -40,7 +40,7 @@ static int parse_args(int argc, char **argv, DiffArgs *a) {
     case DIF_OUT: a->out = v; break;
     case DIF_STEP: a->opt.step_glob = v; break;
     case DIF_TOP:
-      if (!parse_count(v, &a->top)) return nct_error("diff: --top takes a count (0: all), not '%s'", v), 2;
+      if (!opt_count("diff", "--top", v, &a->top)) return 2;
       break;
     case OPT_ARG:
       if (!strcmp(s, "--")) {

@@ -165,8 +165,7 @@ int cmd_kernels(int argc, char **argv) {
     case KER_FORMAT: format = v; break;
     case KER_OUT: out = v; break;
     case KER_TOP:
-      if (!parse_count(v, &top)) {
-        nct_error("kernels: --top takes a count (0: all), not '%s'", v);
+      if (!opt_count("kernels", "--top", v, &top)) {
         rc = 2;
         goto done;
       }

@@ -795,8 +795,7 @@ int cmd_report(int argc, char **argv) {
     switch (opt_next("report", argc, argv, &i, &v)) {
     case REP_OUT: out = v; break;
     case REP_TOP:
-      if (!parse_count(v, &opt.top_ranges)) {
-        nct_error("report: --top takes a count (0: all), not '%s'", v);
+      if (!opt_count("report", "--top", v, &opt.top_ranges)) {
         rc = 2;
         goto done;
       }

@@ -26,8 +26,7 @@ int cmd_summary(int argc, char **argv) {
     case SUM_FORMAT: format = v; break;
     case SUM_OUT: out = v; break;
     case SUM_TOP:
-      if (!parse_count(v, &opt.top_ranges)) {
-        nct_error("summary: --top takes a count (0: all), not '%s'", v);
+      if (!opt_count("summary", "--top", v, &opt.top_ranges)) {
         rc = 2;
         goto done;
       }

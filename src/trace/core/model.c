@@ -114,10 +114,16 @@ static NameArgs *name_args_slot(Model *m, uint32_t name) {
   return &m->name_args.v[name];
 }
 
+static bool name_arg_is(const NameArg *k, const char *key, size_t kn) {
+  return k->klen == kn && !memcmp(k->key, key, kn);
+}
+
+/* The key among a's, trying position hint first (events of a name usually
+ * list their args in one order). */
 static NameArg *name_arg_find(NameArgs *a, const char *key, size_t kn, uint32_t hint) {
-  if (hint < a->n && strlen(a->keys[hint].key) == kn && !memcmp(a->keys[hint].key, key, kn)) return &a->keys[hint];
+  if (hint < a->n && name_arg_is(&a->keys[hint], key, kn)) return &a->keys[hint];
   for (uint32_t i = 0; i < a->n; i++)
-    if (strlen(a->keys[i].key) == kn && !memcmp(a->keys[i].key, key, kn)) return &a->keys[i];
+    if (name_arg_is(&a->keys[i], key, kn)) return &a->keys[i];
   return NULL;
 }
 
@@ -131,6 +137,7 @@ static void name_arg_add(NameArgs *a, const char *key, size_t kn, const char *va
   }
   NameArg *k = &a->keys[a->n++];
   k->key = xstrndup(key, kn);
+  k->klen = kn;
   k->cut = vn > NAME_ARG_TEXT;
   k->val = xstrndup(val, k->cut ? NAME_ARG_TEXT : vn);
   k->hash = h;
@@ -167,7 +174,7 @@ static void name_args_note(Model *m, uint32_t name, const Member *am, size_t na)
     for (uint32_t i = 0; i < a->n; i++) {
       bool here = false;
       for (size_t k = 0; k < na && !here; k++)
-        here = strlen(a->keys[i].key) == am[k].key.n && !memcmp(a->keys[i].key, am[k].key.s, am[k].key.n);
+        here = name_arg_is(&a->keys[i], am[k].key.s, am[k].key.n);
       a->keys[i].varies |= !here;
     }
 }
@@ -192,12 +199,12 @@ static void name_args_merge(Model *m, uint32_t name, NameArgs *b) {
     return;
   }
   for (uint32_t i = 0; i < b->n; i++) {
-    NameArg *y = &b->keys[i], *x = name_arg_find(a, y->key, strlen(y->key), i);
+    NameArg *y = &b->keys[i], *x = name_arg_find(a, y->key, y->klen, i);
     if (x) x->varies |= y->varies || x->hash != y->hash;
-    else name_arg_add(a, y->key, strlen(y->key), y->val, strlen(y->val), y->hash, true);
+    else name_arg_add(a, y->key, y->klen, y->val, strlen(y->val), y->hash, true);
   }
   for (uint32_t i = 0; i < a->n; i++)
-    if (!name_arg_find(b, a->keys[i].key, strlen(a->keys[i].key), i)) a->keys[i].varies = true;
+    if (!name_arg_find(b, a->keys[i].key, a->keys[i].klen, i)) a->keys[i].varies = true;
   a->more |= b->more;
   a->events = a->events + b->events < a->events ? UINT32_MAX : a->events + b->events;
 }

@@ -138,6 +138,7 @@ typedef struct {
 enum { NAME_ARG_KEYS = 12, NAME_ARG_TEXT = 160 };
 typedef struct {
   char *key;
+  size_t klen;    /* strlen(key): compared with every event's keys */
   char *val;      /* raw JSON (strings keep their quotes), maybe cut */
   bool cut;       /* val is the first NAME_ARG_TEXT bytes of a longer value */
   bool varies;
