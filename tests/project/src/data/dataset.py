@@ -1,5 +1,6 @@
 """Random token sequences, made deterministically per index."""
 import os
+import time
 
 import torch
 from torch.utils.data import Dataset
@@ -13,10 +14,13 @@ class RandomTokens(Dataset):
         return self.size
 
     def __getitem__(self, i):
-        # SLOW_DATA=N: N rounds of extra work per item (the tests' data-bound switch)
-        acc = 0
-        for k in range(int(os.environ.get("SLOW_DATA", "0"))):
-            acc = (acc * 31 + k) % 1000003
-        g = torch.Generator().manual_seed(self.seed * 100003 + i + acc * 0)
+        # SLOW_DATA=N: each item waits N ms, as a read from slow storage
+        # would (the tests' data-bound switch). A wait, not CPU work: the
+        # item stays slow however busy the machine is, so the loop stays
+        # data-bound when the training step is slowed (ASan, load).
+        slow = int(os.environ.get("SLOW_DATA", "0"))
+        if slow:
+            time.sleep(slow / 1000)
+        g = torch.Generator().manual_seed(self.seed * 100003 + i)
         seq = torch.randint(0, self.vocab, (self.ctx + 1,), generator=g)
         return seq[:-1], seq[1:]
