@@ -37,6 +37,7 @@
 #include "feedback.h"
 #include "manifest.h"
 #include "tracefig.h"
+#include "rundir.h"
 
 /* ---- where a range came from: the shadow tree's manifest ---------------- */
 
@@ -244,10 +245,10 @@ static bool child_ok(const char *config, const RuleDoc *doc, const char *srcdir,
 /* The env.json of the run directory a trace (a file or the directory) is in. */
 static char *env_json_path(const char *trace) {
   struct stat st;
-  if (stat(trace, &st) == 0 && S_ISDIR(st.st_mode)) return xasprintf("%s/env.json", trace);
+  if (stat(trace, &st) == 0 && S_ISDIR(st.st_mode)) return xasprintf("%s/" NC_RUN_ENV, trace);
   char *t = xstrdup(trace), *slash = strrchr(t, '/');
   if (slash) *slash = 0;
-  char *envp = xasprintf("%s/env.json", slash ? t : ".");
+  char *envp = xasprintf("%s/" NC_RUN_ENV, slash ? t : ".");
   free(t);
   return envp;
 }

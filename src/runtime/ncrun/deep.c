@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include "ncbase.h"
 #include "ncrun.h"
+#include "rundir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -207,8 +208,8 @@ static void parse_choice(char *text, Choice *c) {
 
 static int choose(const Deep *d, const char *sub, char *const *traces, int ntraces, cJSON *env, Choice *c) {
   char tmp[PATH_MAX + 64], out[PATH_MAX + 64];
-  snprintf(tmp, sizeof tmp, "%s/.kernels.tsv", sub);
-  snprintf(out, sizeof out, "%s/kernels.tsv", sub);
+  snprintf(tmp, sizeof tmp, "%s/." NC_RUN_KERNELS, sub);
+  snprintf(out, sizeof out, "%s/" NC_RUN_KERNELS, sub);
   char top[32];
   snprintf(top, sizeof top, "%d", d->top);
   Strings argv = {0};
@@ -343,22 +344,22 @@ static int run_ncu(const Deep *d, const char *sub, const Choice *c, char *const 
   if (diagnose(d, log, c, st, report)) return 3;
 
   char *const raw[] = {(char *)d->tool, "--import", report, "--csv", "--page", "raw", NULL};
-  snprintf(out, sizeof out, "%s/raw.csv", sub);
+  snprintf(out, sizeof out, "%s/" NC_RUN_NCU_CSV, sub);
   int est = ncrun_stage(env, "ncu-export", raw, out);
   char *const sections[] = {(char *)d->tool, "--list-sections", NULL};
   snprintf(out, sizeof out, "%s/sections.txt", sub);
   ncrun_stage(env, "ncu-sections", sections, out);
   if (est != 0) {
-    ncrun_say("ncu --import failed (status %d): %s/raw.csv is incomplete", est, sub);
+    ncrun_say("ncu --import failed (status %d): %s/" NC_RUN_NCU_CSV " is incomplete", est, sub);
     return 3;
   }
-  snprintf(out, sizeof out, "%s/raw.csv", sub);
+  snprintf(out, sizeof out, "%s/" NC_RUN_NCU_CSV, sub);
   char *csv = ncrun_read_file(out, NULL);
   long rows = 0;
   for (char *p = csv; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
     if (*p == '"') rows++;
   free(csv);
-  ncrun_say("ncu profiled %ld kernel launch(es): %s/raw.csv", rows > 2 ? rows - 2 : 0, sub);
+  ncrun_say("ncu profiled %ld kernel launch(es): %s/" NC_RUN_NCU_CSV, rows > 2 ? rows - 2 : 0, sub);
   return 0;
 }
 
@@ -413,13 +414,13 @@ static int run_nsys(const Deep *d, const char *sub, const Choice *c, char *const
     ncrun_say("nsys stats failed: see %s", slog);
     return 3;
   }
-  ncrun_say("nsys kernels: %s/stats_cuda_gpu_kern_sum.csv", sub);
+  ncrun_say("nsys kernels: %s/" NC_RUN_NSYS_CSV, sub);
   return 0;
 }
 
 int deep_run(const Deep *d, const char *dir, char *const *traces, int ntraces, char *const *cmd, cJSON *env) {
   char sub[PATH_MAX];
-  snprintf(sub, sizeof sub, "%s/%s", dir, d->backend);
+  snprintf(sub, sizeof sub, "%s/%s", dir, !strcmp(d->backend, "ncu") ? NC_RUN_NCU_DIR : NC_RUN_NSYS_DIR);
   if (ncrun_mkdirs(sub)) {
     ncrun_say("cannot create %s: %s", sub, strerror(errno));
     return 2;
@@ -447,7 +448,7 @@ int deep_run(const Deep *d, const char *dir, char *const *traces, int ntraces, c
                 "(no GPU activity in the trace): %s runs without a kernel filter",
                 d->pattern, c.ranges, d->backend);
     else
-      ncrun_say("stage 1: %zu kernel(s) inside %ld range instance(s) matching '%s' (%s/kernels.tsv)", c.kernels.n,
+      ncrun_say("stage 1: %zu kernel(s) inside %ld range instance(s) matching '%s' (%s/" NC_RUN_KERNELS ")", c.kernels.n,
                 c.ranges, d->pattern, sub);
     rc = !strcmp(d->backend, "ncu") ? run_ncu(d, sub, &c, cmd, env) : run_nsys(d, sub, &c, cmd, env);
   }

@@ -17,6 +17,7 @@
 #include "ncbase.h"
 #include "ncrt_protocol.h"
 #include "ncrun.h"
+#include "rundir.h"
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -37,43 +38,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage[] =
-    "usage: ncrun [options] -- cmd args...\n"
-    "  -o, --output DIR        root for run directories (default $NCRT_OUTPUT_ROOT, else ./ncrt-runs)\n"
-    "      --run-dir DIR       use exactly this run directory\n"
-    "  -n, --name NAME         trace name (default: the script or program name)\n"
-    "  -a, --activities LIST   cpu,gpu,mem (default cpu,gpu)\n"
-    "      --schedule SPEC     wait=W,warmup=U,active=A,repeat=R (or W,U,A[,R]) over steps\n"
-    "      --step NAME         a range named NAME starts a step (default: ncrt_step()/ncrt.step())\n"
-    "      --capture-range PAT record only while a range matching PAT (fnmatch) is open\n"
-    "      --throttle N[:US]   stop recording a name after N calls (with :US, only if their\n"
-    "                          exclusive mean was under US us; default 100000; 'off' disables)\n"
-    "      --disk-budget SIZE  records the run may spill (512M, 2G; 'off'): past it, recording\n"
-    "                          stops and the trace says when (default: 8G or half the free space)\n"
-    "      --rules FILE        rules used to instrument the program (copied into the run)\n"
-    "      --shadow DIR        rewritten Python tree, put first on PYTHONPATH\n"
-    "      --torch             ncrt.range also opens torch.profiler.record_function\n"
-    "      --no-preload        do not LD_PRELOAD libncrt (traces are then lost on _exit)\n"
-    "      --summary           write summary.md (nctrace summary of the traces) at the end\n"
-    "                          (default with --ncu/--nsys; --no-summary: never)\n"
-    "backends (docs/deep-profiling.md):\n"
-    "      --backend NAME      ncrt (default: our collector), torch (torch.profiler, Python programs),\n"
-    "                          ncu or nsys (stage 1 under ncrt, stage 2 under the profiler)\n"
-    "      --ncu GLOB          Nsight Compute on the top kernels inside ranges matching GLOB\n"
-    "      --nsys GLOB         Nsight Systems, capture gated on the range GLOB names\n"
-    "      --top N             kernels to profile under ncu (default 5; 0: no kernel filter)\n"
-    "      --set SET           ncu section set (basic, roofline, full, ...) or Section,Section (default basic)\n"
-    "      --launch-count N    ncu profiles at most N launches per launch configuration (default 5)\n"
-    "      --trace FILE        reuse this stage-1 trace instead of running stage 1\n"
-    "      --with-stack        torch backend: record Python stacks\n"
-    "      --record-shapes     torch backend: record operator input shapes\n"
-    "      --gzip-level N      zlib level for traces (default 1)\n"
-    "      --finalize RUNDIR   write the traces of processes that died in RUNDIR, or whose exit left\n"
-    "                          them to ncrun (done after every run)\n"
-    "  -q, --quiet             no ncrun messages\n"
-    "  -V, --version           print the version\n";
-
-static int preload = 1;
 
 #define say ncrun_say
 #define exists ncrun_exists
@@ -296,8 +260,8 @@ static cJSON *env_json(char **argv, cJSON *opts, const char *lib, const char *cu
 void ncrun_save_env(const char *dir, cJSON *env) {
   char *text = cJSON_Print(env);
   char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s/env.json", dir);
-  snprintf(tmp, sizeof tmp, "%s/.env.json.tmp", dir);
+  snprintf(path, sizeof path, "%s/" NC_RUN_ENV, dir);
+  snprintf(tmp, sizeof tmp, "%s/." NC_RUN_ENV ".tmp", dir);
   FILE *f = fopen(tmp, "w");
   int ok = f && text && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
   if (f && fclose(f) != 0) ok = 0;
@@ -661,7 +625,7 @@ static void find_nctrace(char *out, size_t n) {
 static void write_summary(const char *nctrace, const char *dir, cJSON *env, char **traces, int n, const char *flag,
                           const char *csv) {
   char md[PATH_MAX + 16];
-  snprintf(md, sizeof md, "%s/summary.md", dir);
+  snprintf(md, sizeof md, "%s/" NC_RUN_SUMMARY, dir);
   char **argv = calloc((size_t)n + 6, sizeof *argv);
   if (!argv) return;
   int k = 0;
@@ -678,440 +642,208 @@ static void write_summary(const char *nctrace, const char *dir, cJSON *env, char
   free(argv);
 }
 
-/* ---- option values, checked before the program starts (a typo must not
- * cost a run): each returns NULL or the reason, for "ncrun: OPT: reason" */
-static char why[512];
-
-static const char *check_schedule(const char *v) {
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", v);
-  long val[4] = {0, 0, 0, 1};
-  static const char *const keys[] = {"wait", "warmup", "active", "repeat"};
-  int positional = !strchr(v, '='), k = 0;
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), k++) {
-    char *num = tok;
-    int slot = k;
-    if (!positional) {
-      char *eq = strchr(tok, '=');
-      if (!eq) {
-        snprintf(why, sizeof why, "'%s' is not KEY=N (keys: wait, warmup, active, repeat)", tok);
-        return why;
-      }
-      *eq = 0;
-      num = eq + 1;
-      for (slot = 0; slot < 4 && strcmp(tok, keys[slot]); slot++) {
-      }
-      if (slot == 4) {
-        const char *near = nearest_word(tok, keys, 4);
-        snprintf(why, sizeof why, "unknown key '%s'%s%s%s (keys: wait, warmup, active, repeat)", tok,
-                 near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
-        return why;
-      }
-    } else if (k > 3) {
-      snprintf(why, sizeof why, "at most four numbers: W,U,A[,R]");
-      return why;
-    }
-    char *end;
-    long n = strtol(num, &end, 10);
-    if (!*num || *end || n < 0) {
-      snprintf(why, sizeof why, "%s=%s is not a whole number >= 0", keys[slot], num);
-      return why;
-    }
-    val[slot] = n;
-  }
-  if (positional && k < 3) {
-    snprintf(why, sizeof why, "wants wait=W,warmup=U,active=A[,repeat=R] or W,U,A[,R]");
-    return why;
-  }
-  if (val[2] < 1) {
-    snprintf(why, sizeof why, "active must be at least 1 (steps recorded per cycle)");
-    return why;
-  }
-  return NULL;
-}
-
-static const char *check_activities(const char *v) {
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", v);
-  int any = 0;
-  for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-    static const char *const acts[] = {"cpu", "gpu", "mem"};
-    if (strcmp(tok, "cpu") && strcmp(tok, "gpu") && strcmp(tok, "mem")) {
-      const char *near = nearest_word(tok, acts, 3);
-      snprintf(why, sizeof why, "unknown activity '%s'%s%s%s (cpu, gpu, mem)", tok, near ? " (did you mean '" : "",
-               near ? near : "", near ? "'?)" : "");
-      return why;
-    }
-    any = 1;
-  }
-  return any ? NULL : "empty (cpu, gpu, mem)";
-}
-
-static const char *check_throttle(const char *v) {
-  if (!strcmp(v, "off") || !strcmp(v, "0")) return NULL;
-  char *end;
-  long n = strtol(v, &end, 10);
-  if (end != v && n > 0 && (!*end || (*end == ':' && end[1] && strtod(end + 1, &end) >= 0 && !*end)))
-    return NULL;
-  return "wants CALLS or CALLS:US (e.g. 100000 or 100000:10) or off";
-}
-
-static const char *check_budget(const char *v) {
-  int ok;
-  ncrt_parse_size(v, &ok);
-  return ok ? NULL : "wants a size (512M, 2G, 1.5T: bytes of records the run may spill) or off";
-}
-
-static const char *check_level(const char *v) {
-  char *end;
-  long n = strtol(v, &end, 10);
-  return *v && !*end && n >= 0 && n <= 9 ? NULL : "wants a zlib level from 0 to 9";
-}
-
-int main(int argc, char **argv) {
-  const char *output = getenv(NCRT_ENV_OUTPUT_ROOT), *run_dir = NULL, *name = NULL, *rules = NULL, *shadow = NULL;
-  const char *backend = "ncrt", *reuse = NULL;
-  int summary = -1; /* default: for --ncu/--nsys runs only */
-  Deep deep = {.top = 5, .launch_count = 5};
-  cJSON *opts = cJSON_CreateObject();
-  int i;
-  for (i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define OPT(s, l) (!strcmp(a, s) || !strcmp(a, l))
-#define NEEDV()                                     \
-  do {                                              \
-    if (!v) {                                       \
-      fprintf(stderr, "ncrun: %s needs a value\n%s", a, usage); \
-      cJSON_Delete(opts);                           \
-      return 2;                                     \
-    }                                               \
-    cJSON_AddStringToObject(opts, a + (a[1] == '-' ? 2 : 1), v); \
-    i++;                                            \
-  } while (0)
-#define CHECKV(fn)                                  \
-  do {                                              \
-    const char *bad_ = fn(v);                       \
-    if (bad_) {                                     \
-      fprintf(stderr, "ncrun: %s %s: %s\n", a, v, bad_); \
-      cJSON_Delete(opts);                           \
-      return 2;                                     \
-    }                                               \
-  } while (0)
-    if (!strcmp(a, "--")) {
-      i++;
-      break;
-    } else if (OPT("-h", "--help")) {
-      fputs(usage, stdout);
-      cJSON_Delete(opts);
-      return 0;
-    } else if (OPT("-V", "--version")) {
-      printf("ncrun %s\n", NC_VERSION);
-      cJSON_Delete(opts);
-      return 0;
-    } else if (OPT("-o", "--output")) {
-      NEEDV();
-      output = v;
-    } else if (OPT("--", "--run-dir")) {
-      NEEDV();
-      run_dir = v;
-    } else if (OPT("-n", "--name")) {
-      NEEDV();
-      name = v;
-    } else if (OPT("-a", "--activities")) {
-      NEEDV();
-      CHECKV(check_activities);
-      setenv(NCRT_ENV_ACTIVITIES, v, 1);
-    } else if (OPT("--", "--schedule")) {
-      NEEDV();
-      CHECKV(check_schedule);
-      if (!strchr(v, '=')) {
-        long w = 0, u = 0, ac = 0, r = 1;
-        int k = sscanf(v, "%ld,%ld,%ld,%ld", &w, &u, &ac, &r);
-        if (k < 3) {
-          fprintf(stderr, "ncrun: --schedule wants wait=W,warmup=U,active=A[,repeat=R] or W,U,A[,R]\n");
-          cJSON_Delete(opts);
-          return 2;
-        }
-        char buf[128];
-        snprintf(buf, sizeof buf, "wait=%ld,warmup=%ld,active=%ld,repeat=%ld", w, u, ac, r);
-        setenv(NCRT_ENV_SCHEDULE, buf, 1);
-      } else {
-        setenv(NCRT_ENV_SCHEDULE, v, 1);
-      }
-    } else if (OPT("--", "--step")) {
-      NEEDV();
-      setenv(NCRT_ENV_STEP, v, 1);
-    } else if (OPT("--", "--capture-range")) {
-      NEEDV();
-      setenv(NCRT_ENV_CAPTURE_RANGE, v, 1);
-    } else if (OPT("--", "--throttle")) {
-      NEEDV();
-      CHECKV(check_throttle);
-      setenv(NCRT_ENV_THROTTLE, v, 1);
-    } else if (OPT("--", "--disk-budget")) {
-      NEEDV();
-      CHECKV(check_budget);
-      setenv(NCRT_ENV_DISK_BUDGET, v, 1);
-    } else if (OPT("--", "--gzip-level")) {
-      NEEDV();
-      CHECKV(check_level);
-      setenv(NCRT_ENV_GZIP_LEVEL, v, 1);
-    } else if (OPT("--", "--rules")) {
-      NEEDV();
-      if (access(v, R_OK) != 0) {
-        fprintf(stderr, "ncrun: --rules %s: %s\n", v, strerror(errno));
-        cJSON_Delete(opts);
-        return 2;
-      }
-      rules = v;
-    } else if (OPT("--", "--shadow")) {
-      NEEDV();
-      struct stat sd;
-      if (stat(v, &sd) != 0 || !S_ISDIR(sd.st_mode)) {
-        fprintf(stderr, "ncrun: --shadow %s: %s\n", v, stat(v, &sd) != 0 ? strerror(errno) : "not a directory");
-        cJSON_Delete(opts);
-        return 2;
-      }
-      shadow = v;
-    } else if (OPT("--", "--torch")) {
-      cJSON_AddTrueToObject(opts, "torch");
-      setenv(NCRT_ENV_TORCH, "1", 1);
-    } else if (OPT("--", "--backend")) {
-      NEEDV();
-      if (strcmp(v, "ncrt") && strcmp(v, "torch") && strcmp(v, "ncu") && strcmp(v, "nsys")) {
-        fprintf(stderr, "ncrun: --backend %s: not one of ncrt, torch, ncu, nsys\n", v);
-        cJSON_Delete(opts);
-        return 2;
-      }
-      backend = v;
-    } else if (OPT("--", "--ncu") || OPT("--", "--nsys")) {
-      NEEDV();
-      backend = a + 2;
-      deep.pattern = v;
-    } else if (OPT("--", "--top") || OPT("--", "--launch-count")) {
-      NEEDV();
-      char *end;
-      long n = strtol(v, &end, 10);
-      if (*end || n < 0 || n > 100000 || (n == 0 && a[2] == 'l')) {
-        fprintf(stderr, "ncrun: %s %s: wants a number%s\n", a, v, a[2] == 'l' ? " >= 1" : " >= 0");
-        cJSON_Delete(opts);
-        return 2;
-      }
-      *(a[2] == 't' ? &deep.top : &deep.launch_count) = (int)n;
-    } else if (OPT("--", "--set")) {
-      NEEDV();
-      deep.set = v;
-    } else if (OPT("--", "--trace")) {
-      NEEDV();
-      if (access(v, R_OK) != 0) {
-        fprintf(stderr, "ncrun: --trace %s: %s\n", v, strerror(errno));
-        cJSON_Delete(opts);
-        return 2;
-      }
-      reuse = v;
-    } else if (OPT("--", "--with-stack")) {
-      cJSON_AddTrueToObject(opts, "with-stack");
-      setenv(NCRT_ENV_WITH_STACK, "1", 1);
-    } else if (OPT("--", "--record-shapes")) {
-      cJSON_AddTrueToObject(opts, "record-shapes");
-      setenv(NCRT_ENV_RECORD_SHAPES, "1", 1);
-    } else if (OPT("--", "--no-summary") || OPT("--", "--summary")) {
-      summary = a[2] == 's';
-    } else if (OPT("--", "--no-preload")) {
-      cJSON_AddTrueToObject(opts, "no-preload");
-      preload = 0;
-    } else if (OPT("-q", "--quiet")) {
-      ncrun_quiet = 1;
-    } else if (OPT("--", "--finalize")) {
-      /* by hand: the traces of the processes that died in a run directory */
-      NEEDV();
-      char lib[PATH_MAX], pydir[PATH_MAX];
-      find_runtime(lib, pydir, sizeof lib);
-      cJSON_Delete(opts);
-      if (finalize(lib, v) < 0) return 2;
-      if (!list_traces(v, NULL)) say("no trace in %s", v);
-      return 0;
-    } else if (a[0] == '-') {
-      fprintf(stderr, "ncrun: unknown option %s\n%s", a, usage);
-      cJSON_Delete(opts);
-      return 2;
-    } else {
-      break; /* the command starts here (no "--") */
-    }
-  }
-  if (i >= argc) {
-    fprintf(stderr, "ncrun: no command given\n%s", usage);
-    cJSON_Delete(opts);
-    return 2;
-  }
-  char **cmd = argv + i;
-  int is_deep = !strcmp(backend, "ncu") || !strcmp(backend, "nsys");
-  if (summary < 0) summary = is_deep;
-  if (is_deep && !deep.pattern) {
-    fprintf(stderr, "ncrun: --backend %s needs the range to profile: use --%s GLOB\n", backend, backend);
-    cJSON_Delete(opts);
-    return 2;
-  }
-  deep.backend = backend;
-  /* One tool per CUPTI/NVTX slot: a profiler above us holds it already */
-  if (strcmp(backend, "ncrt")) {
-    static const char *const held[] = {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"};
-    for (int k = 0; k < 2; k++) {
-      const char *cur = getenv(held[k]);
-      if (cur && *cur) {
-        fprintf(stderr, "ncrun: --backend %s: another profiler holds the %s slot (%s=%s); run it outside that "
-                        "profiler\n", backend, k ? "CUDA (CUPTI)" : "NVTX", held[k], cur);
-        cJSON_Delete(opts);
-        return 2;
-      }
-    }
-  }
-  char nctrace[PATH_MAX] = "";
-  if (is_deep) {
-    deep.tool = deep_find_tool(backend);
-    if (!deep.tool) {
-      fprintf(stderr, "ncrun: --%s: %s is not installed here (looked on PATH and in /usr/local/cuda/bin; set "
-                      "NCRT_%s to its path): nothing run\n", backend, backend, strcmp(backend, "ncu") ? "NSYS" : "NCU");
-      cJSON_Delete(opts);
-      return 2;
-    }
-    find_nctrace(nctrace, sizeof nctrace);
-    if (!*nctrace) {
-      fprintf(stderr, "ncrun: --%s: nctrace not found beside ncrun or on PATH (it chooses the kernels)\n", backend);
-      cJSON_Delete(opts);
-      return 2;
-    }
-    deep.nctrace = nctrace;
-    cJSON_AddStringToObject(opts, backend, deep.pattern);
-  }
-
-  /* torch's version for env.json (torch and deep backends of a Python
-   * command), asked before any of our environment is set: the torch hook
-   * must not start in this probe */
-  char *torch_version = NULL;
-  if (strcmp(backend, "ncrt") && python_name(cmd[0])) {
-    char tmp[] = "/tmp/ncrun-torch-XXXXXX";
-    int fd = mkstemp(tmp);
-    if (fd >= 0) {
-      close(fd);
-      char *const probe[] = {cmd[0], "-c",
-                             "import importlib.util as u\nif u.find_spec('torch'):\n"
-                             "  import torch; print('ncrun-torch', torch.__version__, torch.version.cuda or 'cpu')",
-                             NULL};
-      if (ncrun_stage(NULL, NULL, probe, tmp) == 0) {
-        /* the marked line: a sitecustomize may print too */
-        char *t = ncrun_read_file(tmp, NULL), *m = t ? strstr(t, "ncrun-torch ") : NULL;
-        if (m) {
-          m += strlen("ncrun-torch ");
-          m[strcspn(m, "\n")] = 0;
-          torch_version = xstrdup(m);
-        }
-        free(t);
-      }
-      unlink(tmp);
-    }
-  }
+/* ---- the run, in phases: plan (what runs, where), environment (what the
+ * command inherits, env.json), run (the command), finish (finalize, list,
+ * summary) and the deep stage. Each phase returns -1 to go on, else the
+ * status ncrun exits with. */
+typedef struct {
+  Options *o;
+  int is_deep, torch;
+  char *torch_version;        /* "2.11.0+cu130 13.0", NULL when none */
   char lib[PATH_MAX], pydir[PATH_MAX];
-  find_runtime(lib, pydir, sizeof lib);
-  if (!exists(lib)) say("libncrt.so not found beside ncrun (%s): running without the collector", lib);
+  char nctrace[PATH_MAX];     /* nctrace, for the deep stage ("" until needed) */
+  char nm[256];               /* the trace name */
+  char dir[PATH_MAX];         /* the run directory */
+  int dir_made;               /* ncrun created it */
+  cJSON *env;                 /* env.json */
+  char **traces;              /* the traces written, and their count */
+  int ntraces;
+} Run;
 
-  char nm[256];
-  if (name) snprintf(nm, sizeof nm, "%s", name);
-  else default_name(cmd, nm, sizeof nm);
+/* torch's version for env.json (torch and deep backends of a Python
+ * command), asked before any of our environment is set: the torch hook
+ * must not start in this probe */
+static char *probe_torch(char *python) {
+  char tmp[] = "/tmp/ncrun-torch-XXXXXX", *version = NULL;
+  int fd = mkstemp(tmp);
+  if (fd < 0) return NULL;
+  close(fd);
+  char *const probe[] = {python, "-c",
+                         "import importlib.util as u\nif u.find_spec('torch'):\n"
+                         "  import torch; print('ncrun-torch', torch.__version__, torch.version.cuda or 'cpu')",
+                         NULL};
+  if (ncrun_stage(NULL, NULL, probe, tmp) == 0) {
+    /* the marked line: a sitecustomize may print too */
+    char *t = ncrun_read_file(tmp, NULL), *m = t ? strstr(t, "ncrun-torch ") : NULL;
+    if (m) {
+      m += strlen("ncrun-torch ");
+      m[strcspn(m, "\n")] = 0;
+      version = xstrdup(m);
+    }
+    free(t);
+  }
+  unlink(tmp);
+  return version;
+}
 
-  char dir[PATH_MAX];
-  if (run_dir) {
-    snprintf(dir, sizeof dir, "%s", run_dir);
+/* The run directory: --run-dir, else <output>/<name>-<date>-<time>[-K] */
+static int make_run_dir(Run *r) {
+  const Options *o = r->o;
+  if (o->run_dir) {
+    snprintf(r->dir, sizeof r->dir, "%s", o->run_dir);
   } else {
-    if (!output || !*output) output = "ncrt-runs";
+    const char *output = o->output && *o->output ? o->output : "ncrt-runs";
     time_t now = time(NULL);
     char ts[32];
     strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", localtime(&now));
-    snprintf(dir, sizeof dir, "%s/%s-%s", output, nm, ts);
-    for (int k = 2; exists(dir) && k < 1000; k++) snprintf(dir, sizeof dir, "%s/%s-%s-%d", output, nm, ts, k);
+    snprintf(r->dir, sizeof r->dir, "%s/%s-%s", output, r->nm, ts);
+    for (int k = 2; exists(r->dir) && k < 1000; k++) snprintf(r->dir, sizeof r->dir, "%s/%s-%s-%d", output, r->nm, ts, k);
   }
-  int dir_made = !exists(dir);
-  if (mkdirs(dir)) {
-    fprintf(stderr, "ncrun: cannot create %s: %s\n", dir, strerror(errno));
-    cJSON_Delete(opts);
+  r->dir_made = !exists(r->dir);
+  if (mkdirs(r->dir)) {
+    fprintf(stderr, "ncrun: cannot create %s: %s\n", r->dir, strerror(errno));
     return 2;
   }
   char real[PATH_MAX];
-  if (realpath(dir, real)) snprintf(dir, sizeof dir, "%s", real);
+  if (realpath(r->dir, real)) snprintf(r->dir, sizeof r->dir, "%s", real);
+  return -1;
+}
 
+static const char *const SLOTS[] = {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"};
+
+/* What runs and where: the backend's checks, the tools it needs, the
+ * trace name and the run directory (created). */
+static int plan_run(Run *r) {
+  Options *o = r->o;
+  r->is_deep = !strcmp(o->backend, "ncu") || !strcmp(o->backend, "nsys");
+  r->torch = !strcmp(o->backend, "torch");
+  if (o->summary < 0) o->summary = r->is_deep;
+  if (r->is_deep && !o->deep.pattern) {
+    fprintf(stderr, "ncrun: --backend %s needs the range to profile: use --%s GLOB\n", o->backend, o->backend);
+    return 2;
+  }
+  o->deep.backend = o->backend;
+  /* One tool per CUPTI/NVTX slot: a profiler above us holds it already */
+  for (int k = 0; k < 2 && strcmp(o->backend, "ncrt"); k++) {
+    const char *cur = getenv(SLOTS[k]);
+    if (cur && *cur) {
+      fprintf(stderr, "ncrun: --backend %s: another profiler holds the %s slot (%s=%s); run it outside that "
+                      "profiler\n", o->backend, k ? "CUDA (CUPTI)" : "NVTX", SLOTS[k], cur);
+      return 2;
+    }
+  }
+  if (r->is_deep) {
+    o->deep.tool = deep_find_tool(o->backend);
+    if (!o->deep.tool) {
+      fprintf(stderr, "ncrun: --%s: %s is not installed here (looked on PATH and in /usr/local/cuda/bin; set "
+                      "NCRT_%s to its path): nothing run\n", o->backend, o->backend, strcmp(o->backend, "ncu") ? "NSYS" : "NCU");
+      return 2;
+    }
+    find_nctrace(r->nctrace, sizeof r->nctrace);
+    if (!*r->nctrace) {
+      fprintf(stderr, "ncrun: --%s: nctrace not found beside ncrun or on PATH (it chooses the kernels)\n", o->backend);
+      return 2;
+    }
+    o->deep.nctrace = r->nctrace;
+  }
+  if (strcmp(o->backend, "ncrt") && python_name(o->cmd[0])) r->torch_version = probe_torch(o->cmd[0]);
+  find_runtime(r->lib, r->pydir, sizeof r->lib);
+  if (!exists(r->lib)) say("libncrt.so not found beside ncrun (%s): running without the collector", r->lib);
+  if (o->name) snprintf(r->nm, sizeof r->nm, "%s", o->name);
+  else default_name(o->cmd, r->nm, sizeof r->nm);
+  return make_run_dir(r);
+}
+
+/* What the command inherits: where traces go, the NVTX and CUDA injection
+ * slots, PYTHONPATH (the ncrt module, the shadow tree, torch's hook); and
+ * the run's provenance (env.json, the rules' copy). */
+static int set_environment(Run *r) {
+  Options *o = r->o;
   const char *cupti = find_cupti();
-  setenv(NCRT_ENV_OUTPUT_DIR, dir, 1);
-  setenv(NCRT_ENV_TRACE_NAME, nm, 1);
+  setenv(NCRT_ENV_OUTPUT_DIR, r->dir, 1);
+  setenv(NCRT_ENV_TRACE_NAME, r->nm, 1);
   /* Under nsys/ncu their own injection is already set: keep it (one tool per
-   * slot), say so, and record what is left to us. */
-  static const char *const slots[] = {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"};
-  int torch = !strcmp(backend, "torch");
-  for (int k = 0; k < 2 && exists(lib) && !torch; k++) { /* torch: Kineto holds CUPTI */
-    const char *cur = getenv(slots[k]);
-    if (cur && *cur && strcmp(cur, lib) != 0) {
-      say("%s is already set (%s), probably by another profiler: kept, so ncrt records no %s", slots[k], cur,
+   * slot), say so, and record what is left to us. torch: Kineto holds CUPTI */
+  for (int k = 0; k < 2 && exists(r->lib) && !r->torch; k++) {
+    const char *cur = getenv(SLOTS[k]);
+    if (cur && *cur && strcmp(cur, r->lib) != 0) {
+      say("%s is already set (%s), probably by another profiler: kept, so ncrt records no %s", SLOTS[k], cur,
           k == 0 ? "NVTX ranges" : "GPU activity");
       continue;
     }
-    setenv(slots[k], lib, 1);
+    setenv(SLOTS[k], r->lib, 1);
   }
   if (cupti && !getenv(NCRT_ENV_CUPTI_LIB)) setenv(NCRT_ENV_CUPTI_LIB, cupti, 1);
   /* ncrun finalizes the run's processes when its command ends: an exit with
    * much left to convert hands it over and ends at once (libncrt's writer,
    * "the fast exit"); torch's backend writes its own traces */
-  if (!torch) setenv(NCRT_ENV_FINALIZER, "ncrun", 1);
+  if (!r->torch) setenv(NCRT_ENV_FINALIZER, "ncrun", 1);
   else unsetenv(NCRT_ENV_FINALIZER);
-  prepend("PYTHONPATH", pydir);
-  if (shadow) {
+  prepend("PYTHONPATH", r->pydir);
+  if (o->shadow) {
     char s[PATH_MAX];
-    prepend("PYTHONPATH", realpath(shadow, s) ? s : shadow);
+    prepend("PYTHONPATH", realpath(o->shadow, s) ? s : o->shadow);
   }
-  if (torch) {
+  if (r->torch) {
     /* the startup hook (sitecustomize) that starts torch.profiler; ncrt.range
      * opens record_function, so our ranges are user_annotation events. First on
      * the path, ahead of the shadow tree: its own sitecustomize (which the
      * hook runs after itself) must not hide ours */
     char hook[PATH_MAX + 16];
-    snprintf(hook, sizeof hook, "%s/torch_backend", pydir);
+    snprintf(hook, sizeof hook, "%s/torch_backend", r->pydir);
     prepend("PYTHONPATH", hook);
     setenv(NCRT_ENV_BACKEND, "torch", 1);
     setenv(NCRT_ENV_TORCH, "1", 1);
-    preload = 0;
+    o->preload = 0;
   }
-  cJSON *env = env_json(cmd, opts, lib, cupti, shadow, backend); /* takes opts */
-  opts = NULL;
-  add_rules_info(env, rules);
-  if (torch_version) { /* "2.11.0+cu130 13.0": torch and the CUDA it was built for */
-    cJSON_AddStringToObject(cJSON_GetObjectItem(env, "tools"), "torch", torch_version);
-    free(torch_version);
-  }
-  if (is_deep) {
-    char *ver = deep_tool_version(deep.tool);
-    cJSON_AddStringToObject(cJSON_GetObjectItem(env, "tools"), backend, ver ? ver : "unknown");
+  r->env = env_json(o->cmd, o->opts, r->lib, cupti, o->shadow, o->backend); /* takes opts */
+  o->opts = NULL;
+  add_rules_info(r->env, o->rules);
+  cJSON *tools = cJSON_GetObjectItem(r->env, "tools");
+  if (r->torch_version) /* "2.11.0+cu130 13.0": torch and the CUDA it was built for */
+    cJSON_AddStringToObject(tools, "torch", r->torch_version);
+  if (r->is_deep) {
+    char *ver = deep_tool_version(o->deep.tool);
+    cJSON_AddStringToObject(tools, o->backend, ver ? ver : "unknown");
     free(ver);
-    if (reuse) {
+    if (o->reuse) {
       char rp[PATH_MAX];
-      cJSON_AddStringToObject(env, "stage1_trace", realpath(reuse, rp) ? rp : reuse);
+      cJSON_AddStringToObject(r->env, "stage1_trace", realpath(o->reuse, rp) ? rp : o->reuse);
     }
   }
-  ncrun_save_env(dir, env);
-  if (rules) copy_file(rules, dir);
+  ncrun_save_env(r->dir, r->env);
+  if (o->rules) copy_file(o->rules, r->dir);
 
   /* LD_PRELOAD splits on blanks and ':': such a path cannot be preloaded */
-  if (preload && exists(lib) && strpbrk(lib, " \t:")) {
+  if (o->preload && exists(r->lib) && strpbrk(r->lib, " \t:")) {
     say("not preloading %s (LD_PRELOAD cannot name a path with a blank or ':'): a program that leaves by "
-        "_exit writes no trace", lib);
-    preload = 0;
+        "_exit writes no trace", r->lib);
+    o->preload = 0;
   }
-  if (!ncrun_quiet) check_python(cmd, pydir);
-  if (!ncrun_quiet && shadow) check_shadow(cmd, shadow);
-  /* installed before the fork and blocked across it (ncrun_forward_block):
-   * a signal that comes meanwhile is passed on once the child is set */
-  ncrun_forward_signals();
-  int st = 0, ntraces = 0;
-  char **traces = NULL;
-  if (reuse) goto stage2;
+  if (!ncrun_quiet) check_python(o->cmd, r->pydir);
+  if (!ncrun_quiet && o->shadow) check_shadow(o->cmd, o->shadow);
+  return -1;
+}
+
+/* Nothing ran: leave no run directory behind (one made for this run) */
+static void remove_run_dir(Run *r) {
+  if (!r->dir_made) return;
+  char p[PATH_MAX + 32];
+  snprintf(p, sizeof p, "%s/" NC_RUN_ENV, r->dir);
+  unlink(p);
+  if (r->o->rules) {
+    char *copy = xstrdup(r->o->rules);
+    snprintf(p, sizeof p, "%s/%s", r->dir, basename(copy));
+    unlink(p);
+    free(copy);
+  }
+  rmdir(r->dir);
+}
+
+/* The command, as ncrun's child (dies with ncrun; signals passed on). Its
+ * exit status into *rc; returns 127 (nothing ran) if it could not start. */
+static int run_command(Run *r, int *rc) {
+  Options *o = r->o;
   pid_t self_pid = getpid();
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1126,7 +858,6 @@ int main(int argc, char **argv) {
   if (forked < 0) {
     sigprocmask(SIG_SETMASK, &unblocked, NULL);
     fprintf(stderr, "ncrun: fork: %s\n", strerror(errno));
-    cJSON_Delete(env);
     return 2;
   }
   if (forked == 0) {
@@ -1141,10 +872,10 @@ int main(int argc, char **argv) {
     setenv(NCRT_ENV_ROOT_PID, pid, 1);
     /* Preloaded, libncrt's _exit/_Exit run first and write the trace (the
      * NVTX and CUDA injections then dlopen the same, already loaded, copy). */
-    if (preload && exists(lib)) prepend("LD_PRELOAD", lib);
-    execvp(cmd[0], cmd);
+    if (o->preload && exists(r->lib)) prepend("LD_PRELOAD", r->lib);
+    execvp(o->cmd[0], o->cmd);
     int e = errno;
-    fprintf(stderr, "ncrun: cannot run %s: %s\n", cmd[0], strerror(e));
+    fprintf(stderr, "ncrun: cannot run %s: %s\n", o->cmd[0], strerror(e));
     if (exec_pipe[1] >= 0 && write(exec_pipe[1], &e, sizeof e) < 0) {
     }
     _exit(127);
@@ -1152,7 +883,7 @@ int main(int argc, char **argv) {
   ncrun_set_child(forked);
   sigprocmask(SIG_SETMASK, &unblocked, NULL);
   if (exec_pipe[1] >= 0) close(exec_pipe[1]);
-  int exec_err = 0;
+  int exec_err = 0, st = 0;
   while (waitpid(forked, &st, 0) < 0 && errno == EINTR) {
   }
   ncrun_set_child(0);
@@ -1162,82 +893,108 @@ int main(int argc, char **argv) {
     close(exec_pipe[0]);
   }
   if (exec_err) {
-    /* nothing ran: leave no run directory behind (one made for this run) */
-    if (dir_made) {
-      char p[PATH_MAX + 32];
-      snprintf(p, sizeof p, "%s/env.json", dir);
-      unlink(p);
-      if (rules) {
-        char *r = xstrdup(rules);
-        snprintf(p, sizeof p, "%s/%s", dir, basename(r));
-        unlink(p);
-        free(r);
-      }
-      rmdir(dir);
-    }
-    cJSON_Delete(env);
+    remove_run_dir(r);
+    cJSON_Delete(r->env); /* not written again into the directory removed */
+    r->env = NULL;
     return 127;
   }
-  int rc = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
-  ncrun_record_stage(env, is_deep ? "stage1" : backend, cmd, NULL, rc, &t0, &t1);
-  ncrun_save_env(dir, env);
-  if (exists(lib) && !torch) finalize(lib, dir);
-  {
-    /* the run's disk-budget counter (libncrt's writer) has done its job */
-    char *b = xasprintf("%s/.ncrt-budget", dir);
-    unlink(b);
-    free(b);
-  }
-  if (torch) {
+  *rc = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+  ncrun_record_stage(r->env, r->is_deep ? "stage1" : o->backend, o->cmd, NULL, *rc, &t0, &t1);
+  ncrun_save_env(r->dir, r->env);
+  return -1;
+}
+
+/* After the command: the traces of processes that left them to ncrun,
+ * the run's traces listed, and summary.md (not for the deep backends:
+ * their summary comes after stage 2). */
+static void finish_run(Run *r) {
+  Options *o = r->o;
+  if (exists(r->lib) && !r->torch) finalize(r->lib, r->dir);
+  /* the run's disk-budget counter (libncrt's writer) has done its job */
+  char *b = xasprintf("%s/" NC_RUN_BUDGET, r->dir);
+  unlink(b);
+  free(b);
+  if (r->torch) {
     /* torch.profiler's tensorboard_trace_handler names (what TensorBoard lists) */
-    ntraces = list_files(dir, ".pt.trace.json.gz", &traces);
-    if (!ntraces) say("no torch.profiler trace (*.pt.trace.json.gz) was written in %s", dir);
-    else say("run directory: %s", dir);
-  } else if (!(ntraces = list_traces(dir, &traces))) {
-    say("no trace was written in %s", dir);
+    r->ntraces = list_files(r->dir, ".pt.trace.json.gz", &r->traces);
+    if (!r->ntraces) say("no torch.profiler trace (*.pt.trace.json.gz) was written in %s", r->dir);
+    else say("run directory: %s", r->dir);
+  } else if (!(r->ntraces = list_traces(r->dir, &r->traces))) {
+    say("no trace was written in %s", r->dir);
   } else {
-    say("run directory: %s", dir);
+    say("run directory: %s", r->dir);
   }
-  if (!is_deep) {
-    if (summary && ntraces) {
-      find_nctrace(nctrace, sizeof nctrace);
-      if (*nctrace) write_summary(nctrace, dir, env, traces, ntraces, NULL, NULL);
-    }
-    for (int t = 0; t < ntraces; t++) free(traces[t]);
-    free(traces);
-    ncrun_save_env(dir, env);
-    cJSON_Delete(env);
-    return rc;
+  if (!r->is_deep && o->summary && r->ntraces) {
+    find_nctrace(r->nctrace, sizeof r->nctrace);
+    if (*r->nctrace) write_summary(r->nctrace, r->dir, r->env, r->traces, r->ntraces, NULL, NULL);
   }
-  if (rc != 0) {
-    say("stage 1 ended with status %d: stage 2 (%s) not run", rc, backend);
-    cJSON_Delete(env);
-    return rc;
-  }
-stage2:;
-  /* stage 2 runs under the profiler alone: our injection is taken back */
-  static const char *const ours[] = {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"};
+}
+
+/* Stage 2 of --ncu/--nsys, under the profiler alone (our injection taken
+ * back), on stage 1's traces or the one --trace names. */
+static int deep_stage(Run *r) {
+  Options *o = r->o;
   for (int k = 0; k < 2; k++) {
-    const char *cur = getenv(ours[k]);
-    if (cur && !strcmp(cur, lib)) unsetenv(ours[k]);
+    const char *cur = getenv(SLOTS[k]);
+    if (cur && !strcmp(cur, r->lib)) unsetenv(SLOTS[k]);
   }
-  if (reuse) {
-    traces = xmalloc(sizeof *traces);
-    ntraces = 1;
-    traces[0] = xstrdup(reuse);
+  if (o->reuse) {
+    r->traces = xmalloc(sizeof *r->traces);
+    r->ntraces = 1;
+    r->traces[0] = xstrdup(o->reuse);
   }
-  int drc = deep_run(&deep, dir, traces, ntraces, cmd, env);
-  if (ntraces && summary) {
+  int drc = deep_run(&o->deep, r->dir, r->traces, r->ntraces, o->cmd, r->env);
+  if (r->ntraces && o->summary) {
     const char *kind = NULL;
+    int ncu = !strcmp(o->backend, "ncu");
     char csv[2 * PATH_MAX];
-    snprintf(csv, sizeof csv, "%s/%s/%s", dir, backend, !strcmp(backend, "ncu") ? "raw.csv" : "stats_cuda_gpu_kern_sum.csv");
+    snprintf(csv, sizeof csv, "%s/%s", r->dir,
+             ncu ? NC_RUN_NCU_DIR "/" NC_RUN_NCU_CSV : NC_RUN_NSYS_DIR "/" NC_RUN_NSYS_CSV);
     /* a reused trace lies elsewhere: name the CSV (nctrace looks beside the trace) */
-    if (reuse && exists(csv)) kind = !strcmp(backend, "ncu") ? "--ncu" : "--nsys";
-    write_summary(deep.nctrace, dir, env, traces, ntraces, kind, kind ? csv : NULL);
+    if (o->reuse && exists(csv)) kind = ncu ? "--ncu" : "--nsys";
+    write_summary(o->deep.nctrace, r->dir, r->env, r->traces, r->ntraces, kind, kind ? csv : NULL);
   }
-  for (int t = 0; t < ntraces; t++) free(traces[t]);
-  free(traces);
-  ncrun_save_env(dir, env);
-  cJSON_Delete(env);
   return drc;
+}
+
+int main(int argc, char **argv) {
+  Options o;
+  int rc = ncrun_parse_options(argc, argv, &o);
+  if (rc >= 0) return rc;
+  if (o.finalize) {
+    /* by hand: the traces of the processes that died in a run directory */
+    char lib[PATH_MAX], pydir[PATH_MAX];
+    find_runtime(lib, pydir, sizeof lib);
+    cJSON_Delete(o.opts);
+    if (finalize(lib, o.finalize) < 0) return 2;
+    if (!list_traces(o.finalize, NULL)) say("no trace in %s", o.finalize);
+    return 0;
+  }
+  Run r = {.o = &o};
+  int status = 0;
+  if ((rc = plan_run(&r)) >= 0 || (rc = set_environment(&r)) >= 0) goto out;
+  /* installed before the fork and blocked across it (ncrun_forward_block):
+   * a signal that comes meanwhile is passed on once the child is set */
+  ncrun_forward_signals();
+  if (!o.reuse) {
+    if ((rc = run_command(&r, &status)) >= 0) goto out;
+    finish_run(&r);
+    rc = status;
+    if (!r.is_deep) goto out;
+    if (status != 0) {
+      say("stage 1 ended with status %d: stage 2 (%s) not run", status, o.backend);
+      goto out;
+    }
+  }
+  rc = deep_stage(&r);
+out:
+  for (int t = 0; t < r.ntraces; t++) free(r.traces[t]);
+  free(r.traces);
+  free(r.torch_version);
+  if (r.env) {
+    ncrun_save_env(r.dir, r.env);
+    cJSON_Delete(r.env);
+  }
+  cJSON_Delete(o.opts);
+  return rc;
 }

@@ -1,6 +1,7 @@
 /* ncrun.h: what ncrun's files share (ncrun.c: options, the run directory,
  * the collector stage; deep.c: the Nsight Compute and Nsight Systems
- * stages; proc.c: messages, files, the processes ncrun starts). Internal to the ncrun program; nothing here is installed.
+ * stages; proc.c: messages, files, the processes ncrun starts; opts.c:
+ * the option table, its parser and --help). Internal to the ncrun program; nothing here is installed.
  *
  * Ownership: a Stage's argv and the strings of a Deep belong to the caller;
  * the env.json document (cJSON) belongs to ncrun.c's main, which writes it
@@ -81,5 +82,28 @@ char *deep_glob_regex(const char *glob);
  * and parameters in any spelling (ncu writes them differently). A plain
  * name matches exactly. malloc'ed. */
 char *deep_kernel_regex(const char *name);
+
+/* opts.c: the options as given (checked; strings point into argv). */
+typedef struct {
+  const char *output;   /* root for run directories ($NCRT_OUTPUT_ROOT or -o) */
+  const char *run_dir;  /* --run-dir: exactly this one */
+  const char *name;     /* -n: the trace name */
+  const char *rules;    /* --rules: copied into the run */
+  const char *shadow;   /* --shadow: first on PYTHONPATH */
+  const char *backend;  /* ncrt, torch, ncu or nsys */
+  const char *reuse;    /* --trace: stage 1's trace, not run again */
+  const char *finalize; /* --finalize RUNDIR: only that */
+  int summary;          /* -1: default (summary.md with ncu and nsys only) */
+  int preload;          /* LD_PRELOAD libncrt into the command */
+  Deep deep;            /* --ncu/--nsys and their options */
+  cJSON *opts;          /* env.json's "options": each given, by long name */
+  char **cmd;           /* the command and its arguments */
+} Options;
+
+/* Reads argv into o, setting the NCRT_* variables options ask for. Returns
+ * -1 when the run goes on (o->opts then belongs to the caller), else the
+ * status to exit with: 0 after --help or --version, 2 after a bad option
+ * or value (the message and usage said). */
+int ncrun_parse_options(int argc, char **argv, Options *o);
 
 #endif

@@ -3,6 +3,7 @@
  * are in core/deep.h and docs/nctrace.md). */
 #include "deep_section.h"
 #include "json.h"
+#include "rundir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -35,7 +36,7 @@ static bool is_file(const char *path) {
 /* kernels.tsv beside a CSV (ncrun writes it): its "# pattern\t<glob>"
  * (NULL if none) and its kernel rows (names unescaped). */
 static char *read_beside(const char *csv, Chosen *chosen) {
-  char *dir = dir_of(csv), *tsv = join_path(dir, "kernels.tsv");
+  char *dir = dir_of(csv), *tsv = join_path(dir, NC_RUN_KERNELS);
   free(dir);
   FILE *f = fopen(tsv, "r");
   free(tsv);
@@ -100,7 +101,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 
 /* RUNDIR/nsys/ *cuda_gpu_kern_sum*.csv, by name. */
 static int add_nsys_dir(Deep *out, const char *rundir) {
-  char *dir = join_path(rundir, "nsys");
+  char *dir = join_path(rundir, NC_RUN_NSYS_DIR);
   DIR *dp = opendir(dir);
   if (!dp) {
     free(dir);
@@ -143,7 +144,7 @@ int deep_load(const Model *m, const char *const *ncu, size_t nncu, const char *c
     }
     vec_push(&dirs, dir);
     if (!nncu) {
-      char *sub = join_path(dir, "ncu"), *p = join_path(sub, "raw.csv");
+      char *sub = join_path(dir, NC_RUN_NCU_DIR), *p = join_path(sub, NC_RUN_NCU_CSV);
       if (is_file(p) && add_ncu(out, p) < 0) rc = -1;
       free(sub);
       free(p);

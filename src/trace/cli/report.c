@@ -29,6 +29,7 @@
 #include "output.h"
 #include "report_assets.h"
 #include "report_source.h"
+#include "rundir.h"
 
 #include <fnmatch.h>
 #include <math.h>
@@ -600,7 +601,7 @@ static char *env_json_text(const char *first, char **raw) {
     if (sl) buf_add(&path, first, (size_t)(sl - first));
     else buf_putc(&path, '.');
   }
-  buf_puts(&path, "/env.json");
+  buf_puts(&path, "/" NC_RUN_ENV);
   char *text = NULL;
   FILE *f = fopen(path.s, "rb");
   if (f) {

@@ -2,6 +2,7 @@
  * why). The page draws it (report_assets/report.js, sourceView). */
 #include "report_source.h"
 #include "json.h"
+#include "rundir.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -413,7 +414,7 @@ bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const
   buf_puts(b, "\"source\":{\"shadow\":");
   json_script_str(b, dir);
   buf_puts(b, ",\"via\":");
-  json_script_str(b, shadow_opt ? "--shadow" : "env.json");
+  json_script_str(b, shadow_opt ? "--shadow" : NC_RUN_ENV);
   buf_puts(b, ",\"manifest\":");
   json_script_str(b, mpath.s);
   cJSON *man = NULL;
