@@ -255,6 +255,50 @@ class BuildRuntime:
             o = self.cc.compile([mod], output_dir=tmp, include_dirs=[inc, nvtx, rt_inc],
                                 extra_postargs=["-O2", "-fvisibility=hidden", "-w"] + tls)
             self.cc.link_shared_object(o, os.path.join(self.cmd.build_lib, "ncrt" + suffix), libraries=["dl"])
+        self.torch_writer(pkg)
+
+    def torch_writer(self, pkg):
+        """ncrewrite/ncrt_torch_events: the torch export's C++ trace writer,
+        for a torch without Kineto (Debian's python3-torch 1.13), where
+        torch's C++ headers are (libtorch-dev, pybind11-dev), for the
+        interpreter running this build; ncrt_torch_events.lib beside it names
+        the libtorch_cpu it was linked against (the export uses it only in a
+        process that loaded that one). Optional: without it the export's
+        Python path writes the same trace, slower."""
+        src = os.path.join(ROOT, "src", "runtime", "python", "torch_backend", "ncrt_torch_events.cpp")
+        cxx = os.environ.get("CXX", "c++")
+
+        def lib_path(name):
+            try:
+                p = subprocess.run([cxx, "-print-file-name=" + name], capture_output=True, text=True).stdout.strip()
+            except OSError:
+                return None
+            return os.path.realpath(p) if os.path.isabs(p) and os.path.exists(p) else None
+
+        torch_cpu, c10 = lib_path("libtorch_cpu.so"), lib_path("libc10.so")
+        heads = [os.path.join("/usr/include", h) for h in ("torch/csrc/autograd/profiler_kineto.h",
+                                                          "pybind11/pybind11.h")]
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:
+            return  # this interpreter has no torch to write traces of
+        if not (torch_cpu and c10 and all(os.path.isfile(h) for h in heads)):
+            print("ncrewrite setup: no C++ torch trace writer (apt-get install libtorch-dev pybind11-dev): "
+                  "the torch export writes in Python")
+            return
+        import sysconfig
+
+        step("the torch export's C++ trace writer, for %s" % torch_cpu)
+        out = os.path.join(pkg, "ncrt_torch_events" + sysconfig.get_config_var("EXT_SUFFIX"))
+        r = subprocess.run([cxx, "-std=c++17", "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-w",
+                            "-I" + sysconfig.get_paths()["include"], "-I/usr/include/torch/csrc/api/include",
+                            src, "-o", out, torch_cpu, c10], capture_output=True, text=True)
+        if r.returncode:
+            print("ncrewrite setup: the C++ torch trace writer did not build (the Python path writes):\n"
+                  + r.stderr[-2000:])
+            return
+        with open(os.path.join(pkg, "ncrt_torch_events.lib"), "w") as f:
+            f.write(torch_cpu + "\n")
 
 
 class BuildPy(build_py):

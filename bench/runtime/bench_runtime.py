@@ -7,6 +7,10 @@
          rewriter's contract line) vs torch.profiler.record_function, in one
          process, under libncrt (throttle off)
   Write  10 million ranges to .json.gz at exit: time and peak memory
+  Torch  a torch.profiler region's trace on a torch without Kineto (issue
+         32): the torch backend's writer per event, Python path against
+         its C++ writer (ncrt_torch_events) on one profile, beside libncrt's
+         own writer per range
   Exit   10 million ranges over 1000 names under the default throttle, then
          exit (issue 33): the program's exit (its last line to its end) and
          ncrun's total, this build against --baseline-ncrt side by side, in
@@ -129,6 +133,72 @@ def write_bench(a, tmp):
     print("trace file: %.1f MiB (%.1f bytes/range)" % (size / 2**20, size / n))
 
 
+TORCH_WRITE = r'''
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+import torch
+import _ncrt_torch_export as X
+n_iter, rounds, out = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+x = torch.ones(8, 8)
+p = torch.profiler.profile(record_shapes=True)
+p.start()
+X.skip_parse(p)
+for i in range(n_iter):
+    y = x @ x + x
+p.stop()
+n = len(p.profiler.kineto_results.events())
+print("events", n, "fast_writer", X.fast_writer() is not None)
+for r in range(rounds):
+    for tag in ("python", "cxx"):
+        opt = {"record_shapes": True, "with_stack": False, "mem": False, "rank": 0, "t0_ns": 0,
+               "metadata": {}, "fast": tag == "cxx"}
+        t0 = time.process_time()
+        X.write_converted(p, os.path.join(out, tag + ".json.gz"), "w", 1, opt)
+        print(tag, time.process_time() - t0)
+'''
+
+
+def torch_write_bench(a, tmp):
+    tb = os.path.join(a.ncrt, "python", "torch_backend")
+    if subprocess.run([PY, "-c", "import torch, sys; sys.exit(torch.autograd.kineto_available())"],
+                      capture_output=True).returncode:
+        print("\n## torch backend writer: skipped (no torch without Kineto for %s)" % PY)
+        return
+    n_iter = 20000 if not a.quick else 4000
+    p = subprocess.run([PY, "-c", TORCH_WRITE, tb, str(n_iter), str(a.rounds), tmp], capture_output=True, text=True)
+    if p.returncode:
+        print("\n## torch backend writer: failed\n" + p.stderr[-2000:])
+        return
+    lines = [ln.split() for ln in p.stdout.splitlines()]
+    n = int(lines[0][1])
+    times = {"python": [], "cxx": []}
+    for ln in lines[1:]:
+        times[ln[0]].append(float(ln[1]))
+    # libncrt's own writer, per range, for the baseline the issue names
+    exe = os.path.join(a.bin, "bench_write10m")
+    out = os.path.join(tmp, "w")
+    m = 1000000
+    t0 = time.monotonic()
+    q = subprocess.run(["/usr/bin/time", "-f", "cpu_s %U %S"] + ncrun(["--throttle", "off"], a.ncrt, [exe, str(m)], out),
+                       capture_output=True, text=True, check=True)
+    t_end = time.monotonic()
+    rec = float(q.stdout.split("recorded_at")[1].split()[0])
+    ncrt_us = (t_end - rec) / m * 1e6
+    print("\n## torch backend writer (torch %s without Kineto): %d events, CPU s, %d rounds (best, median)"
+          % (subprocess.run([PY, "-c", "import torch; print(torch.__version__)"], capture_output=True,
+                            text=True).stdout.strip(), n, a.rounds))
+    print("| writer | best s | median s | us/event | / libncrt's writer |")
+    print("|---|---:|---:|---:|---:|")
+    for tag, label in (("python", "Python path (8 binding calls + a format per event)"),
+                       ("cxx", "C++ writer (ncrt_torch_events)" if lines[0][3] == "True" else "C++ writer: NOT LOADED")):
+        v = sorted(times[tag])
+        us = v[0] / n * 1e6
+        print("| %s | %.2f | %.2f | %.2f | %.2fx |" % (label, v[0], v[len(v) // 2], us, us / ncrt_us))
+    print("| libncrt's writer at exit (%d ranges, wall) | | | %.2f | 1.00x |" % (m, ncrt_us))
+    v1, v2 = sorted(times["python"]), sorted(times["cxx"])
+    print("Python path / C++ writer: %.1fx (best), %.1fx (median)" % (v1[0] / v2[0], v1[len(v1) // 2] / v2[len(v2) // 2]))
+
+
 WRAP = r'''
 import subprocess, sys, time
 p = subprocess.run(sys.argv[1:], capture_output=True, text=True)
@@ -185,7 +255,7 @@ def main():
     ap.add_argument("--ncrt", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--baseline-ncrt", help="another build's ncrt folder (libncrt.so, ncrun): C figures side by side")
-    ap.add_argument("--only", choices=["c", "python", "write", "exit"])
+    ap.add_argument("--only", choices=["c", "python", "write", "torch", "exit"])
     ap.add_argument("--rounds", type=int, default=3, help="exit: interleaved rounds")
     ap.add_argument("--load", type=int, default=0, help="exit: busy loops beside it")
     a = ap.parse_args()
@@ -196,6 +266,8 @@ def main():
             py_bench(a, tmp)
         if a.only in (None, "write"):
             write_bench(a, tmp)
+        if a.only in (None, "torch"):
+            torch_write_bench(a, tmp)
         if a.only in (None, "exit"):
             exit_bench(a, tmp)
 

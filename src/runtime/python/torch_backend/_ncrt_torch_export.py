@@ -116,7 +116,16 @@ def write_converted(prof, path, worker, gzip_level, opt):
     events = []
     tids = set()
     raw = []  # (ts, the event's JSON text): the raw records, encoded as read
-    if getattr(prof, "_ncrt_raw", False) and results is not None:
+    fast = fast_writer() if getattr(prof, "_ncrt_raw", False) and results is not None and opt.get("fast", True) \
+        else None
+    if fast is not None:
+        # the same texts, formatted in C++ from torch's own records (about
+        # 0.5 us an event against 6 here): memory events included, sorted
+        texts_sorted, fast_tids = fast.events_json(results, int(base_us), pid, bool(opt["record_shapes"]),
+                                                   bool(opt["with_stack"]), bool(opt["mem"]))
+        tids.update(fast_tids)
+        raw = [(0, t) for t in texts_sorted]
+    elif getattr(prof, "_ncrt_raw", False) and results is not None:
         # torch's own parse was skipped (skip_parse): the raw records, each
         # formatted straight to JSON (a dict per event, then json.dumps, cost
         # three times as much); names encoded once each
@@ -171,7 +180,7 @@ def write_converted(prof, path, worker, gzip_level, opt):
                            "tid": tid, "ts": start, "dur": max(0, end - start), "args": args})
         except Exception:
             continue
-    if opt["mem"] and results is not None:
+    if opt["mem"] and results is not None and fast is None:
         try:
             for e in results.events():
                 if e.name() != "[memory]":
@@ -204,8 +213,9 @@ def write_converted(prof, path, worker, gzip_level, opt):
     # events go out 20 000 at a time, traceEvents first as ncrt writes it
     say = opt.get("progress")
     if raw:  # the raw records and the dict-built events (memory), in time order
-        raw.extend((ev["ts"], json.dumps(ev, separators=(",", ":"))) for ev in events)
-        raw.sort(key=lambda x: x[0])
+        if fast is None:
+            raw.extend((ev["ts"], json.dumps(ev, separators=(",", ":"))) for ev in events)
+            raw.sort(key=lambda x: x[0])
         texts = [json.dumps(ev, separators=(",", ":")) for ev in meta] + [t for _, t in raw]
     else:
         texts = None
@@ -222,6 +232,35 @@ def write_converted(prof, path, worker, gzip_level, opt):
             if say:
                 say(min(i + 20000, n), n)
         f.write("]," + json.dumps(doc, separators=(",", ":"))[1:])
+
+
+def fast_writer():
+    """ncrt_torch_events, the C++ writer built beside this file (where
+    torch's C++ headers were), or None: not built, or this process runs
+    another torch than the libtorch_cpu it was linked against (named in
+    ncrt_torch_events.lib; checked in /proc/self/maps before the import,
+    which would load that library)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        with open(os.path.join(here, "ncrt_torch_events.lib")) as f:
+            want = f.read().strip()
+        with open("/proc/self/maps") as f:
+            loaded = {os.path.realpath(line.split()[-1]) for line in f if "libtorch_cpu" in line}
+        if loaded != {want}:
+            return None
+        import importlib.machinery
+        import importlib.util
+
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(here, "ncrt_torch_events" + suffix)
+            if os.path.exists(path):  # by its path: neither this folder nor the name go on sys.path
+                spec = importlib.util.spec_from_file_location("ncrt_torch_events", path)
+                mod = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(mod)
+                return mod
+    except Exception:  # noqa: BLE001
+        pass
+    return None
 
 
 def skip_parse(prof):
