@@ -9,7 +9,7 @@ disturbed).
 
     bench/bench_c_scale.py [--build build] [--rounds 5] [--ncrun]
                            [--include DIR] [--cache DIR] [--only lua,jq]
-                           [--before BUILD:INCLUDE]
+                           [--before BUILD:INCLUDE] [--peers]
 
   original                  gcc -O2, no ncrewrite
   instrumented, no collector  the same build of the shadow tree (markers
@@ -21,6 +21,12 @@ disturbed).
   under ncrun               (--ncrun) the instrumented program under ncrun
                             with its default throttle (slow: tens of times
                             the original)
+  peers                     (--peers) what a user would pick instead, on
+                            the original: uftrace record of a -pg build
+                            (every call; and with -t 1us, its time
+                            filter), perf record (sampling, 4 kHz), each
+                            where installed (apt-get install uftrace
+                            linux-perf)
 
 The sources are fetched once with apt-get's own client into the cache
 (default ~/.cache/ncrewrite-bench), without touching the system's apt
@@ -204,6 +210,7 @@ def main():
     ap.add_argument("--only", default="lua,jq")
     ap.add_argument("--keep", help="keep the instrumented trees and builds in this directory")
     ap.add_argument("--before", help="BUILD:INCLUDE of another tree, for a row of its instrumented programs")
+    ap.add_argument("--peers", action="store_true", help="add uftrace's and perf's rows (where installed)")
     a = ap.parse_args()
     ncrewrite = os.path.join(a.build, "bin", "ncrewrite")
     ncrun = os.path.join(a.build, "bin", "ncrun")
@@ -241,6 +248,15 @@ def main():
                 bb, bi = a.before.split(":")
                 variants.append(("exe2", os.path.join(bb, "bin", "ncrewrite"), bi))
             progs[name] = dict(exe0=exe0, args=args, stdin=stdin, reps=reps)
+            if a.peers and shutil.which("uftrace"):
+                # uftrace traces a build compiled with -pg (its mcount hooks)
+                key = hashlib.sha1(repr((files, flags + ["-pg"], libs)).encode()).hexdigest()[:12]
+                exe_pg = os.path.join(orig, "%s-pg-%s" % (name, key))
+                if not os.path.exists(exe_pg):
+                    build(os.path.join(tree, sub), files, flags + ["-pg"], libs + ["-pg"], exe_pg + ".tmp",
+                          ["-I" + tree])
+                    os.rename(exe_pg + ".tmp", exe_pg)
+                progs[name]["exe_pg"] = exe_pg
             for key, nc, inc in variants:
                 shadow = os.path.join(work, name + "-" + key)
                 shutil.rmtree(shadow, ignore_errors=True)
@@ -266,21 +282,40 @@ def main():
                 o1 = cpu([exe] + args, stdin, capture=True)[1]
                 if o0 != o1:
                     sys.exit("%s: the instrumented program's output differs from the original's" % name)
-        rows = [("original", "exe0", False), ("instrumented, no collector", "exe1", False)]
+        # (label, program, how it runs: None alone, else the tool it runs under)
+        rows = [("original", "exe0", None), ("instrumented, no collector", "exe1", None)]
         if a.before:
-            rows.append(("before: no collector", "exe2", False))
+            rows.append(("before: no collector", "exe2", None))
         if a.ncrun:
-            rows.append(("under ncrun, default throttle", "exe1", True))
+            rows.append(("under ncrun, default throttle", "exe1", "ncrun"))
+        if a.peers:
+            if shutil.which("uftrace"):
+                rows.append(("uftrace record (-pg build)", "exe_pg", "uftrace"))
+                rows.append(("uftrace record -t 1us", "exe_pg", "uftrace-t"))
+            else:
+                print("uftrace not installed (apt-get install uftrace): its rows are left out")
+            if shutil.which("perf") and subprocess.run(["perf", "record", "-q", "-o", os.devnull, "true"],
+                                                       capture_output=True).returncode == 0:
+                rows.append(("perf record (sampling)", "exe0", "perf"))
+            else:
+                print("perf record does not run here (linux-perf; perf_event_paranoid): its row is left out")
         samples = {(n, r[0]): [] for n in progs for r in rows}
         rundir = os.path.join(work, "runs")
         for _ in range(a.rounds):
             for n, p in progs.items():
-                for label, exe, under in rows:
+                for label, exe, how in rows:
                     cmd = [p[exe]] + p["args"]
-                    if under:
-                        shutil.rmtree(rundir, ignore_errors=True)
+                    if how == "ncrun":
                         cmd = [ncrun, "-q", "--run-dir", rundir, "--"] + cmd
-                    samples[(n, label)].append(sum(cpu(cmd, p["stdin"])[0] for _ in range(p["reps"])))
+                    elif how in ("uftrace", "uftrace-t"):
+                        cmd = ["uftrace", "record", "-d", rundir] + (["-t", "1us"] if how == "uftrace-t" else []) + cmd
+                    elif how == "perf":
+                        cmd = ["perf", "record", "-q", "-o", os.path.join(work, "perf.data"), "--"] + cmd
+                    total = 0.0
+                    for _ in range(p["reps"]):
+                        shutil.rmtree(rundir, ignore_errors=True)  # each run writes afresh
+                        total += cpu(cmd, p["stdin"])[0]
+                    samples[(n, label)].append(total)
         print("CPU time (user+sys), median of %d interleaved rounds as a ratio to the original's median (and the\n"
               "best round's ratio to the original's best, less disturbed by other work); load %.2f"
               % (a.rounds, os.getloadavg()[0]))
