@@ -100,6 +100,16 @@ void append_uint(std::string &out, unsigned long long v) {
   out.append(b, static_cast<size_t>(r.ptr - b));
 }
 
+// ',"pid":P,"tid":T,"ts":TS': every event's place
+void where(std::string &out, long long pid, unsigned long long tid, long long ts) {
+  out += ",\"pid\":";
+  append_int(out, pid);
+  out += ",\"tid\":";
+  append_uint(out, tid);
+  out += ",\"ts\":";
+  append_int(out, ts);
+}
+
 // json.dumps of a list of lists of ints: "[[8, 8], []]" (", " between items)
 void json_shapes(std::string &out, c10::ArrayRef<std::vector<int64_t>> sh) {
   out.push_back('[');
@@ -145,12 +155,8 @@ py::tuple events_json(py::handle results, long long base_us, long long pid, bool
       size_t off = t.size();
       if (memory) {
         tids.insert(tid);
-        t += "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":";
-        append_int(t, pid);
-        t += ",\"tid\":";
-        append_uint(t, tid);
-        t += ",\"ts\":";
-        append_int(t, ts);
+        t += "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"";
+        where(t, pid, tid, ts);
         t += ",\"args\":{\"Bytes\":";
         append_int(t, e.nBytes());
         t += ",\"Device Type\":";
@@ -168,12 +174,7 @@ py::tuple events_json(py::handle results, long long base_us, long long pid, bool
         continue;
       }
       tids.insert(tid);
-      t += ",\"pid\":";
-      append_int(t, pid);
-      t += ",\"tid\":";
-      append_uint(t, tid);
-      t += ",\"ts\":";
-      append_int(t, ts);
+      where(t, pid, tid, ts);
       t += ",\"dur\":";
       append_uint(t, e.durationUs());
       t += ",\"args\":{\"External id\":";
