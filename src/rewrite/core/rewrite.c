@@ -8,6 +8,7 @@
  * The entry dispatches to the language rewriters, which call back only
  * into job.c (the helpers they share) and edits.c, never into this file:
  * no file of the core calls a file that calls it (tests/arch). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "rewrite.h"
@@ -67,4 +68,57 @@ void filejob_init(FileJob *job, const Rules *rules, const char *rel, const char 
   job->rules = rules;
   job->targets = targets;
   job->ntargets = ntargets;
+}
+
+void filejob_full_trace(FileJob *job, bool cli, unsigned languages) {
+  /* A full trace instruments every language in the tree (a C project with
+   * Sphinx's docs/conf.py is still a C project), unless --languages leaves
+   * some out: e.g. a Python package whose C++ files are sources a program
+   * compiles at run time (torch.utils.cpp_extension) keeps them as they
+   * are with --languages python. A rule naming a file instruments it. */
+  const Rules *r = job->rules;
+  bool all = (r->full_trace || cli) && r->targets.n == 0;
+  bool left_out = all && languages && job->lang != LANG_NONE && !(languages & (1u << job->lang));
+  job->full_trace = !left_out && rules_full_trace(r, cli, job->targets, job->ntargets);
+  if (left_out)
+    job_explain(job, 1, "not instrumented: --languages leaves %s files out of the full trace (a rule naming the "
+                        "file instruments it)", lang_display(job->lang));
+}
+
+void rule_results_free(RuleResults *v) {
+  for (size_t i = 0; i < v->n; i++) free(v->v[i].why);
+  vec_free(v);
+}
+
+/* Each rule of the job's targets: hit (a range of its, or for a kind that
+ * makes none, the planner's hits and no reason against), or missed with
+ * the planner's reason; neither is left out. */
+static void rule_results(const FileJob *job, RuleResults *out) {
+  for (size_t t = 0; t < job->ntargets; t++)
+    for (size_t k = 0; k < job->targets[t]->rules.n; k++) {
+      const Rule *ru = &job->targets[t]->rules.v[k];
+      const RuleOutcome *oc = job_rule_outcome(job, ru);
+      const char *why = oc ? oc->miss : NULL;
+      bool hit = false;
+      for (size_t q = 0; q < job->ranges.n && !hit; q++) hit = job->ranges.v[q].rule == ru;
+      if (!hit && !rule_kind(ru->kind)->range_kind) hit = oc && oc->hits && !why;
+      if (hit) vec_push(out, ((RuleResult){ru, true, NULL}));
+      else if (why) vec_push(out, ((RuleResult){ru, false, xstrdup(why)}));
+    }
+}
+
+int rewrite_run(FileJob *job, Buf *out, LineMap *map, RuleResults *results) {
+  int rc = 0;
+  if (job->ntargets || job->full_trace) rc = rewrite_file(job);
+  if (rc == 0 && job->edits.v.n) {
+    if (edits_apply(&job->edits, job->src, job->len, out, map) < 0) {
+      diag_at(&job->diags, DIAG_ERROR, job->rel, NULL, 0, 0, 0,
+              "internal error: overlapping edits; file copied unchanged (please report)");
+      if (map) linemap_free(map);
+    } else {
+      rc = 1;
+    }
+  }
+  if (results) rule_results(job, results);
+  return rc;
 }

@@ -95,6 +95,36 @@ typedef struct {
 void filejob_init(FileJob *job, const Rules *rules, const char *rel, const char *origin, const char *src, size_t len,
                   const Target *const *targets, size_t ntargets);
 
+/* Does a full trace apply to the job's file? rules_full_trace with the
+ * caller's --full-trace (cli), except that a full trace of a rule file
+ * naming no target leaves out the languages not in `languages` (bits
+ * 1 << Lang; 0: all), which --explain then says. Sets job->full_trace. */
+void filejob_full_trace(FileJob *job, bool cli, unsigned languages);
+
+/* What one file made of one rule of the targets that name it. */
+typedef struct {
+  const Rule *rule;
+  bool hit;  /* it did its work here: a range of its in the file (a kind that
+              * makes none, rule_kind()->range_kind NULL: the planner's hits) */
+  char *why; /* not hit: why it matched nothing here (owned); NULL: no
+              * verdict (e.g. its ranges were voided by a replacement) */
+} RuleResult;
+typedef VEC(RuleResult) RuleResults;
+void rule_results_free(RuleResults *v);
+
+/* The per-file pipeline, the one of the tree run, --file, the Python
+ * engine, the tools and the fuzz replay: for a job made by filejob_init
+ * (its full_trace, explain, parser and diagnostics' flags set), run
+ * rewrite_file when a target names the file or a full trace applies,
+ * apply the edits (into out, appended, and map, which may be NULL), and
+ * append to `results` (may be NULL) a RuleResult for each rule of the job's
+ * targets that was hit or missed, in rule-file order. Returns 1 (out holds
+ * the instrumented file), 0 (copy it unchanged: nothing to do, or
+ * overlapping edits, an internal error reported in job->diags) or -1
+ * (rewrite_file refused it: job->already, job->unparsable, or a reason in
+ * job->diags). The job's ranges and outcomes stay for the caller to read. */
+int rewrite_run(FileJob *job, Buf *out, LineMap *map, RuleResults *results);
+
 /* The one entry point: the rewriter of job->lang. Returns 0 (edits may be
  * empty; always for LANG_NONE) or -1 (the file must be copied unchanged;
  * the reason is in job->diags). The language rewriters behind it: */
