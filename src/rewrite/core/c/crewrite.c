@@ -59,8 +59,6 @@ static bool ident_char_c(char ch) {
   return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
 }
 
-static bool name_match(const char *pat, const char *name) { return !strcmp(pat, name) || glob_match(pat, name); }
-
 /* A name without template arguments: `f<int>` -> `f`, `A<T>::g` -> `A::g`
  * (operator< and friends keep theirs). Malloc'ed. */
 static char *no_targs(const char *s) {
@@ -156,7 +154,7 @@ static bool wrap_function(CFile *c, CFunc *f, const Rule *r, const char *name) {
 }
 
 static bool call_matches(CFile *c, TSNode call, const char *pat) {
-  TSNode fn = ts_node_child_by_field_name(call, "function", 8);
+  TSNode fn = child_by_field(call, "function");
   if (ts_node_is_null(fn)) return false;
   bool launch = false;
   TSTreeCursor cur = ts_tree_cursor_new(call);
@@ -171,7 +169,7 @@ static bool call_matches(CFile *c, TSNode call, const char *pat) {
   char *p = xstrndup(pat, want_launch ? pl - 6 : pl);
   /* the callee without blanks and template arguments: `ns::kern<float>`
    * is matched as `ns::kern` */
-  char *t = c_text(c, fn), *w = t;
+  char *t = node_text(c->src, fn), *w = t;
   int depth = 0;
   for (char *q = t; *q; q++) {
     if (*q == '<') depth++;
@@ -234,7 +232,7 @@ static bool has_word(CFile *c, TSNode n, const char *w) {
  * binding would change, nor decltype(auto)), not constexpr or constinit.
  * Returns false if not so. */
 static bool wrap_initializers(CFile *c, TSNode decl, const Rule *r, const char *name) {
-  TSNode type = ts_node_child_by_field_name(decl, "type", 4);
+  TSNode type = child_by_field(decl, "type");
   if ((!ts_node_is_null(type) && has_word(c, type, "decltype")) || has_word(c, decl, "constexpr") ||
       has_word(c, decl, "constinit"))
     return false; /* a constant initializer cannot be a statement expression */
@@ -248,10 +246,10 @@ static bool wrap_initializers(CFile *c, TSNode decl, const Rule *r, const char *
       if (has_call(c, d, r->call)) return false;
       continue;
     }
-    TSNode v = ts_node_child_by_field_name(d, "value", 5), x = ts_node_child_by_field_name(d, "declarator", 10);
+    TSNode v = child_by_field(d, "value"), x = child_by_field(d, "declarator");
     if (ts_node_is_null(v) || !has_call(c, v, r->call)) continue;
     if (is(v, "initializer_list") || is(v, "argument_list") || n == 16) return false;
-    while (!ts_node_is_null(x) && is(x, "pointer_declarator")) x = ts_node_child_by_field_name(x, "declarator", 10);
+    while (!ts_node_is_null(x) && is(x, "pointer_declarator")) x = child_by_field(x, "declarator");
     if (ts_node_is_null(x) || !is(x, "identifier")) return false;
     w[n++] = (CWrap){ts_node_start_byte(v), ts_node_end_byte(v), row0(v), row1(v), r, NULL, "calls", true};
   }
@@ -926,7 +924,7 @@ static bool c_contains(TSNode n, const char *type) {
 /* A compound assignment (`h += r`) anywhere under n. */
 static bool c_compound_assign(TSNode n) {
   if (is(n, "assignment_expression")) {
-    TSNode op = ts_node_child_by_field_name(n, "operator", 8);
+    TSNode op = child_by_field(n, "operator");
     if (!ts_node_is_null(op) && strcmp(ts_node_type(op), "=")) return true;
   }
   for (uint32_t i = 0; i < ts_node_named_child_count(n); i++)
@@ -979,7 +977,7 @@ int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int li
                                                        (TSPoint){(uint32_t)s, 0});
   for (TSNode n = at; !ts_node_is_null(n); n = ts_node_parent(n))
     if (is(n, "function_definition")) {
-      body = ts_node_child_by_field_name(n, "body", 4);
+      body = child_by_field(n, "body");
       found = !ts_node_is_null(body) && row0(body) <= s && row1(body) >= e;
       break;
     }
@@ -991,7 +989,7 @@ int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int li
       TSNode c = ts_node_named_child(at, k);
       if (row0(c) > s || row1(c) < e) continue; /* not around the lines */
       if (is(c, "function_definition")) {
-        body = ts_node_child_by_field_name(c, "body", 4);
+        body = child_by_field(c, "body");
         found = !ts_node_is_null(body) && row0(body) <= s && row1(body) >= e;
       }
       next = c;

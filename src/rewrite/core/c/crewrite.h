@@ -20,6 +20,7 @@
 #include <tree_sitter/api.h>
 
 #include "rewrite.h"
+#include "tsnode.h"
 
 typedef VEC(TSNode) CNodes;
 typedef VEC(char *) CStrs;
@@ -112,12 +113,8 @@ typedef struct {
 } CFile;
 
 
-static inline bool is(TSNode n, const char *t) { return !strcmp(ts_node_type(n), t); }
-static inline int row0(TSNode n) { return (int)ts_node_start_point(n).row; }
-static inline int row1(TSNode n) { return (int)ts_node_end_point(n).row; }
 
 /* cfuncs.c */
-char *c_text(CFile *c, TSNode n); /* n's source text, malloc'ed */
 /* Is w in s[0, n) as a whole word? */
 bool c_word_in(const char *s, size_t n, const char *w);
 /* Add the functions (with bodies or not), macro-made code and risky

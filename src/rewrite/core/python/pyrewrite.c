@@ -27,6 +27,7 @@
  * push/pop ranges, which must not stay open across await/yield. */
 #include "pyjit.h"
 #include "rewrite.h"
+#include "tsnode.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -137,21 +138,6 @@ typedef struct {
 
 /* ---- small tree helpers ---------------------------------------------- */
 
-static bool is(TSNode n, const char *type) { return !strcmp(ts_node_type(n), type); }
-
-static char *text_of(Py *py, TSNode n) {
-  uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-  return xstrndup(py->src + a, b - a);
-}
-
-static int row0(TSNode n) { return (int)ts_node_start_point(n).row; }
-static int row1(TSNode n) {
-  TSPoint p = ts_node_end_point(n);
-  /* a node ending at column 0 ends on the previous row */
-  return p.column == 0 && p.row > 0 && ts_node_end_byte(n) > ts_node_start_byte(n) ? (int)p.row - 1
-                                                                                    : (int)p.row;
-}
-
 /* Statement (non-comment, named) children, through a cursor: ts_node_child
  * by index is linear per call, which would make big modules quadratic. */
 static void statements(TSNode block, Nodes *out) {
@@ -200,7 +186,7 @@ static void sub_blocks(TSNode n, Nodes *out) {
 }
 
 static TSNode def_of(TSNode outer) {
-  if (is(outer, "decorated_definition")) return ts_node_child_by_field_name(outer, "definition", 10);
+  if (is(outer, "decorated_definition")) return child_by_field(outer, "definition");
   return outer;
 }
 
@@ -514,11 +500,11 @@ static void collect_stmt(Py *py, TSNode s, const char *prefix, const char *cls_q
     Func *f = xcalloc(1, sizeof *f);
     f->def = d;
     f->outer = s;
-    f->name = text_of(py, ts_node_child_by_field_name(d, "name", 4));
+    f->name = node_text(py->src, child_by_field(d, "name"));
     f->qual = *prefix ? xasprintf("%s.%s", prefix, f->name) : xstrdup(f->name);
     f->cls_qual = cls_qual ? xstrdup(cls_qual) : NULL;
     f->is_async = is_async_def(d);
-    f->body = ts_node_child_by_field_name(d, "body", 4);
+    f->body = child_by_field(d, "body");
     if (!ts_node_is_null(f->body)) statements(f->body, &f->kids);
     f->is_gen = is_generator(py, f);
     f->parent = parent;
@@ -529,9 +515,9 @@ static void collect_stmt(Py *py, TSNode s, const char *prefix, const char *cls_q
     return;
   }
   if (!ts_node_is_null(d) && is(d, "class_definition")) {
-    char *name = text_of(py, ts_node_child_by_field_name(d, "name", 4));
+    char *name = node_text(py->src, child_by_field(d, "name"));
     char *q = *prefix ? xasprintf("%s.%s", prefix, name) : xstrdup(name);
-    collect(py, ts_node_child_by_field_name(d, "body", 4), q, q, parent);
+    collect(py, child_by_field(d, "body"), q, q, parent);
     free(q);
     free(name);
     return;
@@ -565,7 +551,7 @@ static Func *func_at(Py *py, size_t off) {
   Func *best = NULL;
   for (size_t i = 0; i < py->funcs.n; i++) {
     Func *f = py->funcs.v[i];
-    TSNode body = ts_node_child_by_field_name(f->def, "body", 4);
+    TSNode body = child_by_field(f->def, "body");
     if (off >= ts_node_start_byte(body) && off < ts_node_end_byte(body))
       if (!best || ts_node_start_byte(f->def) > ts_node_start_byte(best->def)) best = f;
   }
@@ -597,7 +583,7 @@ static Wrap *add_wrap(Py *py, TSNode block, Nodes *kids, int i0, int i1, const R
   x.kids.n = x.kids.cap = kids->n;
   x.i0 = i0, x.i1 = i1;
   x.b0 = ts_node_start_byte(a), x.b1 = ts_node_end_byte(b);
-  x.r0 = row0(a), x.r1 = row1(b);
+  x.r0 = row0(a), x.r1 = last_row(b);
   x.with = w;
   x.rule = rule;
   x.fn = fn_whole;
@@ -663,18 +649,12 @@ static void wrap_function(Py *py, Func *f, const Rule *rule, const char *name, c
 }
 
 
-static bool name_match(const char *pat, const char *name) {
-  return !strcmp(pat, name) || glob_match(pat, name);
-}
 
 /* A call's callee text without whitespace, e.g. "self.attn" or "F.softmax". */
 static bool call_matches(Py *py, TSNode call, const char *pat) {
-  TSNode fn = ts_node_child_by_field_name(call, "function", 8);
+  TSNode fn = child_by_field(call, "function");
   if (ts_node_is_null(fn)) return false;
-  char *t = text_of(py, fn), *w = t;
-  for (char *r = t; *r; r++)
-    if (*r != ' ' && *r != '\t' && *r != '\n' && *r != '\r' && *r != '\\') *w++ = *r;
-  *w = 0;
+  char *t = node_squeezed(py->src, fn);
   bool ok;
   if (strchr(pat, '.')) {
     ok = name_match(pat, t);
@@ -712,8 +692,8 @@ static int wrap_calls_in(Py *py, TSNode block, const Rule *rule, const char *fna
       if (!has_matching_call(py, s, rule->call)) continue;
       /* all statements sharing its rows go together (a; b on one line) */
       size_t j0 = i, j1 = i;
-      while (j0 > 0 && row1(kids.v[j0 - 1]) >= row0(s)) j0--;
-      while (j1 + 1 < kids.n && row0(kids.v[j1 + 1]) <= row1(s)) j1++;
+      while (j0 > 0 && last_row(kids.v[j0 - 1]) >= row0(s)) j0--;
+      while (j1 + 1 < kids.n && row0(kids.v[j1 + 1]) <= last_row(s)) j1++;
       char *name = xasprintf("%s:%s", fname, rule->call);
       Wrap *w = add_wrap(py, block, &kids, (int)j0, (int)j1, rule, name, "calls", NULL);
       if (w) {
@@ -746,7 +726,7 @@ static Wrap *snap_lines(Py *py, TSNode block, int s, int e, const Rule *rule, co
     statements(block, &kids);
     int i0 = -1, i1 = -1;
     for (size_t i = 0; i < kids.n; i++)
-      if (row1(kids.v[i]) >= s && row0(kids.v[i]) <= e) {
+      if (last_row(kids.v[i]) >= s && row0(kids.v[i]) <= e) {
         if (i0 < 0) i0 = (int)i;
         i1 = (int)i;
       }
@@ -758,12 +738,12 @@ static Wrap *snap_lines(Py *py, TSNode block, int s, int e, const Rule *rule, co
     if (i0 == i1 && is_compound(only) && s > row0(def_of(only))) {
       TSNode d = def_of(only);
       Nodes subs = {0};
-      if (is(d, "function_definition") || is(d, "class_definition")) vec_push(&subs, ts_node_child_by_field_name(d, "body", 4));
+      if (is(d, "function_definition") || is(d, "class_definition")) vec_push(&subs, child_by_field(d, "body"));
       else sub_blocks(only, &subs);
       int hit = -1, nhit = 0;
       for (size_t k = 0; k < subs.n; k++)
-        if (!ts_node_is_null(subs.v[k]) && row1(subs.v[k]) >= s && row0(subs.v[k]) <= e) hit = (int)k, nhit++;
-      if (nhit == 1 && row0(subs.v[hit]) <= s && row1(subs.v[hit]) >= e) {
+        if (!ts_node_is_null(subs.v[k]) && last_row(subs.v[k]) >= s && row0(subs.v[k]) <= e) hit = (int)k, nhit++;
+      if (nhit == 1 && row0(subs.v[hit]) <= s && last_row(subs.v[hit]) >= e) {
         TSNode nb = subs.v[hit];
         vec_free(&subs);
         /* a one-line block on the header row: the header is in range */
@@ -803,7 +783,7 @@ static Wrap *snap_lines(Py *py, TSNode block, int s, int e, const Rule *rule, co
       vec_free(&kids);
       return NULL;
     }
-    int r0 = row0(kids.v[i0]), r1 = row1(kids.v[i1]);
+    int r0 = row0(kids.v[i0]), r1 = last_row(kids.v[i1]);
     char *name = r0 == r1 ? xasprintf("%s:L%d", base, r0 + 1) : xasprintf("%s:L%d-%d", base, r0 + 1, r1 + 1);
     Wrap *w = add_wrap(py, block, &kids, i0, i1, rule, name, "lines", NULL);
     free(name);
@@ -874,7 +854,7 @@ static void plan_lines(Py *py, const Rule *r) {
       }
       if (!m) continue;
       nm++;
-      if (row0(f->def) <= s && row1(f->def) >= e && (!fn || ts_node_start_byte(f->def) > ts_node_start_byte(fn->def)))
+      if (row0(f->def) <= s && last_row(f->def) >= e && (!fn || ts_node_start_byte(f->def) > ts_node_start_byte(fn->def)))
         fn = f;
     }
     if (!fn) {
@@ -883,13 +863,13 @@ static void plan_lines(Py *py, const Rule *r) {
                       : xasprintf("no function '%s' in %s", r->func, py->job->rel));
       return;
     }
-    start = ts_node_child_by_field_name(fn->def, "body", 4);
+    start = child_by_field(fn->def, "body");
   }
   /* lines inside a compiled function: the innermost function around them */
   const Func *in = fn;
   for (size_t i = 0; !fn && i < py->funcs.n; i++) {
     const Func *f = py->funcs.v[i];
-    if (row0(f->def) < s && row1(f->def) >= e && (!in || ts_node_start_byte(f->def) > ts_node_start_byte(in->def)))
+    if (row0(f->def) < s && last_row(f->def) >= e && (!in || ts_node_start_byte(f->def) > ts_node_start_byte(in->def)))
       in = f;
   }
   const char *jit_why = in ? pyjit_why(py->jit, in->def) : NULL;
@@ -941,7 +921,7 @@ static void plan_rule(Py *py, const Rule *r) {
         wrap_function(py, f, r, nm, "function");
         hits += py->wraps.n > before;
       } else {
-        hits += wrap_calls_in(py, ts_node_child_by_field_name(f->def, "body", 4), r, f->qual);
+        hits += wrap_calls_in(py, child_by_field(f->def, "body"), r, f->qual);
       }
     }
     if (hits) job_rule_hit(py->job, r);
@@ -987,7 +967,7 @@ static void plan_rule(Py *py, const Rule *r) {
 /* Replace a definition by an import of its replacement, padded with newlines
  * so every later line keeps its number. */
 static void replace_def(Py *py, TSNode outer, const char *stmt) {
-  int lines = row1(outer) - row0(outer);
+  int lines = last_row(outer) - row0(outer);
   Buf b = {0};
   buf_puts(&b, stmt);
   for (int i = 0; i < lines; i++) buf_puts(&b, py->nl);
@@ -1004,11 +984,11 @@ static void find_classes(Py *py, TSNode block, const char *prefix, Nodes *out, S
     TSNode d = def_of(kids.v[i]);
     if (ts_node_is_null(d)) continue;
     if (is(d, "class_definition")) {
-      char *name = text_of(py, ts_node_child_by_field_name(d, "name", 4));
+      char *name = node_text(py->src, child_by_field(d, "name"));
       char *q = *prefix ? xasprintf("%s.%s", prefix, name) : xstrdup(name);
       vec_push(out, kids.v[i]);
       vec_push(quals, q);
-      find_classes(py, ts_node_child_by_field_name(d, "body", 4), q, out, quals);
+      find_classes(py, child_by_field(d, "body"), q, out, quals);
       free(name);
     }
   }
@@ -1023,7 +1003,7 @@ static void plan_replacement(Py *py, const Rule *r) {
   for (size_t i = 0; i < cls.n; i++) {
     if (!name_match(r->cls, quals.v[i])) continue;
     TSNode outer = cls.v[i], d = def_of(outer);
-    char *cname = text_of(py, ts_node_child_by_field_name(d, "name", 4));
+    char *cname = node_text(py->src, child_by_field(d, "name"));
     if (r->kind == RULE_CLASS_REPL) {
       const char *dot = strrchr(r->replacement, '.');
       char *st = xasprintf("from %.*s import %s as %s", (int)(dot - r->replacement), r->replacement, dot + 1, cname);
@@ -1087,7 +1067,7 @@ static bool decorated_with(Py *py, Func *f, const char *suffix) {
     do {
       TSNode n = ts_tree_cursor_current_node(&c);
       if (!is(n, "decorator")) continue;
-      char *t = text_of(py, n);
+      char *t = node_text(py->src, n);
       size_t tl = strlen(t), sl = strlen(suffix);
       hit = tl >= sl && !strcmp(t + tl - sl, suffix);
       free(t);
@@ -1163,7 +1143,7 @@ static void mark_defs(Py *py, TSNode block) {
     TSNode d = def_of(k);
     if (!ts_node_is_null(d) && (is(d, "function_definition") || is(d, "class_definition"))) {
       py->defedge[row0(k)] |= DEF_FIRST;
-      py->defedge[row1(k)] |= DEF_LAST;
+      py->defedge[last_row(k)] |= DEF_LAST;
       k = d;
     }
     sub_blocks(k, &subs);
@@ -1242,7 +1222,7 @@ static int blank_floor(Py *py, Func *fn) {
       while (!ts_node_is_null(first = ts_node_prev_named_sibling(first)) && is(first, "comment")) {}
       if (ts_node_is_null(first)) prev = first;
     }
-    if (!ts_node_is_null(prev)) return row1(prev) + 1;
+    if (!ts_node_is_null(prev)) return last_row(prev) + 1;
     TSNode parent = ts_node_parent(node);
     while (!ts_node_is_null(parent) && (is(parent, "block") || is_clause(parent))) parent = ts_node_parent(parent);
     if (ts_node_is_null(parent) || is(parent, "module")) return 0;
@@ -1397,9 +1377,9 @@ static bool can_inline(Py *py, size_t i) {
   for (int j = w->i0; j <= w->i1; j++) {
     TSNode s = w->kids.v[j];
     if (is_compound(s) || is(s, "decorated_definition") || is(s, "future_import_statement")) return false;
-    if (j > w->i0 && row0(s) != row1(w->kids.v[j - 1])) return false;
+    if (j > w->i0 && row0(s) != last_row(w->kids.v[j - 1])) return false;
   }
-  if (w->i0 > 0 && row1(w->kids.v[w->i0 - 1]) >= w->r0) return false;
+  if (w->i0 > 0 && last_row(w->kids.v[w->i0 - 1]) >= w->r0) return false;
   if ((size_t)w->i1 + 1 < w->kids.n && row0(w->kids.v[w->i1 + 1]) <= w->r1) return false;
   if (ts_node_start_byte(w->kids.v[w->i0]) != py->rows[w->r0] + ws_len(py, w->r0)) return false;
   for (size_t k = i + 1; k < py->wraps.n; k++)
@@ -1422,7 +1402,7 @@ static int filled_rows(Py *py, int a, int b) {
  * one above). The last blank between fn and the next definition is taken
  * only when nothing else is free. -1: none (the output gains a line). */
 static int blank_near(Py *py, int r0, int r1, const Func *fn) {
-  int top = row0(fn->def) + 1, end = row1(fn->outer), best = -1, cost = 0, sep = -1;
+  int top = row0(fn->def) + 1, end = last_row(fn->outer), best = -1, cost = 0, sep = -1;
   for (int r = r0 - 1; r >= top; r--)
     if (free_blank(py, r)) {
       best = r, cost = filled_rows(py, r + 1, r0 - 1);
@@ -1460,7 +1440,7 @@ static bool fold_header(Py *py, Func *f) {
     const char *t = py->src + ts_node_start_byte(d);
     size_t k = 0;
     while (t[k] == 'u' || t[k] == 'U') k++;
-    int s0 = row0(d), e = row1(d);
+    int s0 = row0(d), e = last_row(d);
     if ((t[k] == '"' || t[k] == '\'') && t[k + 1] == t[k] && t[k + 2] == t[k] && e > s0) {
       size_t end = row_end(py, e - 1), bs = 0;
       while (end - bs > py->rows[e - 1] && py->src[end - bs - 1] == '\\') bs++;
@@ -1470,9 +1450,9 @@ static bool fold_header(Py *py, Func *f) {
       }
     }
   }
-  TSNode params = ts_node_child_by_field_name(f->def, "parameters", 10);
+  TSNode params = child_by_field(f->def, "parameters");
   if (ts_node_is_null(params)) return false;
-  for (int r = row1(params) - 1; r >= row0(params); r--) {
+  for (int r = last_row(params) - 1; r >= row0(params); r--) {
     size_t end = row_end(py, r), a = py->rows[r];
     while (end > a && (py->src[end - 1] == ' ' || py->src[end - 1] == '\t')) end--;
     if (end <= ts_node_start_byte(params) || py->strskip[r + 1] || (end > a && py->src[end - 1] == '\\')) continue;
@@ -1492,7 +1472,7 @@ static bool fold_header(Py *py, Func *f) {
 static int header_comment(Py *py, const Func *f, int r0) {
   int floor = -1;
   if (f->kids.n > 1 && is_docstring(f->kids.v[0])) {
-    floor = row1(f->kids.v[0]) + 1;
+    floor = last_row(f->kids.v[0]) + 1;
   } else {
     TSNode prev = ts_node_prev_sibling(f->body);
     while (!ts_node_is_null(prev) && is(prev, "comment")) prev = ts_node_prev_sibling(prev);
@@ -1776,7 +1756,7 @@ static TSNode statement_of(TSNode n) {
 static bool error_is_local(Py *py, TSNode bad) {
   TSNode st = statement_of(bad);
   if (ts_node_is_null(st) || ts_node_is_error(st) || ts_node_is_missing(st) || is_compound(st) ||
-      is(st, "decorated_definition") || row0(st) != row1(st))
+      is(st, "decorated_definition") || row0(st) != last_row(st))
     return false;
   /* no quote or backslash-newline that the misparse could hide a string in */
   uint32_t a = ts_node_start_byte(st), b = ts_node_end_byte(st);
@@ -1993,7 +1973,7 @@ static char *enclosing_qual(const char *src, TSNode n) {
   for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); p = ts_node_parent(p)) {
     bool fn = is(p, "function_definition");
     if (!fn && !is(p, "class_definition")) continue;
-    TSNode nm = ts_node_child_by_field_name(p, "name", 4);
+    TSNode nm = child_by_field(p, "name");
     uint32_t a = ts_node_start_byte(nm), b = ts_node_end_byte(nm);
     char *next = q ? xasprintf("%.*s%s.%s", (int)(b - a), src + a, fn ? ".<locals>" : "", q)
                    : xasprintf("%.*s", (int)(b - a), src + a);
@@ -2060,7 +2040,7 @@ int py_inner_statements(const char *src, size_t len, int line0, int line1, bool 
     statements(block, &kids);
     i0 = i1 = -1;
     for (size_t i = 0; i < kids.n; i++)
-      if (row1(kids.v[i]) >= s && row0(kids.v[i]) <= e) {
+      if (last_row(kids.v[i]) >= s && row0(kids.v[i]) <= e) {
         if (i0 < 0) i0 = (int)i;
         i1 = (int)i;
       }
@@ -2069,11 +2049,11 @@ int py_inner_statements(const char *src, size_t len, int line0, int line1, bool 
     if (i0 != i1 || !is_compound(only) || s <= row0(def_of(only))) break;
     TSNode d = def_of(only);
     subs.n = 0;
-    if (is(d, "function_definition") || is(d, "class_definition")) vec_push(&subs, ts_node_child_by_field_name(d, "body", 4));
+    if (is(d, "function_definition") || is(d, "class_definition")) vec_push(&subs, child_by_field(d, "body"));
     else sub_blocks(only, &subs);
     int hit = -1;
     for (size_t k = 0; k < subs.n; k++)
-      if (row0(subs.v[k]) <= s && row1(subs.v[k]) >= e) hit = (int)k;
+      if (row0(subs.v[k]) <= s && last_row(subs.v[k]) >= e) hit = (int)k;
     if (hit < 0) break;
     block = subs.v[hit];
   }
@@ -2082,7 +2062,7 @@ int py_inner_statements(const char *src, size_t len, int line0, int line1, bool 
   if (i0 == i1 && is_compound(kids.v[i0])) {
     TSNode d = def_of(kids.v[i0]);
     subs.n = 0;
-    if (is(d, "function_definition") || is(d, "class_definition")) vec_push(&subs, ts_node_child_by_field_name(d, "body", 4));
+    if (is(d, "function_definition") || is(d, "class_definition")) vec_push(&subs, child_by_field(d, "body"));
     else sub_blocks(kids.v[i0], &subs);
     Nodes inner = {0};
     for (size_t k = 0; k < subs.n; k++) {
@@ -2095,11 +2075,11 @@ int py_inner_statements(const char *src, size_t len, int line0, int line1, bool 
   }
   for (size_t i = 0; i < pick.n; i++) {
     TSNode st = pick.v[i];
-    if (!worth_a_range(st, every) || row0(st) == row1(st) + 1) continue;
+    if (!worth_a_range(st, every) || row0(st) == last_row(st) + 1) continue;
     /* a one-line block on its header's row cannot take a range of its own */
     TSNode par = ts_node_parent(st);
     if (!ts_node_is_null(par) && is(par, "block") && row0(st) == row0(ts_node_parent(par))) continue;
-    InnerStmt x = {row0(st) + 1, row1(st) + 1, enclosing_qual(src, st)};
+    InnerStmt x = {row0(st) + 1, last_row(st) + 1, enclosing_qual(src, st)};
     vec_push(out, x);
   }
   vec_free(&pick);
