@@ -167,6 +167,11 @@ void job_rule_hit(FileJob *job, const Rule *r);
 void job_rule_miss(FileJob *job, const Rule *r, char *why);
 const RuleOutcome *job_rule_outcome(const FileJob *job, const Rule *r);
 
+/* A rule of a kind this language's rewriter does not plan (rules.h's
+ * table of kinds: its languages): a warning at the rule, "<kind> apply to
+ * <languages> only; ignored for FILE". */
+void job_rule_elsewhere(FileJob *job, const Rule *r);
+
 /* "rule matches nothing: WHY" at the rule (at its class key when the class
  * is what is missing): the one wording of the tree run and --file. */
 void rule_warn_miss(const Rules *rules, Diags *d, const Rule *r, const char *why);

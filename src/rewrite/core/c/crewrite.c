@@ -147,7 +147,7 @@ static bool wrap_function(CFile *c, CFunc *f, const Rule *r, const char *name) {
   }
   f->wrapped = true;
   CWrap w = {ts_node_start_byte(f->body), ts_node_start_byte(f->body) + 1, row0(f->body), row0(f->body), r,
-             xstrdup(name), r ? "function" : "full-trace", false};
+             xstrdup(name), r ? rule_kind(r->kind)->range_kind : "full-trace", false};
   vec_push(&c->wraps, w);
   job_explain(c->job, row0(f->def) + 1, "%s: %s range '%s'", f->qual, w.kind, name);
   return true;
@@ -251,7 +251,7 @@ static bool wrap_initializers(CFile *c, TSNode decl, const Rule *r, const char *
     if (is(v, "initializer_list") || is(v, "argument_list") || n == 16) return false;
     while (!ts_node_is_null(x) && is(x, "pointer_declarator")) x = child_by_field(x, "declarator");
     if (ts_node_is_null(x) || !is(x, "identifier")) return false;
-    w[n++] = (CWrap){ts_node_start_byte(v), ts_node_end_byte(v), row0(v), row1(v), r, NULL, "calls", true};
+    w[n++] = (CWrap){ts_node_start_byte(v), ts_node_end_byte(v), row0(v), row1(v), r, NULL, rule_kind(r->kind)->range_kind, true};
   }
   for (int i = 0; i < n; i++) {
     w[i].name = xstrdup(name);
@@ -277,7 +277,7 @@ static int calls_in(CFile *c, TSNode block, const Rule *r, const char *fname) {
         hits++;
         job_explain(c->job, row0(s) + 1, "call to '%s' in %s: range '%s' around the initializer (later code uses '%s')",
                     r->call, fname, range_name(r, dflt), hidden);
-      } else if (c_stmts_wrap(c, &kids, (int)i, (int)i, r, range_name(r, dflt), "calls")) {
+      } else if (c_stmts_wrap(c, &kids, (int)i, (int)i, r, range_name(r, dflt), rule_kind(r->kind)->range_kind)) {
         hits++;
         job_explain(c->job, row0(s) + 1, "call to '%s' in %s: range '%s'", r->call, fname, range_name(r, dflt));
       }
@@ -323,7 +323,7 @@ static bool snap(CFile *c, TSNode block, int s, int e, const Rule *r, const char
       }
       vec_free(&subs);
     }
-    bool ok = c_stmts_wrap(c, &kids, i0, i1, r, name, "lines");
+    bool ok = c_stmts_wrap(c, &kids, i0, i1, r, name, rule_kind(r->kind)->range_kind);
     if (ok && (row0(kids.v[i0]) != s || row1(kids.v[i1]) != e))
       job_explain(c->job, s + 1, "lines %d-%d snapped to whole statements %d-%d: range '%s'", s + 1, e + 1,
                   row0(kids.v[i0]) + 1, row1(kids.v[i1]) + 1, name);
@@ -334,50 +334,50 @@ static bool snap(CFile *c, TSNode block, int s, int e, const Rule *r, const char
   }
 }
 
-static void plan_rule(CFile *c, const Rule *r) {
+/* RULE_FUNC, RULE_CALLS: the functions the rule names, whole or their
+ * statements calling its pattern. */
+static void plan_funcs(CFile *c, const Rule *r) {
   int errs = c->job->diags.errors;
-  if (r->kind == RULE_FUNC || r->kind == RULE_CALLS) {
-    int fns = 0, hits = 0, protos = 0;
-    for (size_t i = 0; i < c->funcs.n; i++) {
-      CFunc *f = &c->funcs.v[i];
-      char *pat = r->cls ? xasprintf("%s::%s", r->cls, r->func ? r->func : "*") : xstrdup(r->func ? r->func : "*");
-      bool m = func_matches(pat, f);
-      free(pat);
-      if (!m) continue;
-      fns++;
-      protos += f->proto;
-      if (f->skip) {
-        f->targeted = true;
-        if (r->func) explain_skip(c, f);
-        continue;
-      }
-      if (r->kind == RULE_FUNC) {
-        hits += wrap_function(c, f, r, range_name(r, f->qual));
-      } else {
-        c->fbody = f->body;
-        hits += calls_in(c, f->body, r, f->qual);
-      }
+  int fns = 0, hits = 0, protos = 0;
+  for (size_t i = 0; i < c->funcs.n; i++) {
+    CFunc *f = &c->funcs.v[i];
+    char *pat = r->cls ? xasprintf("%s::%s", r->cls, r->func ? r->func : "*") : xstrdup(r->func ? r->func : "*");
+    bool m = func_matches(pat, f);
+    free(pat);
+    if (!m) continue;
+    fns++;
+    protos += f->proto;
+    if (f->skip) {
+      f->targeted = true;
+      if (r->func) explain_skip(c, f);
+      continue;
     }
-    if (hits) job_rule_hit(c->job, r);
-    else if (c->job->diags.errors > errs) {
-    } else if ((!fns || fns == protos) && r->func && macro_making(c, r->func))
-      job_rule_miss(c->job, r, xasprintf("'%s' in %s is produced by the macro %s; code produced by macros is never "
-                             "instrumented", r->func, c->job->rel, macro_making(c, r->func)));
-    else if (!fns)
-      job_rule_miss(c->job, r, xasprintf("no function '%s' in %s", r->func ? r->func : "*", c->job->rel));
-    else if (fns == protos)
-      job_rule_miss(c->job, r, xasprintf("'%s' is only declared in %s (no body)", r->func ? r->func : "*", c->job->rel));
-    else if (r->kind == RULE_CALLS)
-      job_rule_miss(c->job, r, xasprintf("no statement calling '%s' in %s", r->call, c->job->rel));
-    else
-      job_rule_miss(c->job, r, xasprintf("'%s' in %s cannot be instrumented (see --explain)", r->func, c->job->rel));
-    return;
+    if (r->kind == RULE_FUNC) {
+      hits += wrap_function(c, f, r, range_name(r, f->qual));
+    } else {
+      c->fbody = f->body;
+      hits += calls_in(c, f->body, r, f->qual);
+    }
   }
-  if (r->kind != RULE_LINES) {
-    ruledoc_diag(&c->job->rules->doc, &c->job->diags, DIAG_WARNING, r->at,
-                 "replacements apply to Python modules only; ignored for %s", c->job->rel);
-    return;
-  }
+  if (hits) job_rule_hit(c->job, r);
+  else if (c->job->diags.errors > errs) {
+  } else if ((!fns || fns == protos) && r->func && macro_making(c, r->func))
+    job_rule_miss(c->job, r, xasprintf("'%s' in %s is produced by the macro %s; code produced by macros is never "
+                           "instrumented", r->func, c->job->rel, macro_making(c, r->func)));
+  else if (!fns)
+    job_rule_miss(c->job, r, xasprintf("no function '%s' in %s", r->func ? r->func : "*", c->job->rel));
+  else if (fns == protos)
+    job_rule_miss(c->job, r, xasprintf("'%s' is only declared in %s (no body)", r->func ? r->func : "*", c->job->rel));
+  else if (r->kind == RULE_CALLS)
+    job_rule_miss(c->job, r, xasprintf("no statement calling '%s' in %s", r->call, c->job->rel));
+  else
+    job_rule_miss(c->job, r, xasprintf("'%s' in %s cannot be instrumented (see --explain)", r->func, c->job->rel));
+}
+
+/* RULE_LINES: a line range inside a host function's body, snapped to whole
+ * statements. */
+static void plan_lines(CFile *c, const Rule *r) {
+  int errs = c->job->diags.errors;
   int s = r->start_line - 1, e = r->end_line - 1;
   int nrows = row1(c->root) + 1;
   if (s >= nrows) {
@@ -403,6 +403,19 @@ static void plan_rule(CFile *c, const Rule *r) {
   else if (c->job->diags.errors == errs)
     job_rule_miss(c->job, r, xasprintf("no statement on lines %d-%d of %s", s + 1, e + 1, c->job->rel));
   free(dflt);
+}
+
+/* The planner of each rule kind the C family takes (rules.h's table of
+ * kinds, RULE_IN_C); a kind without one is warned about at its rule. */
+static void (*const C_PLAN[RULE_NKINDS])(CFile *, const Rule *) = {
+    [RULE_FUNC] = plan_funcs,
+    [RULE_CALLS] = plan_funcs,
+    [RULE_LINES] = plan_lines,
+};
+
+static void plan_rule(CFile *c, const Rule *r) {
+  if (!(rule_kind(r->kind)->langs & RULE_IN_C) || !C_PLAN[r->kind]) job_rule_elsewhere(c->job, r);
+  else C_PLAN[r->kind](c, r);
 }
 
 /* ---- emission -------------------------------------------------------- */

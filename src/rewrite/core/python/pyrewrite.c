@@ -695,7 +695,7 @@ static int wrap_calls_in(Py *py, TSNode block, const Rule *rule, const char *fna
       while (j0 > 0 && last_row(kids.v[j0 - 1]) >= row0(s)) j0--;
       while (j1 + 1 < kids.n && row0(kids.v[j1 + 1]) <= last_row(s)) j1++;
       char *name = xasprintf("%s:%s", fname, rule->call);
-      Wrap *w = add_wrap(py, block, &kids, (int)j0, (int)j1, rule, name, "calls", NULL);
+      Wrap *w = add_wrap(py, block, &kids, (int)j0, (int)j1, rule, name, rule_kind(rule->kind)->range_kind, NULL);
       if (w) {
         hits++;
         job_explain(py->job, row0(s) + 1, "call to '%s' in %s: range '%s'", rule->call, fname, w->rec.name);
@@ -785,7 +785,7 @@ static Wrap *snap_lines(Py *py, TSNode block, int s, int e, const Rule *rule, co
     }
     int r0 = row0(kids.v[i0]), r1 = last_row(kids.v[i1]);
     char *name = r0 == r1 ? xasprintf("%s:L%d", base, r0 + 1) : xasprintf("%s:L%d-%d", base, r0 + 1, r1 + 1);
-    Wrap *w = add_wrap(py, block, &kids, i0, i1, rule, name, "lines", NULL);
+    Wrap *w = add_wrap(py, block, &kids, i0, i1, rule, name, rule_kind(rule->kind)->range_kind, NULL);
     free(name);
     vec_free(&kids);
     return w;
@@ -897,68 +897,62 @@ static bool cls_match(const char *pat, const Func *f) {
   return f->cls_qual && name_match(pat, f->cls_qual);
 }
 
-static void plan_rule(Py *py, const Rule *r) {
-  switch (r->kind) {
-  case RULE_FUNC:
-  case RULE_CALLS: {
-    int hits = 0, fns = 0, errs = py->job->diags.errors;
-    const Func *jitted = NULL;
-    const char *jit_why = NULL;
-    for (size_t i = 0; i < py->funcs.n; i++) {
-      Func *f = py->funcs.v[i];
-      if (r->cls ? !cls_match(r->cls, f) : (f->cls_qual != NULL || f->parent != NULL)) continue;
-      if (!name_match(r->func, f->name)) continue;
-      fns++;
-      const char *why = pyjit_why(py->jit, f->def);
-      if (why) { /* a marker there would break the compile, or tell nothing */
-        job_explain(py->job, row0(f->def) + 1, "skipped %s: %s", f->qual, why);
-        jitted = f, jit_why = why;
-        continue;
-      }
-      if (r->kind == RULE_FUNC) {
-        const char *nm = f->qual;
-        size_t before = py->wraps.n;
-        wrap_function(py, f, r, nm, "function");
-        hits += py->wraps.n > before;
-      } else {
-        hits += wrap_calls_in(py, child_by_field(f->def, "body"), r, f->qual);
-      }
+/* RULE_FUNC, RULE_CALLS: the functions the rule names, whole or their
+ * statements calling its pattern. */
+static void plan_funcs(Py *py, const Rule *r) {
+  int hits = 0, fns = 0, errs = py->job->diags.errors;
+  const Func *jitted = NULL;
+  const char *jit_why = NULL;
+  for (size_t i = 0; i < py->funcs.n; i++) {
+    Func *f = py->funcs.v[i];
+    if (r->cls ? !cls_match(r->cls, f) : (f->cls_qual != NULL || f->parent != NULL)) continue;
+    if (!name_match(r->func, f->name)) continue;
+    fns++;
+    const char *why = pyjit_why(py->jit, f->def);
+    if (why) { /* a marker there would break the compile, or tell nothing */
+      job_explain(py->job, row0(f->def) + 1, "skipped %s: %s", f->qual, why);
+      jitted = f, jit_why = why;
+      continue;
     }
-    if (hits) job_rule_hit(py->job, r);
-    else if (py->job->diags.errors > errs) {
-      /* already reported (e.g. a bad context value) */
-    } else if (jitted) {
-      job_rule_miss(py->job, r, xasprintf("%s in %s is %s", jitted->qual, py->job->rel, jit_why));
-    } else if (!fns) {
-      bool any_cls = false;
-      for (size_t i = 0; r->cls && i < py->funcs.n; i++) any_cls |= cls_match(r->cls, py->funcs.v[i]);
-      /* did you mean: the classes, the class's methods or the module-level
-       * functions of the file */
-      const char **cands = xcalloc(py->funcs.n + 1, sizeof *cands);
-      size_t nc = 0;
-      for (size_t i = 0; i < py->funcs.n; i++) {
-        const Func *f = py->funcs.v[i];
-        const char *c = r->cls && !any_cls ? f->cls_qual
-                        : r->cls           ? (cls_match(r->cls, f) ? f->name : NULL)
-                                           : (!f->cls_qual && !f->parent ? f->name : NULL);
-        if (c) cands[nc++] = c;
-      }
-      const char *near = nearest_word(r->cls && !any_cls ? r->cls : r->func, cands, nc);
-      char *hint = near ? xasprintf(" (did you mean '%s'?)", near) : xstrdup("");
-      free(cands);
-      job_rule_miss(py->job, r, r->cls && !any_cls ? xasprintf("no class '%s' in %s%s", r->cls, py->job->rel, hint)
-                   : r->cls ? xasprintf("no method '%s' in class '%s' in %s%s", r->func, r->cls, py->job->rel, hint)
-                            : xasprintf("no module-level function '%s' in %s%s", r->func, py->job->rel, hint));
-      free(hint);
-    } else if (r->kind == RULE_CALLS) {
-      job_rule_miss(py->job, r, xasprintf("no statement calling '%s' in '%s' of %s", r->call, r->func, py->job->rel));
+    if (r->kind == RULE_FUNC) {
+      const char *nm = f->qual;
+      size_t before = py->wraps.n;
+      wrap_function(py, f, r, nm, rule_kind(r->kind)->range_kind);
+      hits += py->wraps.n > before;
     } else {
-      job_rule_miss(py->job, r, xasprintf("'%s' in %s has nothing to wrap", r->func, py->job->rel));
+      hits += wrap_calls_in(py, child_by_field(f->def, "body"), r, f->qual);
     }
-    break;
   }
-  case RULE_LINES: plan_lines(py, r); break;
-  default: break;
+  if (hits) job_rule_hit(py->job, r);
+  else if (py->job->diags.errors > errs) {
+    /* already reported (e.g. a bad context value) */
+  } else if (jitted) {
+    job_rule_miss(py->job, r, xasprintf("%s in %s is %s", jitted->qual, py->job->rel, jit_why));
+  } else if (!fns) {
+    bool any_cls = false;
+    for (size_t i = 0; r->cls && i < py->funcs.n; i++) any_cls |= cls_match(r->cls, py->funcs.v[i]);
+    /* did you mean: the classes, the class's methods or the module-level
+     * functions of the file */
+    const char **cands = xcalloc(py->funcs.n + 1, sizeof *cands);
+    size_t nc = 0;
+    for (size_t i = 0; i < py->funcs.n; i++) {
+      const Func *f = py->funcs.v[i];
+      const char *c = r->cls && !any_cls ? f->cls_qual
+                      : r->cls           ? (cls_match(r->cls, f) ? f->name : NULL)
+                                         : (!f->cls_qual && !f->parent ? f->name : NULL);
+      if (c) cands[nc++] = c;
+    }
+    const char *near = nearest_word(r->cls && !any_cls ? r->cls : r->func, cands, nc);
+    char *hint = near ? xasprintf(" (did you mean '%s'?)", near) : xstrdup("");
+    free(cands);
+    job_rule_miss(py->job, r, r->cls && !any_cls ? xasprintf("no class '%s' in %s%s", r->cls, py->job->rel, hint)
+                 : r->cls ? xasprintf("no method '%s' in class '%s' in %s%s", r->func, r->cls, py->job->rel, hint)
+                          : xasprintf("no module-level function '%s' in %s%s", r->func, py->job->rel, hint));
+    free(hint);
+  } else if (r->kind == RULE_CALLS) {
+    job_rule_miss(py->job, r, xasprintf("no statement calling '%s' in '%s' of %s", r->call, r->func, py->job->rel));
+  } else {
+    job_rule_miss(py->job, r, xasprintf("'%s' in %s has nothing to wrap", r->func, py->job->rel));
   }
 }
 
@@ -1045,6 +1039,33 @@ static void plan_replacement(Py *py, const Rule *r) {
   for (size_t i = 0; i < quals.n; i++) free(quals.v[i]);
   vec_free(&quals);
   vec_free(&cls);
+}
+
+/* ---- the planner of each rule kind ----------------------------------- */
+
+/* One per kind Python takes (rules.h's table of kinds, RULE_IN_PYTHON); a
+ * kind without one is warned about at its rule. */
+static void (*const PY_PLAN[RULE_NKINDS])(Py *, const Rule *) = {
+    [RULE_FUNC] = plan_funcs,
+    [RULE_CALLS] = plan_funcs,
+    [RULE_LINES] = plan_lines,
+    [RULE_CLASS_REPL] = plan_replacement,
+    [RULE_METHOD_REPL] = plan_replacement,
+};
+
+/* The rules of the targets naming the file, in rule-file order: those of
+ * the kinds that make ranges (`ranges`), or those of the kinds that make
+ * none. */
+static void plan_rules(Py *py, bool ranges) {
+  const FileJob *job = py->job;
+  for (size_t t = 0; t < job->ntargets; t++)
+    for (size_t i = 0; i < job->targets[t]->rules.n; i++) {
+      const Rule *r = &job->targets[t]->rules.v[i];
+      const RuleKindRow *k = rule_kind(r->kind);
+      if ((k->range_kind != NULL) != ranges) continue;
+      if (!(k->langs & RULE_IN_PYTHON) || !PY_PLAN[r->kind]) job_rule_elsewhere(py->job, r);
+      else PY_PLAN[r->kind](py, r);
+    }
 }
 
 /* ---- full trace ------------------------------------------------------ */
@@ -1909,17 +1930,9 @@ int py_rewrite(FileJob *job) {
   py.jit = pyjit_scan(py.src, py.root, job->origin);
   collect(&py, py.root, "", NULL, NULL);
 
-  for (size_t t = 0; t < job->ntargets; t++)
-    for (size_t i = 0; i < job->targets[t]->rules.n; i++) {
-      const Rule *r = &job->targets[t]->rules.v[i];
-      if (r->kind == RULE_FUNC || r->kind == RULE_CALLS || r->kind == RULE_LINES) plan_rule(&py, r);
-    }
+  plan_rules(&py, true); /* the kinds that make ranges */
   if (job->full_trace) plan_full_trace(&py);
-  for (size_t t = 0; t < job->ntargets; t++)
-    for (size_t i = 0; i < job->targets[t]->rules.n; i++) {
-      const Rule *r = &job->targets[t]->rules.v[i];
-      if (r->kind == RULE_CLASS_REPL || r->kind == RULE_METHOD_REPL) plan_replacement(&py, r);
-    }
+  plan_rules(&py, false); /* then those that replace code: a replacement voids the ranges inside it */
   layout(&py);
   prelude(&py);
   if (nerr && !output_keeps_errors(&py, nerr)) {
