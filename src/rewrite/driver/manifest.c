@@ -281,7 +281,8 @@ int manifest_read(const char *out_root, Manifest *m) {
     cJSON_Delete(j);
     return -1;
   }
-  static const char *const kinds[] = {"function", "calls", "lines", "full-trace", "replacement", NULL};
+  /* a range's kind: a rule kind's (rules.h's table of kinds), or the full trace's */
+  static const char *const other_kinds[] = {"full-trace", "replacement", NULL};
   const char *src = jstr(j, "source");
   m->source = src && *src ? xstrdup(src) : NULL;
   cJSON_ArrayForEach(f, files) {
@@ -293,7 +294,10 @@ int manifest_read(const char *out_root, Manifest *m) {
       const char *nm = jstr(r, "name"), *kind = jstr(r, "kind"), *rule = jstr(r, "rule");
       if (!nm) continue;
       RangeOut o = {xstrdup(nm), "", 0, 0, 0, 0, rule ? xstrdup(rule) : NULL};
-      for (const char *const *k = kinds; kind && *k; k++)
+      for (int k = 0; kind && k < RULE_NKINDS; k++)
+        if (rule_kind((RuleKind)k)->range_kind && !strcmp(rule_kind((RuleKind)k)->range_kind, kind))
+          o.kind = rule_kind((RuleKind)k)->range_kind;
+      for (const char *const *k = other_kinds; kind && *k; k++)
         if (!strcmp(*k, kind)) o.kind = *k;
       const cJSON *ln = cJSON_GetObjectItemCaseSensitive(r, "lines"), *ol = cJSON_GetObjectItemCaseSensitive(r, "out_lines");
       o.line0 = jint_at(ln, 0), o.line1 = jint_at(ln, 1), o.out0 = jint_at(ol, 0), o.out1 = jint_at(ol, 1);
