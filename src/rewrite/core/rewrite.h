@@ -1,12 +1,13 @@
-/* rewrite: the compiler core's one entry point, rewrite_file(job), the
- * per-file contract between its callers (the driver's tree run, --file,
- * the tools, the fuzz replay) and the language rewriters (python/pyrewrite.c,
+/* rewrite: the compiler core's entry, the per-file contract between its
+ * callers (the driver's tree run, --file, the Python engine, the tools,
+ * the fuzz replay) and the language rewriters (python/pyrewrite.c,
  * c/crewrite.c for C/C++/CUDA).
  *
  * The caller reads a file, finds the targets that name it and makes a
- * FileJob (filejob_init); rewrite_file parses, matches rules, and adds
- * edits and range records; the caller applies the edits, writes the output
- * and the manifest.
+ * FileJob (filejob_init, filejob_full_trace); rewrite_run, the one
+ * per-file pipeline, runs rewrite_file (parse, match rules, add edits and
+ * range records), applies the edits and says what the file made of each
+ * rule (RuleResult); the caller writes the output and the manifest.
  *
  * Ownership: the job borrows its inputs (the text, its names, the rules
  * and the targets: the caller keeps them alive while the job lives) except
@@ -19,7 +20,8 @@
  * job->diags (source-file positions), and what became of each rule (hits,
  * or why it matched nothing: a rule position) to job->outcomes. The rules
  * are read-only once loaded: every worker thread shares them, and each
- * job owns its outcomes, which the driver merges after the workers end. */
+ * job owns its outcomes; rewrite_run turns them into the RuleResults the
+ * tree run merges after the workers end. */
 #ifndef NC_REWRITE_H
 #define NC_REWRITE_H
 
@@ -27,9 +29,9 @@
 #include "edits.h"
 #include "rules.h"
 
-typedef enum { LANG_NONE, LANG_PYTHON, LANG_C, LANG_CPP, LANG_CUDA } Lang;
+typedef enum { LANG_NONE, LANG_PYTHON, LANG_C, LANG_CPP, LANG_CUDA, LANG_COUNT } Lang; /* LANG_COUNT: none, a bound */
 
-/* The language table (languages.c): a path's language by its extension;
+/* The language table (rewrite.c): a path's language by its extension;
  * a --languages spelling ("python", "c++", "cu"; n bytes of name), LANG_NONE
  * if none; the language's name in messages ("C++"; "other" for LANG_NONE). */
 Lang lang_of_path(const char *path);

@@ -771,7 +771,7 @@ int main(int argc, char **argv) {
 
   /* report, in path order */
   size_t nrew = 0, ncopy = 0, nchanged = 0, nranges = 0, nwritten = 0;
-  size_t lang_files[LANG_CUDA + 1] = {0}, lang_ranges[LANG_CUDA + 1] = {0};
+  size_t lang_files[LANG_COUNT] = {0}, lang_ranges[LANG_COUNT] = {0};
   for (size_t i = 0; i < n; i++) {
     FileResult *r = &run.res[i];
     nwritten += run.staged && run.staged[i];
@@ -827,8 +827,8 @@ int main(int argc, char **argv) {
     /* per language when there are several: "Python 3 files, 12 ranges; C 2 files, 9 ranges" */
     char langs[256] = "";
     int nl = 0;
-    for (int l = LANG_PYTHON; l <= LANG_CUDA; l++) nl += lang_files[l] > 0;
-    for (int l = LANG_PYTHON, at = 0; nl > 1 && l <= LANG_CUDA && at < (int)sizeof langs; l++)
+    for (int l = LANG_PYTHON; l < LANG_COUNT; l++) nl += lang_files[l] > 0;
+    for (int l = LANG_PYTHON, at = 0; nl > 1 && l < LANG_COUNT && at < (int)sizeof langs; l++)
       if (lang_files[l])
         at += snprintf(langs + at, sizeof langs - (size_t)at, "%s%s %zu file%s, %zu range%s", at ? "; " : ": ",
                        lang_display((Lang)l), lang_files[l], lang_files[l] == 1 ? "" : "s", lang_ranges[l],
