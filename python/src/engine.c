@@ -295,9 +295,7 @@ static void rewrite_one(Work *w, const Rules *rules, const char *module, int is_
   filejob_full_trace(&w->job, false, 0);
   w->job.parser = &w->parser;
   w->changed = rewrite_run(&w->job, &w->out, &w->map, &w->results) == 1;
-  for (size_t i = 0; i < w->results.n; i++)
-    if (!w->results.v[i].hit && w->results.v[i].why)
-      rule_warn_miss(rules, &w->diags, w->results.v[i].rule, w->results.v[i].why);
+  rule_results_warn(rules, &w->results, &w->diags);
   diags_append(&w->diags, &w->job.diags);
   if (w->diags.errors) w->changed = 0;
 }

@@ -90,6 +90,11 @@ void rule_results_free(RuleResults *v) {
   vec_free(v);
 }
 
+void rule_results_warn(const Rules *rules, const RuleResults *v, Diags *d) {
+  for (size_t i = 0; i < v->n; i++)
+    if (!v->v[i].hit && v->v[i].why) rule_warn_miss(rules, d, v->v[i].rule, v->v[i].why);
+}
+
 /* Each rule of the job's targets: hit (a range of its, or for a kind that
  * makes none, the planner's hits and no reason against), or missed with
  * the planner's reason; neither is left out. */

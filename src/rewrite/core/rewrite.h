@@ -113,6 +113,11 @@ typedef struct {
 } RuleResult;
 typedef VEC(RuleResult) RuleResults;
 void rule_results_free(RuleResults *v);
+/* Each rule missed here (not hit, with a reason) as rule_warn_miss's
+ * "rule matches nothing: WHY" at the rule: what --file and the Python
+ * engine say of their one file (a tree run says it of rules missed in
+ * every file). */
+void rule_results_warn(const Rules *rules, const RuleResults *v, Diags *d);
 
 /* The per-file pipeline, the one of the tree run, --file, the Python
  * engine, the tools and the fuzz replay: for a job made by filejob_init

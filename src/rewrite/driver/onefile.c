@@ -123,8 +123,7 @@ int onefile_run(const OneFile *o) {
   size_t dlen = len;
   if (rewrite_run(&job, &out, &map, &results) == 1) data = out.s, dlen = out.len;
   /* rules of the targets that name this file, which matched nothing here */
-  for (size_t i = 0; i < results.n; i++)
-    if (!results.v[i].hit && results.v[i].why) rule_warn_miss(&rules, &fd, results.v[i].rule, results.v[i].why);
+  rule_results_warn(&rules, &results, &fd);
   diags_append(&fd, &job.diags);
   if (fd.errors == 0) {
     const char *root, *orel;
