@@ -1,9 +1,11 @@
 /* rewrite: the compiler core's entry (rewrite.h): a file's job
- * (filejob_init), rewrite_file, and the one table of the languages the
- * core rewrites. A row says how a file is recognised (its extensions), what
- * a user may call the language (--languages), how messages name it, and
- * which rewriter takes it; adding a language is a row here plus its
- * rewriter (core/<lang>/).
+ * (filejob_init, filejob_full_trace), rewrite_run (the per-file pipeline:
+ * the file's rewriter, its edits applied, what it made of each rule),
+ * rewrite_file, and the one table of the languages the core rewrites. A row says how a file is recognised (its extensions), what
+ * a user may call the language (--languages), how messages name it, which
+ * rewriter takes it and which walker finds the statements inside a range
+ * (drill); adding a language is a row here plus its rewriter (core/<lang>/;
+ * docs/architecture.md lists the rest).
  *
  * The entry dispatches to the language rewriters, which call back only
  * into job.c (the helpers they share) and edits.c, never into this file:
@@ -14,17 +16,24 @@
 #include "rewrite.h"
 #include "util.h"
 
+static int py_inner(const char *src, size_t len, Lang lang, int line0, int line1, bool every, InnerStmts *out) {
+  (void)lang;
+  return py_inner_statements(src, len, line0, line1, every, out);
+}
+
 static const struct {
   Lang lang;
   const char *display;     /* in messages and the summary line */
   const char *names[3];    /* --languages spellings */
   const char *exts[7];     /* file extensions, without the dot */
   int (*rewrite)(FileJob *);
+  /* the statements one level inside a range (ncrewrite drill) */
+  int (*inner)(const char *, size_t, Lang, int, int, bool, InnerStmts *);
 } LANGS[] = {
-  {LANG_PYTHON, "Python", {"python", "py"}, {"py", "pyw"}, py_rewrite},
-  {LANG_C, "C", {"c"}, {"c", "h"}, c_rewrite},
-  {LANG_CPP, "C++", {"cpp", "c++"}, {"cc", "cpp", "cxx", "hh", "hpp", "hxx"}, c_rewrite},
-  {LANG_CUDA, "CUDA", {"cuda", "cu"}, {"cu", "cuh"}, c_rewrite},
+  {LANG_PYTHON, "Python", {"python", "py"}, {"py", "pyw"}, py_rewrite, py_inner},
+  {LANG_C, "C", {"c"}, {"c", "h"}, c_rewrite, c_inner_statements},
+  {LANG_CPP, "C++", {"cpp", "c++"}, {"cc", "cpp", "cxx", "hh", "hpp", "hxx"}, c_rewrite, c_inner_statements},
+  {LANG_CUDA, "CUDA", {"cuda", "cu"}, {"cu", "cuh"}, c_rewrite, c_inner_statements},
 };
 enum { NLANGS = sizeof LANGS / sizeof *LANGS };
 
@@ -54,6 +63,12 @@ int rewrite_file(FileJob *job) {
   for (int i = 0; i < NLANGS; i++)
     if (LANGS[i].lang == job->lang) return LANGS[i].rewrite(job);
   return 0;
+}
+
+int inner_statements(Lang lang, const char *src, size_t len, int line0, int line1, bool every, InnerStmts *out) {
+  for (int i = 0; i < NLANGS; i++)
+    if (LANGS[i].lang == lang) return LANGS[i].inner(src, len, lang, line0, line1, every, out);
+  return -1;
 }
 
 void filejob_init(FileJob *job, const Rules *rules, const char *rel, const char *origin, const char *src, size_t len,

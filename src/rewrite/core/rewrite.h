@@ -159,6 +159,9 @@ int py_inner_statements(const char *src, size_t len, int line0, int line1, bool 
  * CUDA an operator a class may overload; `every` takes all statements but
  * declarations (a block would hide their names) and jumps. */
 int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int line1, bool every, InnerStmts *out);
+/* The one of the two for lang (the language table's statement walker), for
+ * ncrewrite drill; -1 also for a language without one (LANG_NONE). */
+int inner_statements(Lang lang, const char *src, size_t len, int line0, int line1, bool every, InnerStmts *out);
 /* Parsing takes about 60 bytes of memory per byte of source (tree-sitter's
  * tree plus our indexes), and tree-sitter counts bytes in 32 bits. Files
  * larger than this are copied unchanged with a warning: real source files
