@@ -1,4 +1,6 @@
-/* ncrewrite: the driver.
+/* ncrewrite: the program, above the rewriter's five parts: options, the
+ * tree run (below), --file and --validate (driver/onefile.c), and the
+ * tools' subcommands (tools/subcommands.c's table).
  *
  *   ncrewrite [--config RULES] [options] SRC OUT
  *
@@ -22,7 +24,7 @@
 
 #include "emit.h"
 #include "stage.h"
-#include "feedback.h"
+#include "subcommands.h"
 #include "manifest.h"
 #include "onefile.h"
 #include "progress.h"
