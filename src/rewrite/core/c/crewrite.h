@@ -9,7 +9,8 @@
  *             headers configure the system headers (feature-test macros);
  *   cstmts.c  statement lists, and the checks that make wrapping some of
  *             them in a new block safe (declarations, labels);
- *   crewrite.c matches the rules, plans the ranges and emits the edits.
+ *   crewrite.c matches the rules (C_PLAN: a planner per rule kind the C
+ *             family takes), plans the ranges and emits the edits.
  *
  * Ownership: a CFile lives for one c_rewrite call and owns its vectors and
  * the strings in them; TSNodes point into its tree. */
@@ -112,7 +113,8 @@ typedef struct {
   VEC(CSpan) blanks;   /* the bytes of psrc that differ from src (unsorted) */
 } CFile;
 
-
+/* (the tree-sitter helpers, is, row0, row1, node_text and name_match, are
+ * tsnode.h's, shared with the Python rewriter) */
 
 /* cfuncs.c */
 /* Is w in s[0, n) as a whole word? */
