@@ -75,7 +75,7 @@ static const char *xstale(size_t n) {
 }
 
 static void usage(FILE *f) {
-  fputs("usage: ncrewrite [--config RULES] [options] SRC OUT\n"
+  fprintf(f, "usage: ncrewrite [--config RULES] [options] SRC OUT\n"
         "       ncrewrite --config RULES --file IN -o OUT [--depfile DEP] [--as PATH]\n"
         "       ncrewrite --validate RULES...\n"
         "\n"
@@ -86,7 +86,7 @@ static void usage(FILE *f) {
         "  -c, --config FILE  rule file (YAML, or JSON by .json extension)\n"
         "  --full-trace       instrument every function (as full_trace_mode: true), in\n"
         "                     every language of the tree\n"
-        "  --languages LIST   with a full trace: only these (python, c, cpp, cuda; comma list)\n"
+        "  --languages LIST   with a full trace: only these (%s; comma list)\n"
         "  -j, --jobs N       files rewritten in parallel (default: CPU count)\n"
         "  --check            write nothing; exit 1 if OUT differs from what would be written\n"
         "  --diff             write nothing; print a unified diff of the instrumentation\n"
@@ -111,7 +111,7 @@ static void usage(FILE *f) {
         "exit status: 0 success, 1 errors (or --check found differences), 2 bad usage\n"
         "\n"
         "rule-file commands (ncrewrite COMMAND --help): feedback, drill, prune, config, export-nsys\n",
-        f);
+        lang_names());
 }
 
 /* "out/" -> "out", so messages read out/pkg/a.py, not out//pkg/a.py ("/"
@@ -176,7 +176,8 @@ static int parse_args(int argc, char **argv, Run *run) {
     case O_EXCLUDE: vec_push(&o->exclude, optarg); break;
     case O_LANGUAGES:
       if (parse_languages(optarg, &o->languages) < 0) {
-        fprintf(stderr, "ncrewrite: error: --languages wants a comma list of python, c, cpp, cuda, not '%s'\n", optarg);
+        fprintf(stderr, "ncrewrite: error: --languages wants a comma list of %s, not '%s'\n", lang_names(),
+                optarg);
         return 2;
       }
       break;

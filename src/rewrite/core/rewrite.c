@@ -10,6 +10,7 @@
  * The entry dispatches to the language rewriters, which call back only
  * into job.c (the helpers they share) and edits.c, never into this file:
  * no file of the core calls a file that calls it (tests/arch). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,14 @@ const char *lang_display(Lang l) {
   for (int i = 0; i < NLANGS; i++)
     if (LANGS[i].lang == l) return LANGS[i].display;
   return "other";
+}
+
+const char *lang_names(void) {
+  static char list[NLANGS * 16];
+  if (!list[0])
+    for (int i = 0, at = 0; i < NLANGS; i++)
+      at += snprintf(list + at, sizeof list - (size_t)at, "%s%s", i ? ", " : "", LANGS[i].names[0]);
+  return list;
 }
 
 int rewrite_file(FileJob *job) {

@@ -37,6 +37,9 @@ typedef enum { LANG_NONE, LANG_PYTHON, LANG_C, LANG_CPP, LANG_CUDA, LANG_COUNT }
 Lang lang_of_path(const char *path);
 Lang lang_by_name(const char *name, size_t n);
 const char *lang_display(Lang l);
+/* The languages' first --languages spellings, "python, c, cpp, cuda", for
+ * usage and messages. */
+const char *lang_names(void);
 
 /* One inserted range, for the manifest and --explain. */
 typedef struct {
