@@ -3,8 +3,10 @@
  * The glue between CPython and the same C code the ncrewrite command runs
  * (ncbase, src/rewrite/base, rules and core, tree-sitter): rule files are
  * loaded by rules_load/rules_parse, the targets that name a module are found
- * by targets.c's resolver, and a module is rewritten by rewrite_file and
- * edits_apply, exactly as `ncrewrite --file` does it (driver/onefile.c).
+ * by targets.c's resolver (rules_targets_naming), and a module is rewritten
+ * by the core's per-file pipeline, rewrite_run (rewrite_file, edits_apply,
+ * the rules' misses), exactly as `ncrewrite --file` does it
+ * (driver/onefile.c).
  * Nothing here matches or rewrites anything itself.
  *
  * Stable ABI (Py_LIMITED_API 0x03090000): one build imports on every

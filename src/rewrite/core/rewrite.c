@@ -1,15 +1,17 @@
 /* rewrite: the compiler core's entry (rewrite.h): a file's job
  * (filejob_init, filejob_full_trace), rewrite_run (the per-file pipeline:
  * the file's rewriter, its edits applied, what it made of each rule),
- * rewrite_file, and the one table of the languages the core rewrites. A row says how a file is recognised (its extensions), what
- * a user may call the language (--languages), how messages name it, which
- * rewriter takes it and which walker finds the statements inside a range
- * (drill); adding a language is a row here plus its rewriter (core/<lang>/;
+ * rewrite_file, and the one table of the languages the core rewrites. A
+ * row says how a file is recognised (its extensions), what a user may call
+ * the language (--languages), how messages name it, which rewriter takes
+ * it and which walker finds the statements inside a range (drill); adding
+ * a language is a row here plus its rewriter (core/<lang>/;
  * docs/architecture.md lists the rest).
  *
  * The entry dispatches to the language rewriters, which call back only
- * into job.c (the helpers they share) and edits.c, never into this file:
- * no file of the core calls a file that calls it (tests/arch). */
+ * into job.c (the helpers they share) and edits.c (and tsnode.h's inline
+ * helpers), never into this file: no file of the core calls a file that
+ * calls it (tests/arch). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

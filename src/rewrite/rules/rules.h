@@ -34,9 +34,9 @@ typedef enum {
 
 /* The table of rule kinds (rules.c), one row per kind: what every part
  * outside the kind's parser and planners asks about a kind, so that adding
- * one is a row here, its keys in parse_target, and a planner in each
- * language rewriter that takes it (pyrewrite.c's and crewrite.c's planner
- * tables). */
+ * one is a value above, a row there, its keys in parse_target, and a
+ * planner in each language rewriter that takes it (PY_PLAN in
+ * core/python/pyplan.c, C_PLAN in core/c/crewrite.c; docs/architecture.md). */
 enum { RULE_IN_PYTHON = 1, RULE_IN_C = 2 }; /* languages: C stands for the C family (C, C++, CUDA) */
 typedef enum {
   RULE_NSYS_NONE,     /* export-nsys leaves it out silently (it names no function to trace) */
