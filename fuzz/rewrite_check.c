@@ -68,17 +68,18 @@ static int rewrite(const char *src, size_t len, Lang lang, const char *rel, Rule
   job.full_trace = full;
   void *parser = NULL;
   job.parser = &parser;
-  int rc = rewrite_file(&job);
   LineMap map = {0};
   out->len = 0;
-  if (rc == 0 && job.edits.v.n) {
-    if (edits_apply(&job.edits, src, len, out, &map) < 0) fail("overlapping edits", rel, src, len, "", 0);
+  int rc = rewrite_run(&job, out, &map, NULL);
+  if (rc == 1) {
     /* every range's lines map inside the output */
     for (size_t i = 0; i < job.ranges.n; i++) {
       int a = linemap_get(&map, job.ranges.v[i].line0), b = linemap_get(&map, job.ranges.v[i].line1);
       if (a < 1 || b < a) fail("range lines map outside the output", rel, src, len, out->s, out->len);
     }
+    rc = 0;
   } else {
+    if (rc == 0 && job.edits.v.n) fail("overlapping edits", rel, src, len, "", 0); /* edits, not applied */
     buf_add(out, src, len);
   }
   *already = job.already;

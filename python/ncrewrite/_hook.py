@@ -5,8 +5,8 @@ engine whether the rules name the module (Rules.lookup: targets.c's
 resolver, as a tree run with SRC = the sys.path entry the module lives
 under); if so it lets the other finders find the module and, when they found
 a plain source file (SourceFileLoader), hands the spec a loader that
-rewrites the source with the engine (Rules.rewrite: rewrite_file and
-edits_apply, as `ncrewrite --file`), compiles it with the original file's
+rewrites the source with the engine (Rules.rewrite: rewrite_run, the
+core's per-file pipeline, as `ncrewrite --file`), compiles it with the original file's
 name AND locations (_locate: every statement at its own line and column,
 so tracebacks, inspect, pdb, coverage and TorchScript see the user's file
 as it is) and caches the compiled code on disk, per interpreter (its magic

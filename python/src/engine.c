@@ -3,8 +3,10 @@
  * The glue between CPython and the same C code the ncrewrite command runs
  * (ncbase, src/rewrite/base, rules and core, tree-sitter): rule files are
  * loaded by rules_load/rules_parse, the targets that name a module are found
- * by targets.c's resolver, and a module is rewritten by rewrite_file and
- * edits_apply, exactly as `ncrewrite --file` does it (driver/onefile.c).
+ * by targets.c's resolver (rules_targets_naming), and a module is rewritten
+ * by the core's per-file pipeline, rewrite_run (rewrite_file, edits_apply,
+ * the rules' misses), exactly as `ncrewrite --file` does it
+ * (driver/onefile.c).
  * Nothing here matches or rewrites anything itself.
  *
  * Stable ABI (Py_LIMITED_API 0x03090000): one build imports on every
@@ -78,7 +80,6 @@
 #include "rewrite.h"
 #include "ruledoc.h"
 #include "rules.h"
-#include "targets.h"
 
 static PyObject *RulesError, *EngineError;
 
@@ -227,16 +228,6 @@ static char *rel_of_module(const char *module, int is_package) {
   return rel;
 }
 
-/* The targets naming rel, as driver/onefile.c finds them (targets.c's
- * resolver; root's real path for absolute filePaths). */
-typedef VEC(const Target *) TargetList;
-static void targets_naming(const Rules *r, const char *rel, const char *root_real, TargetList *out) {
-  for (size_t t = 0; t < r->targets.n; t++) {
-    const Target *tg = &r->targets.v[t];
-    if (target_names_file(tg->key, tg->file_path, tg->path_glob, rel, root_real)) vec_push(out, tg);
-  }
-}
-
 static char *real_root(const char *root) {
   return root ? realpath(root, NULL) : NULL;
 }
@@ -254,7 +245,7 @@ static PyObject *rules_lookup(PyObject *self, PyObject *args, PyObject *kw) {
   int what = 0;
   if (rel) {
     rr = real_root(root);
-    targets_naming(&o->rules, rel, rr, &tgs);
+    rules_targets_naming(&o->rules, rel, rr, &tgs);
     what = tgs.n ? 1 : rules_full_trace(&o->rules, false, NULL, 0) ? 2 : 0;
   }
   ENGINE_UNGUARD(jb);
@@ -271,6 +262,7 @@ typedef struct {
   Diags diags;
   FileJob job;
   TargetList tgs;
+  RuleResults results;
   void *parser;
   char *rel, *rr;
   int changed;
@@ -284,11 +276,12 @@ static void work_free(Work *w) {
   filejob_free(&w->job);
   job_parser_free(w->parser);
   vec_free(&w->tgs);
+  rule_results_free(&w->results);
   free(w->rel), free(w->rr);
 }
 
-/* onefile_run without the files: targets, rewrite_file, edits_apply, the
- * misses of the rules of the targets naming the module. */
+/* onefile_run without the files: the targets naming the module, then the
+ * core's per-file pipeline (rewrite_run), then the misses of their rules. */
 static void rewrite_one(Work *w, const Rules *rules, const char *module, int is_package, const char *path,
                         const char *src, size_t len, const char *root) {
   w->rel = rel_of_module(module, is_package);
@@ -297,25 +290,14 @@ static void rewrite_one(Work *w, const Rules *rules, const char *module, int is_
     return;
   }
   w->rr = real_root(root);
-  targets_naming(rules, w->rel, w->rr, &w->tgs);
-  filejob_init(&w->job, rules, w->rel, path, src, len, (const Target *const *)w->tgs.v, w->tgs.n);
+  rules_targets_naming(rules, w->rel, w->rr, &w->tgs);
+  filejob_init(&w->job, rules, w->rel, path, src, len, w->tgs.v, w->tgs.n);
   /* the module's name comes from rel; diagnostics and messages name the file */
   w->job.rel = path;
-  w->job.full_trace = rules_full_trace(rules, false, (const Target *const *)w->tgs.v, w->tgs.n);
+  filejob_full_trace(&w->job, false, 0);
   w->job.parser = &w->parser;
-  int wrc = 0;
-  if (w->tgs.n || w->job.full_trace) wrc = rewrite_file(&w->job);
-  if (wrc == 0 && w->job.edits.v.n) {
-    if (edits_apply(&w->job.edits, src, len, &w->out, &w->map) < 0)
-      diag_at(&w->job.diags, DIAG_ERROR, path, NULL, 0, 0, 0, "internal error: overlapping edits (please report)");
-    else
-      w->changed = 1;
-  }
-  for (size_t t = 0; t < w->tgs.n; t++)
-    for (size_t k = 0; k < w->tgs.v[t]->rules.n; k++) {
-      const RuleOutcome *oc = job_rule_outcome(&w->job, &w->tgs.v[t]->rules.v[k]);
-      if (oc && !oc->hits && oc->miss) rule_warn_miss(rules, &w->diags, oc->rule, oc->miss);
-    }
+  w->changed = rewrite_run(&w->job, &w->out, &w->map, &w->results) == 1;
+  rule_results_warn(rules, &w->results, &w->diags);
   diags_append(&w->diags, &w->job.diags);
   if (w->diags.errors) w->changed = 0;
 }

@@ -67,6 +67,12 @@ const RuleOutcome *job_rule_outcome(const FileJob *job, const Rule *r) {
   return NULL;
 }
 
+void job_rule_elsewhere(FileJob *job, const Rule *r) {
+  const RuleKindRow *k = rule_kind(r->kind);
+  ruledoc_diag(&job->rules->doc, &job->diags, DIAG_WARNING, r->at, "%s apply to %s only; ignored for %s", k->plural,
+               k->langs == RULE_IN_PYTHON ? "Python modules" : "C, C++ and CUDA files", job->rel);
+}
+
 void rule_warn_miss(const Rules *rules, Diags *d, const Rule *r, const char *why) {
   RNode *at = r->cls_at && !strncmp(why, "no class '", 10) ? r->cls_at : r->at;
   ruledoc_diag(&rules->doc, d, DIAG_WARNING, at, "rule matches nothing: %s", why);

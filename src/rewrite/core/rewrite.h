@@ -1,12 +1,13 @@
-/* rewrite: the compiler core's one entry point, rewrite_file(job), the
- * per-file contract between its callers (the driver's tree run, --file,
- * the tools, the fuzz replay) and the language rewriters (python/pyrewrite.c,
+/* rewrite: the compiler core's entry, the per-file contract between its
+ * callers (the driver's tree run, --file, the Python engine, the tools,
+ * the fuzz replay) and the language rewriters (python/pyrewrite.c,
  * c/crewrite.c for C/C++/CUDA).
  *
  * The caller reads a file, finds the targets that name it and makes a
- * FileJob (filejob_init); rewrite_file parses, matches rules, and adds
- * edits and range records; the caller applies the edits, writes the output
- * and the manifest.
+ * FileJob (filejob_init, filejob_full_trace); rewrite_run, the one
+ * per-file pipeline, runs rewrite_file (parse, match rules, add edits and
+ * range records), applies the edits and says what the file made of each
+ * rule (RuleResult); the caller writes the output and the manifest.
  *
  * Ownership: the job borrows its inputs (the text, its names, the rules
  * and the targets: the caller keeps them alive while the job lives) except
@@ -19,7 +20,8 @@
  * job->diags (source-file positions), and what became of each rule (hits,
  * or why it matched nothing: a rule position) to job->outcomes. The rules
  * are read-only once loaded: every worker thread shares them, and each
- * job owns its outcomes, which the driver merges after the workers end. */
+ * job owns its outcomes; rewrite_run turns them into the RuleResults the
+ * tree run merges after the workers end. */
 #ifndef NC_REWRITE_H
 #define NC_REWRITE_H
 
@@ -27,14 +29,17 @@
 #include "edits.h"
 #include "rules.h"
 
-typedef enum { LANG_NONE, LANG_PYTHON, LANG_C, LANG_CPP, LANG_CUDA } Lang;
+typedef enum { LANG_NONE, LANG_PYTHON, LANG_C, LANG_CPP, LANG_CUDA, LANG_COUNT } Lang; /* LANG_COUNT: none, a bound */
 
-/* The language table (languages.c): a path's language by its extension;
+/* The language table (rewrite.c): a path's language by its extension;
  * a --languages spelling ("python", "c++", "cu"; n bytes of name), LANG_NONE
  * if none; the language's name in messages ("C++"; "other" for LANG_NONE). */
 Lang lang_of_path(const char *path);
 Lang lang_by_name(const char *name, size_t n);
 const char *lang_display(Lang l);
+/* The languages' first --languages spellings, "python, c, cpp, cuda", for
+ * usage and messages. */
+const char *lang_names(void);
 
 /* One inserted range, for the manifest and --explain. */
 typedef struct {
@@ -95,6 +100,41 @@ typedef struct {
 void filejob_init(FileJob *job, const Rules *rules, const char *rel, const char *origin, const char *src, size_t len,
                   const Target *const *targets, size_t ntargets);
 
+/* Does a full trace apply to the job's file? rules_full_trace with the
+ * caller's --full-trace (cli), except that a full trace of a rule file
+ * naming no target leaves out the languages not in `languages` (bits
+ * 1 << Lang; 0: all), which --explain then says. Sets job->full_trace. */
+void filejob_full_trace(FileJob *job, bool cli, unsigned languages);
+
+/* What one file made of one rule of the targets that name it. */
+typedef struct {
+  const Rule *rule;
+  bool hit;  /* it did its work here: a range of its in the file (a kind that
+              * makes none, rule_kind()->range_kind NULL: the planner's hits) */
+  char *why; /* not hit: why it matched nothing here (owned); NULL: no
+              * verdict (e.g. its ranges were voided by a replacement) */
+} RuleResult;
+typedef VEC(RuleResult) RuleResults;
+void rule_results_free(RuleResults *v);
+/* Each rule missed here (not hit, with a reason) as rule_warn_miss's
+ * "rule matches nothing: WHY" at the rule: what --file and the Python
+ * engine say of their one file (a tree run says it of rules missed in
+ * every file). */
+void rule_results_warn(const Rules *rules, const RuleResults *v, Diags *d);
+
+/* The per-file pipeline, the one of the tree run, --file, the Python
+ * engine, the tools and the fuzz replay: for a job made by filejob_init
+ * (its full_trace, explain, parser and diagnostics' flags set), run
+ * rewrite_file when a target names the file or a full trace applies,
+ * apply the edits (into out, appended, and map, which may be NULL), and
+ * append to `results` (may be NULL) a RuleResult for each rule of the job's
+ * targets that was hit or missed, in rule-file order. Returns 1 (out holds
+ * the instrumented file), 0 (copy it unchanged: nothing to do, or
+ * overlapping edits, an internal error reported in job->diags) or -1
+ * (rewrite_file refused it: job->already, job->unparsable, or a reason in
+ * job->diags). The job's ranges and outcomes stay for the caller to read. */
+int rewrite_run(FileJob *job, Buf *out, LineMap *map, RuleResults *results);
+
 /* The one entry point: the rewriter of job->lang. Returns 0 (edits may be
  * empty; always for LANG_NONE) or -1 (the file must be copied unchanged;
  * the reason is in job->diags). The language rewriters behind it: */
@@ -122,6 +162,9 @@ int py_inner_statements(const char *src, size_t len, int line0, int line1, bool 
  * CUDA an operator a class may overload; `every` takes all statements but
  * declarations (a block would hide their names) and jumps. */
 int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int line1, bool every, InnerStmts *out);
+/* The one of the two for lang (the language table's statement walker), for
+ * ncrewrite drill; -1 also for a language without one (LANG_NONE). */
+int inner_statements(Lang lang, const char *src, size_t len, int line0, int line1, bool every, InnerStmts *out);
 /* Parsing takes about 60 bytes of memory per byte of source (tree-sitter's
  * tree plus our indexes), and tree-sitter counts bytes in 32 bits. Files
  * larger than this are copied unchanged with a warning: real source files
@@ -136,6 +179,11 @@ bool job_too_big(FileJob *job);
 void job_rule_hit(FileJob *job, const Rule *r);
 void job_rule_miss(FileJob *job, const Rule *r, char *why);
 const RuleOutcome *job_rule_outcome(const FileJob *job, const Rule *r);
+
+/* A rule of a kind this language's rewriter does not plan (rules.h's
+ * table of kinds: its languages): a warning at the rule, "<kind> apply to
+ * <languages> only; ignored for FILE". */
+void job_rule_elsewhere(FileJob *job, const Rule *r);
 
 /* "rule matches nothing: WHY" at the rule (at its class key when the class
  * is what is missing): the one wording of the tree run and --file. */

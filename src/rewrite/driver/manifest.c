@@ -18,8 +18,7 @@ void result_free(FileResult *r) {
   for (size_t i = 0; i < r->ranges.n; i++) free(r->ranges.v[i].name), free(r->ranges.v[i].rule_at);
   vec_free(&r->ranges);
   linemap_free(&r->map);
-  free(r->hits);
-  free(r->misses);
+  rule_results_free(&r->rules);
   free(r->entry);
   diags_free(&r->diags);
 }
@@ -107,10 +106,43 @@ static void file_entry(Buf *b, const FileResult *r, const char *ind) {
   buf_printf(b, "%s%s}", *ind ? "\n" : "", ind);
 }
 
-int manifest_write(const char *out_root, const char *source, const char *rules_path, uint64_t rules_digest,
+/* A file's rule results as cache.json keeps them, by the rules' places
+ * (rules.h's rule_place): "hits", the ids "t.k" of the rules hit, separated
+ * by spaces; "misses", a line "t.k<TAB>reason" per rule missed. */
+static void results_text(const Rules *rules, const RuleResults *v, Buf *hits, Buf *misses) {
+  for (size_t i = 0; i < v->n; i++) {
+    size_t t, k;
+    if (!rule_place(rules, v->v[i].rule, &t, &k)) continue;
+    if (v->v[i].hit) buf_printf(hits, "%s%zu.%zu", hits->len ? " " : "", t, k);
+    else if (v->v[i].why) buf_printf(misses, "%zu.%zu\t%s\n", t, k, v->v[i].why);
+  }
+}
+
+static void results_parse(const Rules *rules, const char *hits, const char *misses, RuleResults *out) {
+  for (const char *h = hits; h && *h;) {
+    size_t t, k;
+    int used = 0;
+    const Rule *ru;
+    if (sscanf(h, "%zu.%zu%n", &t, &k, &used) == 2 && (ru = rule_at_place(rules, t, k)))
+      vec_push(out, ((RuleResult){ru, true, NULL}));
+    h += used ? used : 1;
+    while (*h == ' ') h++;
+  }
+  for (const char *m = misses; m && *m;) {
+    size_t t, k;
+    const char *tab = strchr(m, '\t'), *nl = tab ? strchr(tab, '\n') : NULL;
+    const Rule *ru;
+    if (!tab || !nl) break;
+    if (sscanf(m, "%zu.%zu", &t, &k) == 2 && (ru = rule_at_place(rules, t, k)))
+      vec_push(out, ((RuleResult){ru, false, xstrndup(tab + 1, (size_t)(nl - tab - 1))}));
+    m = nl + 1;
+  }
+}
+
+int manifest_write(const char *out_root, const char *source, const char *rules_path, const Rules *rules,
                    const char *options, FileResult *res, size_t n, Diags *d) {
   char h[17];
-  hex(h, rules_digest);
+  hex(h, rules->digest);
   Buf m = {0}, c = {0};
   buf_puts(&m, "{\n  \"tool\": \"ncrewrite\",\n  \"version\": \"" NC_VERSION "\",\n  \"source\": ");
   buf_json_string(&m, source ? source : "");
@@ -123,7 +155,7 @@ int manifest_write(const char *out_root, const char *source, const char *rules_p
              build_id(), h);
   buf_json_string(&c, options);
   buf_puts(&c, ", \"files\": [");
-  Buf e = {0};
+  Buf e = {0}, hits = {0}, misses = {0};
   for (size_t i = 0; i < n; i++) {
     const FileResult *r = &res[i];
     buf_printf(&m, "%s\n    ", i ? "," : "");
@@ -147,12 +179,14 @@ int manifest_write(const char *out_root, const char *source, const char *rules_p
     buf_printf(&c, "\"%s\", \"entry\": ", hs); /* its hash, then the entry */
     buf_putc(&e, 0);
     buf_json_string(&c, e.s);
-    if (r->hits) buf_puts(&c, ", \"hits\": "), buf_json_string(&c, r->hits);
-    if (r->misses) buf_puts(&c, ", \"misses\": "), buf_json_string(&c, r->misses);
+    hits.len = misses.len = 0;
+    results_text(rules, &r->rules, &hits, &misses);
+    if (hits.len) buf_puts(&c, ", \"hits\": "), buf_json_string(&c, hits.s);
+    if (misses.len) buf_puts(&c, ", \"misses\": "), buf_json_string(&c, misses.s);
     if (r->diags.text.len) buf_puts(&c, ", \"diags\": "), buf_json_string(&c, r->diags.text.s);
     buf_putc(&c, '}');
   }
-  buf_free(&e);
+  buf_free(&e), buf_free(&hits), buf_free(&misses);
   buf_puts(&m, n ? "\n  ]\n}\n" : "]\n}\n");
   buf_puts(&c, "]}\n");
   int rc = emit_file(out_root, ".ncrewrite/manifest.json", m.s, m.len, 0644, d);
@@ -169,7 +203,8 @@ static const char *jstr(const cJSON *o, const char *k) {
 
 static uint64_t unhex(const char *s) { return s ? strtoull(s, NULL, 16) : 0; }
 
-size_t cache_load(const char *out_root, uint64_t rules_digest, const char *options, bool any, FileResult **out) {
+size_t cache_load(const char *out_root, const Rules *rules, const char *options, FileResult **out) {
+  bool any = !rules;
   *out = NULL;
   char *path = xasprintf("%s/.ncrewrite/cache.json", out_root), *text;
   size_t len;
@@ -184,7 +219,7 @@ size_t cache_load(const char *out_root, uint64_t rules_digest, const char *optio
   const char *bd = jstr(c, "build");
   const cJSON *files = cJSON_GetObjectItemCaseSensitive(c, "files");
   if (!cJSON_IsArray(files) ||
-      (!any && (!v || strcmp(v, NC_VERSION) || !bd || strcmp(bd, build_id()) || unhex(dg) != rules_digest || !op || strcmp(op, options)))) {
+      (!any && (!v || strcmp(v, NC_VERSION) || !bd || strcmp(bd, build_id()) || unhex(dg) != rules->digest || !op || strcmp(op, options)))) {
     cJSON_Delete(c);
     return 0;
   }
@@ -207,8 +242,7 @@ size_t cache_load(const char *out_root, uint64_t rules_digest, const char *optio
     r->src_hash = unhex(jstr(e, "src_hash"));
     r->out_hash = unhex(jstr(e, "out_hash"));
     r->src_size = sz, r->src_mtime = mt, r->src_ino = ino, r->out_size = osz, r->out_mtime = omt;
-    if (jstr(e, "hits")) r->hits = xstrdup(jstr(e, "hits"));
-    if (jstr(e, "misses")) r->misses = xstrdup(jstr(e, "misses"));
+    if (rules) results_parse(rules, jstr(e, "hits"), jstr(e, "misses"), &r->rules);
     if (jstr(e, "diags")) buf_puts(&r->diags.text, jstr(e, "diags"));
     const cJSON *ne = cJSON_GetObjectItemCaseSensitive(e, "errors"), *nw = cJSON_GetObjectItemCaseSensitive(e, "warnings");
     r->diags.errors = cJSON_IsNumber(ne) ? ne->valueint : 0;
@@ -247,7 +281,8 @@ int manifest_read(const char *out_root, Manifest *m) {
     cJSON_Delete(j);
     return -1;
   }
-  static const char *const kinds[] = {"function", "calls", "lines", "full-trace", "replacement", NULL};
+  /* a range's kind: a rule kind's (rules.h's table of kinds), or the full trace's */
+  static const char *const other_kinds[] = {"full-trace", "replacement", NULL};
   const char *src = jstr(j, "source");
   m->source = src && *src ? xstrdup(src) : NULL;
   cJSON_ArrayForEach(f, files) {
@@ -259,7 +294,10 @@ int manifest_read(const char *out_root, Manifest *m) {
       const char *nm = jstr(r, "name"), *kind = jstr(r, "kind"), *rule = jstr(r, "rule");
       if (!nm) continue;
       RangeOut o = {xstrdup(nm), "", 0, 0, 0, 0, rule ? xstrdup(rule) : NULL};
-      for (const char *const *k = kinds; kind && *k; k++)
+      for (int k = 0; kind && k < RULE_NKINDS; k++)
+        if (rule_kind((RuleKind)k)->range_kind && !strcmp(rule_kind((RuleKind)k)->range_kind, kind))
+          o.kind = rule_kind((RuleKind)k)->range_kind;
+      for (const char *const *k = other_kinds; kind && *k; k++)
         if (!strcmp(*k, kind)) o.kind = *k;
       const cJSON *ln = cJSON_GetObjectItemCaseSensitive(r, "lines"), *ol = cJSON_GetObjectItemCaseSensitive(r, "out_lines");
       o.line0 = jint_at(ln, 0), o.line1 = jint_at(ln, 1), o.out0 = jint_at(ol, 0), o.out1 = jint_at(ol, 1);

@@ -30,8 +30,8 @@ typedef struct {
   char *entry;         /* cached result: its manifest.json entry as written
                         * (ranges and line map stay text: parsing them was
                         * most of an unchanged run's time) */
-  char *hits;          /* rule ids "t.r" separated by spaces */
-  char *misses;        /* "t.r\treason\n" lines */
+  RuleResults rules;   /* what the file made of each rule naming it (rewrite_run), kept in
+                        * cache.json so that a cached file reports the same */
   Diags diags;         /* rendered diagnostics for this file */
   bool changed;        /* output written (or would be) this run */
   bool cached;         /* taken from cache.json */
@@ -43,13 +43,14 @@ void result_free(FileResult *r);
  * traces and reports can lead from a shadow file back to the user's own
  * (ncrt's source locations, nctrace report's source view). Returns 0 or -1
  * (message in d). */
-int manifest_write(const char *out_root, const char *source, const char *rules_path, uint64_t rules_digest,
+int manifest_write(const char *out_root, const char *source, const char *rules_path, const Rules *rules,
                    const char *options, FileResult *res, size_t n, Diags *d);
 
-/* Load cache.json; entries whose digest/options differ are not loaded.
- * With `any`, entries are loaded whatever their digest (to find files a
- * previous run wrote). Returns the number of entries (sorted by rel). */
-size_t cache_load(const char *out_root, uint64_t rules_digest, const char *options, bool any, FileResult **out);
+/* Load cache.json; entries whose digest (of `rules`)/options differ are not
+ * loaded. With rules NULL, entries are loaded whatever their digest, without
+ * their rule results (to find files a previous run wrote). Returns the
+ * number of entries (sorted by rel). */
+size_t cache_load(const char *out_root, const Rules *rules, const char *options, FileResult **out);
 
 /* manifest.json as the tools read it (drill, prune): per file its path and
  * the ranges it holds. The one reader of what manifest_write writes. */

@@ -21,7 +21,6 @@
 #include "emit.h"
 #include "rewrite.h"
 #include "rules.h"
-#include "targets.h"
 
 /* The path rules see: --as, else the input relative to the current
  * directory when it is below it, else its base name. */
@@ -40,12 +39,6 @@ static char *rel_of(const OneFile *o) {
   }
   free(real), free(cwd);
   return rel;
-}
-
-/* Does the target name this one file? As a tree run resolves it
- * (rules/targets.h), with no SRC around it. */
-static bool target_names(const Target *tg, const char *rel) {
-  return target_names_file(tg->key, tg->file_path, tg->path_glob, rel, NULL);
 }
 
 /* Split OUT into a root and a path below it, as emit_file wants them. */
@@ -98,7 +91,8 @@ int onefile_run(const OneFile *o) {
   FileJob job = {0};
   Buf out = {0};
   LineMap map = {0};
-  VEC(Target *) tgs = {0};
+  TargetList tgs = {0};
+  RuleResults results = {0};
   void *parser = NULL;
 
   if (o->config && rules_load(&rules, o->config, &top) < 0) {
@@ -119,35 +113,17 @@ int onefile_run(const OneFile *o) {
     diags_print(&top);
     goto done;
   }
-  for (size_t t = 0; t < rules.targets.n; t++)
-    if (target_names(&rules.targets.v[t], rel)) vec_push(&tgs, &rules.targets.v[t]);
-  filejob_init(&job, &rules, rel, o->file, src, len, (const Target *const *)tgs.v, tgs.n);
-  job.full_trace = rules_full_trace(&rules, o->full_trace, (const Target *const *)tgs.v, tgs.n);
-  /* --languages, as in a tree run: a full trace with no target leaves out
-   * the languages not listed */
-  if (job.full_trace && !rules.targets.n && o->languages && job.lang != LANG_NONE &&
-      !(o->languages & (1u << job.lang)))
-    job.full_trace = false;
+  rules_targets_naming(&rules, rel, NULL, &tgs);
+  filejob_init(&job, &rules, rel, o->file, src, len, tgs.v, tgs.n);
+  filejob_full_trace(&job, o->full_trace, o->languages);
   job.diags.strict = o->strict;
   job.diags.quiet = o->quiet;
   job.parser = &parser;
-  int wrc = 0;
-  if (tgs.n || job.full_trace) {
-    wrc = rewrite_file(&job);
-  }
   const char *data = src;
   size_t dlen = len;
-  if (wrc == 0 && job.edits.v.n) {
-    if (edits_apply(&job.edits, src, len, &out, &map) < 0)
-      diag_at(&job.diags, DIAG_ERROR, o->file, NULL, 0, 0, 0, "internal error: overlapping edits (please report)");
-    data = out.s, dlen = out.len;
-  }
+  if (rewrite_run(&job, &out, &map, &results) == 1) data = out.s, dlen = out.len;
   /* rules of the targets that name this file, which matched nothing here */
-  for (size_t t = 0; t < tgs.n; t++)
-    for (size_t k = 0; k < tgs.v[t]->rules.n; k++) {
-      const RuleOutcome *oc = job_rule_outcome(&job, &tgs.v[t]->rules.v[k]);
-      if (oc && !oc->hits && oc->miss) rule_warn_miss(&rules, &fd, oc->rule, oc->miss);
-    }
+  rule_results_warn(&rules, &results, &fd);
   diags_append(&fd, &job.diags);
   if (fd.errors == 0) {
     const char *root, *orel;
@@ -162,6 +138,7 @@ int onefile_run(const OneFile *o) {
 
 done:
   vec_free(&tgs);
+  rule_results_free(&results);
   buf_free(&out);
   linemap_free(&map);
   filejob_free(&job);

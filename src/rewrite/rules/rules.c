@@ -515,3 +515,43 @@ bool rules_full_trace(const Rules *r, bool cli, const Target *const *tgs, size_t
     if (tgs[i]->full_trace) return true;
   return false;
 }
+
+void rules_targets_naming(const Rules *r, const char *rel, const char *src_real, TargetList *out) {
+  for (size_t t = 0; t < r->targets.n; t++) {
+    const Target *tg = &r->targets.v[t];
+    if (target_names_file(tg->key, tg->file_path, tg->path_glob, rel, src_real)) vec_push(out, tg);
+  }
+}
+
+/* ---- the table of rule kinds ------------------------------------------ */
+
+static const RuleKindRow KINDS[] = {
+  {RULE_FUNC, "class_func_context_wrappings, func_context_wrappings", "function", RULE_IN_PYTHON | RULE_IN_C,
+   "function wrappings", RULE_NSYS_FUNCTION},
+  {RULE_CALLS, "wrap_calls, call_wrappings", "calls", RULE_IN_PYTHON | RULE_IN_C, "call wrappings",
+   RULE_NSYS_WIDENED},
+  {RULE_LINES, "func_line_range_wrappings", "lines", RULE_IN_PYTHON | RULE_IN_C, "line ranges", RULE_NSYS_WIDENED},
+  {RULE_CLASS_REPL, "class_replacements", NULL, RULE_IN_PYTHON, "replacements", RULE_NSYS_NONE},
+  {RULE_METHOD_REPL, "class_func_replacements", NULL, RULE_IN_PYTHON, "replacements", RULE_NSYS_NONE},
+};
+_Static_assert(sizeof KINDS / sizeof *KINDS == RULE_NKINDS, "one row per rule kind");
+
+const RuleKindRow *rule_kind(RuleKind k) {
+  if ((unsigned)k >= RULE_NKINDS || KINDS[k].kind != k) BUG("rule kind %d has no row", (int)k);
+  return &KINDS[k];
+}
+
+bool rule_place(const Rules *r, const Rule *ru, size_t *t, size_t *k) {
+  for (size_t i = 0; i < r->targets.n; i++) {
+    const Target *tg = &r->targets.v[i];
+    if (ru >= tg->rules.v && ru < tg->rules.v + tg->rules.n) {
+      *t = i, *k = (size_t)(ru - tg->rules.v);
+      return true;
+    }
+  }
+  return false;
+}
+
+const Rule *rule_at_place(const Rules *r, size_t t, size_t k) {
+  return t < r->targets.n && k < r->targets.v[t].rules.n ? &r->targets.v[t].rules.v[k] : NULL;
+}

@@ -29,7 +29,30 @@ typedef enum {
   RULE_LINES,       /* a line range, snapped to whole statements */
   RULE_CLASS_REPL,  /* class_replacements */
   RULE_METHOD_REPL, /* class_func_replacements */
+  RULE_NKINDS
 } RuleKind;
+
+/* The table of rule kinds (rules.c), one row per kind: what every part
+ * outside the kind's parser and planners asks about a kind, so that adding
+ * one is a value above, a row there, its keys in parse_target, and a
+ * planner in each language rewriter that takes it (PY_PLAN in
+ * core/python/pyplan.c, C_PLAN in core/c/crewrite.c; docs/architecture.md). */
+enum { RULE_IN_PYTHON = 1, RULE_IN_C = 2 }; /* languages: C stands for the C family (C, C++, CUDA) */
+typedef enum {
+  RULE_NSYS_NONE,     /* export-nsys leaves it out silently (it names no function to trace) */
+  RULE_NSYS_FUNCTION, /* exported as the function it names */
+  RULE_NSYS_WIDENED,  /* exported as its whole function, with a note (nsys traces whole functions) */
+} RuleNsys;
+typedef struct {
+  RuleKind kind;
+  const char *schema;     /* the rule-file keys that write it (docs/rules.md) */
+  const char *range_kind; /* the manifest's kind of the ranges it makes ("function", "calls",
+                           * "lines"); NULL: it makes none (its hits are the planner's count) */
+  unsigned langs;         /* RULE_IN_*: the rewriters that plan it */
+  const char *plural;     /* in "<plural> apply to Python modules only" for a language without it */
+  RuleNsys nsys;          /* export-nsys (tools/configs.c) */
+} RuleKindRow;
+const RuleKindRow *rule_kind(RuleKind k);
 
 typedef struct {
   RuleKind kind;
@@ -87,5 +110,18 @@ CtxKind ctx_kind(const char *cls);
  * asks for it and some target names the file. The one decision of the tree
  * run, --file and the tools. */
 bool rules_full_trace(const Rules *r, bool cli, const Target *const *tgs, size_t n);
+
+/* A rule's place in the rule file's targets: target t, rule k (the ids the
+ * manifest's cache writes as "t.k"); false for a rule not of r. And back:
+ * the rule at t.k, or NULL. */
+bool rule_place(const Rules *r, const Rule *ru, size_t *t, size_t *k);
+const Rule *rule_at_place(const Rules *r, size_t t, size_t k);
+
+/* The targets that name the one file rel, in rule-file order, as a tree
+ * run resolves them but with no SRC around it (targets.h's
+ * target_names_file; src_real, SRC's real path or NULL, for absolute
+ * filePaths): --file's and the Python import hook's. */
+typedef VEC(const Target *) TargetList;
+void rules_targets_naming(const Rules *r, const char *rel, const char *src_real, TargetList *out);
 
 #endif

@@ -1,5 +1,5 @@
 /* targets: which file a rule-file key names under SRC. The one resolver of
- * the tree run (driver/main.c), --file (driver/onefile.c) and the tools
+ * the tree run (main.c), --file (driver/onefile.c) and the tools
  * (tools/feedback.c), so that the three never disagree. Files are asked
  * about through a callback (the tree run knows its listing, the tools ask
  * the file system, --file knows its one path): this part reads no files.

@@ -236,7 +236,8 @@ int cmd_export_nsys(int argc, char **argv) {
     for (size_t i = 0; i < tg->rules.n; i++) {
       const Rule *ru = &tg->rules.v[i];
       const char *f = ru->func;
-      if (ru->kind == RULE_CLASS_REPL || ru->kind == RULE_METHOD_REPL) continue;
+      RuleNsys how = rule_kind(ru->kind)->nsys;
+      if (how == RULE_NSYS_NONE) continue;
       if (!f) {
         ruledoc_diag(&r.doc, &d, DIAG_NOTE, ru->at, "a line range outside a named function has no nsys form; left out");
         continue;
@@ -244,7 +245,7 @@ int cmd_export_nsys(int argc, char **argv) {
       char *full = ru->cls ? xasprintf("%s.%s", ru->cls, f) : xstrdup(f);
       if (has_glob_chars(full)) {
         ruledoc_diag(&r.doc, &d, DIAG_NOTE, ru->at, "'%s' is a glob; nsys takes exact names only; left out", full);
-      } else if (add_function(funcs, full) && (ru->kind == RULE_LINES || ru->kind == RULE_CALLS)) {
+      } else if (add_function(funcs, full) && how == RULE_NSYS_WIDENED) {
         ruledoc_diag(&r.doc, &d, DIAG_NOTE, ru->at, "nsys traces whole functions: exported as '%s'", full);
       }
       free(full);

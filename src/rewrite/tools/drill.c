@@ -501,8 +501,7 @@ static void refine(Drill *dr, const Agg *a, const char *t) {
   }
   diags_free(&md);
   InnerStmts kids = {0};
-  int irc = mf.lang == LANG_PYTHON ? py_inner_statements(mf.text, mf.len, org.line0, org.line1, o->lines, &kids)
-                                   : c_inner_statements(mf.text, mf.len, mf.lang, org.line0, org.line1, o->lines, &kids);
+  int irc = inner_statements(mf.lang, mf.text, mf.len, org.line0, org.line1, o->lines, &kids);
   if (irc < 0) {
     printf("    %s does not parse; skipped\n", org.rel);
   } else if (!kids.n) {

@@ -156,11 +156,13 @@ int proposal_run(Proposal *p, const char *rules_path, const char *old, size_t ol
     }
     if (hit) vec_push(&tgs, tg);
   }
-  bool ft = rules_full_trace(&p->rules, false, (const Target *const *)tgs.v, tgs.n);
   FileJob *job = &p->job;
   filejob_init(job, &p->rules, mf->rel, mf->path, mf->text, mf->len, (const Target *const *)tgs.v, tgs.n);
-  job->full_trace = ft;
-  p->rc = rewrite_file(job);
+  filejob_full_trace(job, false, 0);
+  /* the ranges are what is wanted: the output text is dropped */
+  Buf out = {0};
+  p->rc = rewrite_run(job, &out, NULL, NULL);
+  buf_free(&out);
   /* the job keeps pointers into these only while it runs */
   job->targets = NULL;
   job->ntargets = 0;

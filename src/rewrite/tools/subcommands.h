@@ -1,5 +1,5 @@
 /* subcommands: ncrewrite's subcommands, one table (subcommands.c) that the
- * ncrewrite program (driver/main.c) and the Python package's engine
+ * ncrewrite program (main.c) and the Python package's engine
  * (python/src/engine.c, run_tool) both dispatch through. Adding a
  * subcommand is a row there plus its cmd_ function. */
 #ifndef NC_SUBCOMMANDS_H

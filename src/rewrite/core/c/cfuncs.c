@@ -15,10 +15,6 @@
 
 #include "crewrite.h"
 
-char *c_text(CFile *c, TSNode n) {
-  return xstrndup(c->src + ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n));
-}
-
 bool c_word_in(const char *s, size_t n, const char *w) {
   size_t wl = strlen(w);
   for (const char *p = s; (p = memmem(p, n - (size_t)(p - s), w, wl)); p += wl) {
@@ -39,7 +35,7 @@ static TSNode decl_name(TSNode d) {
   while (!ts_node_is_null(d)) {
     if (is(d, "function_declarator") || is(d, "pointer_declarator") || is(d, "reference_declarator") ||
         is(d, "parenthesized_declarator") || is(d, "attributed_declarator")) {
-      TSNode inner = ts_node_child_by_field_name(d, "declarator", 10);
+      TSNode inner = child_by_field(d, "declarator");
       if (ts_node_is_null(inner)) inner = ts_node_named_child(d, 0);
       d = inner;
       continue;
@@ -53,7 +49,7 @@ static TSNode decl_name(TSNode d) {
 static bool declares_function(TSNode d) {
   while (!ts_node_is_null(d)) {
     if (is(d, "function_declarator")) {
-      TSNode in = ts_node_child_by_field_name(d, "declarator", 10);
+      TSNode in = child_by_field(d, "declarator");
       /* `int (*f)(void)` declares a pointer; `int (f)(void)`, which keeps a
        * function-like macro f from expanding, a function */
       while (!ts_node_is_null(in) && is(in, "parenthesized_declarator")) in = ts_node_named_child(in, 0);
@@ -63,7 +59,7 @@ static bool declares_function(TSNode d) {
     }
     if (!is(d, "pointer_declarator") && !is(d, "reference_declarator") && !is(d, "attributed_declarator"))
       return false;
-    TSNode in = ts_node_child_by_field_name(d, "declarator", 10);
+    TSNode in = child_by_field(d, "declarator");
     d = ts_node_is_null(in) ? ts_node_named_child(d, ts_node_named_child_count(d) - 1) : in;
   }
   return false;
@@ -81,7 +77,7 @@ static void add_protos(CFile *c, TSNode decl, const char *scope) {
     fn.proto = true;
     fn.skip = "a declaration without a body";
     TSNode nm = decl_name(d);
-    fn.name = ts_node_is_null(nm) ? xstrdup("?") : c_text(c, nm);
+    fn.name = ts_node_is_null(nm) ? xstrdup("?") : node_text(c->src, nm);
     fn.qual = *scope ? xasprintf("%s::%s", scope, fn.name) : xstrdup(fn.name);
     vec_push(&c->funcs, fn);
   }
@@ -352,9 +348,9 @@ void c_funcs_collect(CFile *c, TSNode n, const char *scope) {
       if (is(k, "function_definition")) {
         CFunc f = {0};
         f.def = k;
-        f.body = ts_node_child_by_field_name(k, "body", 4);
-        TSNode nm = decl_name(ts_node_child_by_field_name(k, "declarator", 10));
-        f.name = ts_node_is_null(nm) ? xstrdup("?") : c_text(c, nm);
+        f.body = child_by_field(k, "body");
+        TSNode nm = decl_name(child_by_field(k, "declarator"));
+        f.name = ts_node_is_null(nm) ? xstrdup("?") : node_text(c->src, nm);
         for (char *p = f.name; *p; p++)
           if (*p == '\n' || *p == '\t' || *p == '\r') *p = ' ';
         /* a "name" with blanks is a misparse around a macro
@@ -365,15 +361,15 @@ void c_funcs_collect(CFile *c, TSNode n, const char *scope) {
         /* the header: everything before the body */
         size_t a = ts_node_start_byte(k), b = ts_node_is_null(f.body) ? ts_node_end_byte(k) : ts_node_start_byte(f.body);
         char *hdr = header_text(c, a, b), *h = hdr;
-        size_t pe = name_start(c, ts_node_child_by_field_name(k, "declarator", 10), b);
+        size_t pe = name_start(c, child_by_field(k, "declarator"), b);
         size_t lead = strlen(hdr) - (b - a);
         b = strlen(hdr), a = 0;
         /* the words the compiler sees: with what the macros that only
          * decorate a declaration expand to (`l_sinline` is static inline) */
         char *hx = c_expand_attrs(c, h, b - a);
         size_t xn = strlen(hx);
-        if (!declares_function(ts_node_child_by_field_name(k, "declarator", 10)) &&
-            !is(ts_node_child_by_field_name(k, "declarator", 10), "operator_cast"))
+        if (!declares_function(child_by_field(k, "declarator")) &&
+            !is(child_by_field(k, "declarator"), "operator_cast"))
           f.skip = "not a function (a macro tree-sitter cannot expand makes it look like one)";
         else if (ts_node_is_null(f.body) || !is(f.body, "compound_statement"))
           f.skip = "no body to instrument (defaulted, deleted or a function-try-block)";
@@ -414,10 +410,10 @@ void c_funcs_collect(CFile *c, TSNode n, const char *scope) {
       }
       if (is(k, "namespace_definition") || is(k, "class_specifier") || is(k, "struct_specifier") ||
           is(k, "union_specifier")) {
-        TSNode nm = ts_node_child_by_field_name(k, "name", 4);
-        TSNode body = ts_node_child_by_field_name(k, "body", 4);
+        TSNode nm = child_by_field(k, "name");
+        TSNode body = child_by_field(k, "body");
         if (ts_node_is_null(body)) continue;
-        char *name = ts_node_is_null(nm) ? xstrdup("") : c_text(c, nm);
+        char *name = ts_node_is_null(nm) ? xstrdup("") : node_text(c->src, nm);
         char *sc = !*name ? xstrdup(scope) : *scope ? xasprintf("%s::%s", scope, name) : xstrdup(name);
         c_funcs_collect(c, body, sc);
         free(sc), free(name);
@@ -429,22 +425,22 @@ void c_funcs_collect(CFile *c, TSNode n, const char *scope) {
       } else if (is(k, "expression_statement") && ts_node_named_child_count(k) &&
                  is(ts_node_named_child(k, 0), "call_expression")) {
         /* an expression at file or class scope is a macro call */
-        TSNode fn = ts_node_child_by_field_name(ts_node_named_child(k, 0), "function", 8);
-        CMacro m = {k, ts_node_is_null(fn) ? xstrdup("?") : c_text(c, fn)};
+        TSNode fn = child_by_field(ts_node_named_child(k, 0), "function");
+        CMacro m = {k, ts_node_is_null(fn) ? xstrdup("?") : node_text(c->src, fn)};
         vec_push(&c->macros, m);
         continue;
       } else if (is(k, "preproc_def") || is(k, "preproc_function_def")) {
-        TSNode v = ts_node_child_by_field_name(k, "value", 5), nm = ts_node_child_by_field_name(k, "name", 4);
+        TSNode v = child_by_field(k, "value"), nm = child_by_field(k, "name");
         if (is(k, "preproc_def") && !ts_node_is_null(v) && !ts_node_is_null(nm)) {
           const char *vs = c->src + ts_node_start_byte(v);
           size_t vn = ts_node_end_byte(v) - ts_node_start_byte(v);
           if (c_word_in(vs, vn, "constexpr") || c_word_in(vs, vn, "consteval") || c_word_in(vs, vn, "__device__") ||
               c_word_in(vs, vn, "__global__"))
-            vec_push(&c->risky, c_text(c, nm));
+            vec_push(&c->risky, node_text(c->src, nm));
         }
         if (!ts_node_is_null(v) && !ts_node_is_null(nm) &&
             memchr(c->src + ts_node_start_byte(v), '{', ts_node_end_byte(v) - ts_node_start_byte(v))) {
-          CMacro m = {k, c_text(c, nm)};
+          CMacro m = {k, node_text(c->src, nm)};
           vec_push(&c->macros, m);
         }
         continue;

@@ -59,8 +59,6 @@ static bool ident_char_c(char ch) {
   return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
 }
 
-static bool name_match(const char *pat, const char *name) { return !strcmp(pat, name) || glob_match(pat, name); }
-
 /* A name without template arguments: `f<int>` -> `f`, `A<T>::g` -> `A::g`
  * (operator< and friends keep theirs). Malloc'ed. */
 static char *no_targs(const char *s) {
@@ -149,14 +147,14 @@ static bool wrap_function(CFile *c, CFunc *f, const Rule *r, const char *name) {
   }
   f->wrapped = true;
   CWrap w = {ts_node_start_byte(f->body), ts_node_start_byte(f->body) + 1, row0(f->body), row0(f->body), r,
-             xstrdup(name), r ? "function" : "full-trace", false};
+             xstrdup(name), r ? rule_kind(r->kind)->range_kind : "full-trace", false};
   vec_push(&c->wraps, w);
   job_explain(c->job, row0(f->def) + 1, "%s: %s range '%s'", f->qual, w.kind, name);
   return true;
 }
 
 static bool call_matches(CFile *c, TSNode call, const char *pat) {
-  TSNode fn = ts_node_child_by_field_name(call, "function", 8);
+  TSNode fn = child_by_field(call, "function");
   if (ts_node_is_null(fn)) return false;
   bool launch = false;
   TSTreeCursor cur = ts_tree_cursor_new(call);
@@ -171,7 +169,7 @@ static bool call_matches(CFile *c, TSNode call, const char *pat) {
   char *p = xstrndup(pat, want_launch ? pl - 6 : pl);
   /* the callee without blanks and template arguments: `ns::kern<float>`
    * is matched as `ns::kern` */
-  char *t = c_text(c, fn), *w = t;
+  char *t = node_text(c->src, fn), *w = t;
   int depth = 0;
   for (char *q = t; *q; q++) {
     if (*q == '<') depth++;
@@ -234,7 +232,7 @@ static bool has_word(CFile *c, TSNode n, const char *w) {
  * binding would change, nor decltype(auto)), not constexpr or constinit.
  * Returns false if not so. */
 static bool wrap_initializers(CFile *c, TSNode decl, const Rule *r, const char *name) {
-  TSNode type = ts_node_child_by_field_name(decl, "type", 4);
+  TSNode type = child_by_field(decl, "type");
   if ((!ts_node_is_null(type) && has_word(c, type, "decltype")) || has_word(c, decl, "constexpr") ||
       has_word(c, decl, "constinit"))
     return false; /* a constant initializer cannot be a statement expression */
@@ -248,12 +246,12 @@ static bool wrap_initializers(CFile *c, TSNode decl, const Rule *r, const char *
       if (has_call(c, d, r->call)) return false;
       continue;
     }
-    TSNode v = ts_node_child_by_field_name(d, "value", 5), x = ts_node_child_by_field_name(d, "declarator", 10);
+    TSNode v = child_by_field(d, "value"), x = child_by_field(d, "declarator");
     if (ts_node_is_null(v) || !has_call(c, v, r->call)) continue;
     if (is(v, "initializer_list") || is(v, "argument_list") || n == 16) return false;
-    while (!ts_node_is_null(x) && is(x, "pointer_declarator")) x = ts_node_child_by_field_name(x, "declarator", 10);
+    while (!ts_node_is_null(x) && is(x, "pointer_declarator")) x = child_by_field(x, "declarator");
     if (ts_node_is_null(x) || !is(x, "identifier")) return false;
-    w[n++] = (CWrap){ts_node_start_byte(v), ts_node_end_byte(v), row0(v), row1(v), r, NULL, "calls", true};
+    w[n++] = (CWrap){ts_node_start_byte(v), ts_node_end_byte(v), row0(v), row1(v), r, NULL, rule_kind(r->kind)->range_kind, true};
   }
   for (int i = 0; i < n; i++) {
     w[i].name = xstrdup(name);
@@ -279,7 +277,7 @@ static int calls_in(CFile *c, TSNode block, const Rule *r, const char *fname) {
         hits++;
         job_explain(c->job, row0(s) + 1, "call to '%s' in %s: range '%s' around the initializer (later code uses '%s')",
                     r->call, fname, range_name(r, dflt), hidden);
-      } else if (c_stmts_wrap(c, &kids, (int)i, (int)i, r, range_name(r, dflt), "calls")) {
+      } else if (c_stmts_wrap(c, &kids, (int)i, (int)i, r, range_name(r, dflt), rule_kind(r->kind)->range_kind)) {
         hits++;
         job_explain(c->job, row0(s) + 1, "call to '%s' in %s: range '%s'", r->call, fname, range_name(r, dflt));
       }
@@ -325,7 +323,7 @@ static bool snap(CFile *c, TSNode block, int s, int e, const Rule *r, const char
       }
       vec_free(&subs);
     }
-    bool ok = c_stmts_wrap(c, &kids, i0, i1, r, name, "lines");
+    bool ok = c_stmts_wrap(c, &kids, i0, i1, r, name, rule_kind(r->kind)->range_kind);
     if (ok && (row0(kids.v[i0]) != s || row1(kids.v[i1]) != e))
       job_explain(c->job, s + 1, "lines %d-%d snapped to whole statements %d-%d: range '%s'", s + 1, e + 1,
                   row0(kids.v[i0]) + 1, row1(kids.v[i1]) + 1, name);
@@ -336,50 +334,50 @@ static bool snap(CFile *c, TSNode block, int s, int e, const Rule *r, const char
   }
 }
 
-static void plan_rule(CFile *c, const Rule *r) {
+/* RULE_FUNC, RULE_CALLS: the functions the rule names, whole or their
+ * statements calling its pattern. */
+static void plan_funcs(CFile *c, const Rule *r) {
   int errs = c->job->diags.errors;
-  if (r->kind == RULE_FUNC || r->kind == RULE_CALLS) {
-    int fns = 0, hits = 0, protos = 0;
-    for (size_t i = 0; i < c->funcs.n; i++) {
-      CFunc *f = &c->funcs.v[i];
-      char *pat = r->cls ? xasprintf("%s::%s", r->cls, r->func ? r->func : "*") : xstrdup(r->func ? r->func : "*");
-      bool m = func_matches(pat, f);
-      free(pat);
-      if (!m) continue;
-      fns++;
-      protos += f->proto;
-      if (f->skip) {
-        f->targeted = true;
-        if (r->func) explain_skip(c, f);
-        continue;
-      }
-      if (r->kind == RULE_FUNC) {
-        hits += wrap_function(c, f, r, range_name(r, f->qual));
-      } else {
-        c->fbody = f->body;
-        hits += calls_in(c, f->body, r, f->qual);
-      }
+  int fns = 0, hits = 0, protos = 0;
+  for (size_t i = 0; i < c->funcs.n; i++) {
+    CFunc *f = &c->funcs.v[i];
+    char *pat = r->cls ? xasprintf("%s::%s", r->cls, r->func ? r->func : "*") : xstrdup(r->func ? r->func : "*");
+    bool m = func_matches(pat, f);
+    free(pat);
+    if (!m) continue;
+    fns++;
+    protos += f->proto;
+    if (f->skip) {
+      f->targeted = true;
+      if (r->func) explain_skip(c, f);
+      continue;
     }
-    if (hits) job_rule_hit(c->job, r);
-    else if (c->job->diags.errors > errs) {
-    } else if ((!fns || fns == protos) && r->func && macro_making(c, r->func))
-      job_rule_miss(c->job, r, xasprintf("'%s' in %s is produced by the macro %s; code produced by macros is never "
-                             "instrumented", r->func, c->job->rel, macro_making(c, r->func)));
-    else if (!fns)
-      job_rule_miss(c->job, r, xasprintf("no function '%s' in %s", r->func ? r->func : "*", c->job->rel));
-    else if (fns == protos)
-      job_rule_miss(c->job, r, xasprintf("'%s' is only declared in %s (no body)", r->func ? r->func : "*", c->job->rel));
-    else if (r->kind == RULE_CALLS)
-      job_rule_miss(c->job, r, xasprintf("no statement calling '%s' in %s", r->call, c->job->rel));
-    else
-      job_rule_miss(c->job, r, xasprintf("'%s' in %s cannot be instrumented (see --explain)", r->func, c->job->rel));
-    return;
+    if (r->kind == RULE_FUNC) {
+      hits += wrap_function(c, f, r, range_name(r, f->qual));
+    } else {
+      c->fbody = f->body;
+      hits += calls_in(c, f->body, r, f->qual);
+    }
   }
-  if (r->kind != RULE_LINES) {
-    ruledoc_diag(&c->job->rules->doc, &c->job->diags, DIAG_WARNING, r->at,
-                 "replacements apply to Python modules only; ignored for %s", c->job->rel);
-    return;
-  }
+  if (hits) job_rule_hit(c->job, r);
+  else if (c->job->diags.errors > errs) {
+  } else if ((!fns || fns == protos) && r->func && macro_making(c, r->func))
+    job_rule_miss(c->job, r, xasprintf("'%s' in %s is produced by the macro %s; code produced by macros is never "
+                           "instrumented", r->func, c->job->rel, macro_making(c, r->func)));
+  else if (!fns)
+    job_rule_miss(c->job, r, xasprintf("no function '%s' in %s", r->func ? r->func : "*", c->job->rel));
+  else if (fns == protos)
+    job_rule_miss(c->job, r, xasprintf("'%s' is only declared in %s (no body)", r->func ? r->func : "*", c->job->rel));
+  else if (r->kind == RULE_CALLS)
+    job_rule_miss(c->job, r, xasprintf("no statement calling '%s' in %s", r->call, c->job->rel));
+  else
+    job_rule_miss(c->job, r, xasprintf("'%s' in %s cannot be instrumented (see --explain)", r->func, c->job->rel));
+}
+
+/* RULE_LINES: a line range inside a host function's body, snapped to whole
+ * statements. */
+static void plan_lines(CFile *c, const Rule *r) {
+  int errs = c->job->diags.errors;
   int s = r->start_line - 1, e = r->end_line - 1;
   int nrows = row1(c->root) + 1;
   if (s >= nrows) {
@@ -405,6 +403,19 @@ static void plan_rule(CFile *c, const Rule *r) {
   else if (c->job->diags.errors == errs)
     job_rule_miss(c->job, r, xasprintf("no statement on lines %d-%d of %s", s + 1, e + 1, c->job->rel));
   free(dflt);
+}
+
+/* The planner of each rule kind the C family takes (rules.h's table of
+ * kinds, RULE_IN_C); a kind without one is warned about at its rule. */
+static void (*const C_PLAN[RULE_NKINDS])(CFile *, const Rule *) = {
+    [RULE_FUNC] = plan_funcs,
+    [RULE_CALLS] = plan_funcs,
+    [RULE_LINES] = plan_lines,
+};
+
+static void plan_rule(CFile *c, const Rule *r) {
+  if (!(rule_kind(r->kind)->langs & RULE_IN_C) || !C_PLAN[r->kind]) job_rule_elsewhere(c->job, r);
+  else C_PLAN[r->kind](c, r);
 }
 
 /* ---- emission -------------------------------------------------------- */
@@ -926,7 +937,7 @@ static bool c_contains(TSNode n, const char *type) {
 /* A compound assignment (`h += r`) anywhere under n. */
 static bool c_compound_assign(TSNode n) {
   if (is(n, "assignment_expression")) {
-    TSNode op = ts_node_child_by_field_name(n, "operator", 8);
+    TSNode op = child_by_field(n, "operator");
     if (!ts_node_is_null(op) && strcmp(ts_node_type(op), "=")) return true;
   }
   for (uint32_t i = 0; i < ts_node_named_child_count(n); i++)
@@ -979,7 +990,7 @@ int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int li
                                                        (TSPoint){(uint32_t)s, 0});
   for (TSNode n = at; !ts_node_is_null(n); n = ts_node_parent(n))
     if (is(n, "function_definition")) {
-      body = ts_node_child_by_field_name(n, "body", 4);
+      body = child_by_field(n, "body");
       found = !ts_node_is_null(body) && row0(body) <= s && row1(body) >= e;
       break;
     }
@@ -991,7 +1002,7 @@ int c_inner_statements(const char *src, size_t len, Lang lang, int line0, int li
       TSNode c = ts_node_named_child(at, k);
       if (row0(c) > s || row1(c) < e) continue; /* not around the lines */
       if (is(c, "function_definition")) {
-        body = ts_node_child_by_field_name(c, "body", 4);
+        body = child_by_field(c, "body");
         found = !ts_node_is_null(body) && row0(body) <= s && row1(body) >= e;
       }
       next = c;

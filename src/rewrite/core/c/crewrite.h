@@ -9,7 +9,8 @@
  *             headers configure the system headers (feature-test macros);
  *   cstmts.c  statement lists, and the checks that make wrapping some of
  *             them in a new block safe (declarations, labels);
- *   crewrite.c matches the rules, plans the ranges and emits the edits.
+ *   crewrite.c matches the rules (C_PLAN: a planner per rule kind the C
+ *             family takes), plans the ranges and emits the edits.
  *
  * Ownership: a CFile lives for one c_rewrite call and owns its vectors and
  * the strings in them; TSNodes point into its tree. */
@@ -20,6 +21,7 @@
 #include <tree_sitter/api.h>
 
 #include "rewrite.h"
+#include "tsnode.h"
 
 typedef VEC(TSNode) CNodes;
 typedef VEC(char *) CStrs;
@@ -111,13 +113,10 @@ typedef struct {
   VEC(CSpan) blanks;   /* the bytes of psrc that differ from src (unsorted) */
 } CFile;
 
-
-static inline bool is(TSNode n, const char *t) { return !strcmp(ts_node_type(n), t); }
-static inline int row0(TSNode n) { return (int)ts_node_start_point(n).row; }
-static inline int row1(TSNode n) { return (int)ts_node_end_point(n).row; }
+/* (the tree-sitter helpers, is, row0, row1, node_text and name_match, are
+ * tsnode.h's, shared with the Python rewriter) */
 
 /* cfuncs.c */
-char *c_text(CFile *c, TSNode n); /* n's source text, malloc'ed */
 /* Is w in s[0, n) as a whole word? */
 bool c_word_in(const char *s, size_t n, const char *w);
 /* Add the functions (with bodies or not), macro-made code and risky

@@ -85,7 +85,7 @@ void c_stmts_list(TSNode block, CNodes *out) {
   }
   statements(block, out);
   if (is(block, "case_statement")) {
-    TSNode v = ts_node_child_by_field_name(block, "value", 5);
+    TSNode v = child_by_field(block, "value");
     if (!ts_node_is_null(v) && out->n && ts_node_eq(out->v[0], v)) {
       memmove(out->v, out->v + 1, (out->n - 1) * sizeof *out->v);
       out->n--;
@@ -104,15 +104,15 @@ static void declarator_names(CFile *c, TSNode d, CStrs *names) {
     if (is(d, "init_declarator") || is(d, "function_declarator") || is(d, "pointer_declarator") ||
         is(d, "reference_declarator") || is(d, "array_declarator") || is(d, "parenthesized_declarator") ||
         is(d, "attributed_declarator")) {
-      TSNode inner = ts_node_child_by_field_name(d, "declarator", 10);
+      TSNode inner = child_by_field(d, "declarator");
       d = ts_node_is_null(inner) ? ts_node_named_child(d, 0) : inner;
       continue;
     }
     if (is(d, "structured_binding_declarator")) {
       for (uint32_t i = 0; i < ts_node_named_child_count(d); i++)
-        if (is(ts_node_named_child(d, i), "identifier")) vec_push(names, c_text(c, ts_node_named_child(d, i)));
+        if (is(ts_node_named_child(d, i), "identifier")) vec_push(names, node_text(c->src, ts_node_named_child(d, i)));
     } else if (is(d, "identifier") || is(d, "type_identifier")) {
-      vec_push(names, c_text(c, d));
+      vec_push(names, node_text(c->src, d));
     }
     return;
   }
@@ -122,15 +122,15 @@ static void tag_names(CFile *c, TSNode t, CStrs *names) {
   if (!is(t, "struct_specifier") && !is(t, "union_specifier") && !is(t, "enum_specifier") &&
       !is(t, "class_specifier"))
     return;
-  TSNode nm = ts_node_child_by_field_name(t, "name", 4), body = ts_node_child_by_field_name(t, "body", 4);
+  TSNode nm = child_by_field(t, "name"), body = child_by_field(t, "body");
   if (ts_node_is_null(body)) return; /* a use, not a definition */
-  if (!ts_node_is_null(nm)) vec_push(names, c_text(c, nm));
+  if (!ts_node_is_null(nm)) vec_push(names, node_text(c->src, nm));
   if (is(t, "enum_specifier"))
     for (uint32_t i = 0; i < ts_node_named_child_count(body); i++) {
       TSNode e = ts_node_named_child(body, i);
       if (is(e, "enumerator")) {
-        TSNode en = ts_node_child_by_field_name(e, "name", 4);
-        if (!ts_node_is_null(en)) vec_push(names, c_text(c, en));
+        TSNode en = child_by_field(e, "name");
+        if (!ts_node_is_null(en)) vec_push(names, node_text(c->src, en));
       }
     }
 }
@@ -141,12 +141,12 @@ static void declared_names(CFile *c, TSNode n, CStrs *names) {
     return;
   }
   if (is(n, "alias_declaration") || is(n, "namespace_alias_definition")) {
-    TSNode nm = ts_node_child_by_field_name(n, "name", 4);
-    if (!ts_node_is_null(nm)) vec_push(names, c_text(c, nm));
+    TSNode nm = child_by_field(n, "name");
+    if (!ts_node_is_null(nm)) vec_push(names, node_text(c->src, nm));
     return;
   }
   if (is(n, "function_definition")) { /* GNU C nested function */
-    TSNode d = ts_node_child_by_field_name(n, "declarator", 10);
+    TSNode d = child_by_field(n, "declarator");
     declarator_names(c, d, names);
     return;
   }
@@ -201,8 +201,8 @@ char *c_stmts_hidden(CFile *c, CNodes *kids, int i0, int i1) {
 static void labels_in(CFile *c, TSNode n, CStrs *out) {
   if (is(n, "lambda_expression")) return;
   if (is(n, "labeled_statement")) {
-    TSNode l = ts_node_child_by_field_name(n, "label", 5);
-    if (!ts_node_is_null(l)) vec_push(out, c_text(c, l));
+    TSNode l = child_by_field(n, "label");
+    if (!ts_node_is_null(l)) vec_push(out, node_text(c->src, l));
   }
   for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) labels_in(c, ts_node_named_child(n, i), out);
 }
@@ -211,7 +211,7 @@ static void labels_in(CFile *c, TSNode n, CStrs *out) {
 static bool goto_from_outside(CFile *c, TSNode n, const char *label, size_t b0, size_t b1) {
   if (ts_node_start_byte(n) >= b0 && ts_node_end_byte(n) <= b1) return false;
   if (is(n, "goto_statement")) {
-    TSNode l = ts_node_child_by_field_name(n, "label", 5);
+    TSNode l = child_by_field(n, "label");
     return !ts_node_is_null(l) && text_is(c, l, label);
   }
   for (uint32_t i = 0; i < ts_node_named_child_count(n); i++)

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "tsnode.h"
 #include "util.h"
 
 /* The compilers, by the full dotted name of their decorator or function.
@@ -64,19 +65,6 @@ struct PyJit {
   bool torch;
 };
 
-static bool is(TSNode n, const char *type) { return !strcmp(ts_node_type(n), type); }
-
-/* Node text without blanks, backslash-newlines or comments' effect (dotted
- * names and calls only are asked for, so dropping whitespace is enough). */
-static char *squeezed(const char *src, TSNode n) {
-  uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-  char *t = xmalloc(b - a + 1), *w = t;
-  for (uint32_t i = a; i < b; i++)
-    if (src[i] != ' ' && src[i] != '\t' && src[i] != '\n' && src[i] != '\r' && src[i] != '\\') *w++ = src[i];
-  *w = 0;
-  return t;
-}
-
 static void alias_add(PyJit *j, char *name, char *full) {
   Alias a = {name, full};
   vec_push(&j->aliases, a);
@@ -91,12 +79,12 @@ static void scan_import(PyJit *j, TSNode n) {
   bool from = is(n, "import_from_statement");
   char *module = NULL;
   if (from) {
-    TSNode m = ts_node_child_by_field_name(n, "module_name", 11);
+    TSNode m = child_by_field(n, "module_name");
     if (ts_node_is_null(m) || is(m, "relative_import")) { /* targets unknown from one file */
       ts_tree_cursor_delete(&c);
       return;
     }
-    module = squeezed(j->src, m);
+    module = node_squeezed(j->src, m);
     note_torch(j, module);
   }
   if (ts_tree_cursor_goto_first_child(&c)) {
@@ -109,8 +97,8 @@ static void scan_import(PyJit *j, TSNode n) {
       }
       if (!field || strcmp(field, "name")) continue;
       if (is(k, "aliased_import")) {
-        char *full = squeezed(j->src, ts_node_child_by_field_name(k, "name", 4));
-        char *alias = squeezed(j->src, ts_node_child_by_field_name(k, "alias", 5));
+        char *full = node_squeezed(j->src, child_by_field(k, "name"));
+        char *alias = node_squeezed(j->src, child_by_field(k, "alias"));
         if (from) {
           char *f = xasprintf("%s.%s", module, full);
           free(full);
@@ -120,7 +108,7 @@ static void scan_import(PyJit *j, TSNode n) {
         }
         alias_add(j, alias, full);
       } else if (is(k, "dotted_name")) {
-        char *t = squeezed(j->src, k);
+        char *t = node_squeezed(j->src, k);
         if (from) {
           alias_add(j, t, xasprintf("%s.%s", module, t));
         } else {
@@ -141,7 +129,7 @@ static void scan_import(PyJit *j, TSNode n) {
  * if it is not a plain dotted name. */
 static char *resolve(const PyJit *j, TSNode expr) {
   if (!is(expr, "identifier") && !is(expr, "attribute")) return NULL;
-  char *t = squeezed(j->src, expr);
+  char *t = node_squeezed(j->src, expr);
   size_t first = strcspn(t, ".");
   /* the last binding wins, as in the module (imports in try/except blocks) */
   for (size_t i = j->aliases.n; i-- > 0;) {
@@ -177,12 +165,12 @@ static const char *lookup(const PyJit *j, const char *full) {
 static const char *compiler_of(const PyJit *j, TSNode e, char **shown) {
   for (int depth = 0; depth < 4 && !ts_node_is_null(e); depth++) {
     if (is(e, "call")) {
-      TSNode fn = ts_node_child_by_field_name(e, "function", 8);
+      TSNode fn = child_by_field(e, "function");
       char *full = resolve(j, fn);
       bool partial = full && (!strcmp(full, "functools.partial") || !strcmp(full, "partial"));
       free(full);
       if (partial) { /* partial(COMPILER, ...): the first argument */
-        TSNode args = ts_node_child_by_field_name(e, "arguments", 9);
+        TSNode args = child_by_field(e, "arguments");
         e = ts_node_is_null(args) ? args : ts_node_named_child(args, 0);
       } else {
         e = fn;
@@ -192,7 +180,7 @@ static const char *compiler_of(const PyJit *j, TSNode e, char **shown) {
     char *full = resolve(j, e);
     if (!full) return NULL;
     const char *why = lookup(j, full);
-    if (why) *shown = squeezed(j->src, e);
+    if (why) *shown = node_squeezed(j->src, e);
     free(full);
     return why;
   }
@@ -212,15 +200,15 @@ static const char *intern(PyJit *j, char *s) {
 /* `f2 = numba.njit(f)`, `numba.vectorize(sig)(g)`, `jax.jit(loss, ...)`:
  * the first positional argument, a plain name, is compiled. */
 static void scan_call(PyJit *j, TSNode call) {
-  TSNode args = ts_node_child_by_field_name(call, "arguments", 9);
+  TSNode args = child_by_field(call, "arguments");
   if (ts_node_is_null(args) || !is(args, "argument_list")) return;
   TSNode a0 = ts_node_named_child(args, 0);
   if (ts_node_is_null(a0) || !is(a0, "identifier")) return;
   char *shown = NULL;
-  const char *why = compiler_of(j, ts_node_child_by_field_name(call, "function", 8), &shown);
+  const char *why = compiler_of(j, child_by_field(call, "function"), &shown);
   if (!why) return;
-  char *name = squeezed(j->src, a0);
-  char *call_text = squeezed(j->src, call);
+  char *name = node_squeezed(j->src, a0);
+  char *call_text = node_squeezed(j->src, call);
   if (strlen(call_text) > 60) strcpy(call_text + 56, "...)");
   const char *colon = strchr(why, ':');
   RunCompile rc = {name, (char *)intern(j, xasprintf("%.*s at line %u (%s)%s", (int)(colon - why), why,
@@ -330,7 +318,7 @@ const char *pyjit_why(PyJit *j, TSNode def) {
     if (!ts_node_is_null(holder) && is(holder, "block") && !ts_node_is_null(ts_node_parent(holder)) &&
         is(ts_node_parent(holder), "class_definition"))
       continue;
-    TSNode nm = ts_node_child_by_field_name(n, "name", 4);
+    TSNode nm = child_by_field(n, "name");
     uint32_t a = ts_node_start_byte(nm), b = ts_node_end_byte(nm);
     for (size_t i = 0; i < j->calls.n; i++)
       if (strlen(j->calls.v[i].name) == b - a && !memcmp(j->calls.v[i].name, j->src + a, b - a))

@@ -1,4 +1,6 @@
-/* ncrewrite: the driver.
+/* ncrewrite: the program, above the rewriter's five parts: options, the
+ * tree run (below), --file and --validate (driver/onefile.c), and the
+ * tools' subcommands (tools/subcommands.c's table).
  *
  *   ncrewrite [--config RULES] [options] SRC OUT
  *
@@ -22,7 +24,7 @@
 
 #include "emit.h"
 #include "stage.h"
-#include "feedback.h"
+#include "subcommands.h"
 #include "manifest.h"
 #include "onefile.h"
 #include "progress.h"
@@ -60,7 +62,6 @@ typedef struct {
   FileResult *cache;
   size_t ncache;
   bool cache_valid;
-  bool full_trace_all;
   char options_key[64];
   size_t next;              /* work queue index, atomic */
   Progress progress;        /* the bar on a terminal (progress.c) */
@@ -74,7 +75,7 @@ static const char *xstale(size_t n) {
 }
 
 static void usage(FILE *f) {
-  fputs("usage: ncrewrite [--config RULES] [options] SRC OUT\n"
+  fprintf(f, "usage: ncrewrite [--config RULES] [options] SRC OUT\n"
         "       ncrewrite --config RULES --file IN -o OUT [--depfile DEP] [--as PATH]\n"
         "       ncrewrite --validate RULES...\n"
         "\n"
@@ -85,7 +86,7 @@ static void usage(FILE *f) {
         "  -c, --config FILE  rule file (YAML, or JSON by .json extension)\n"
         "  --full-trace       instrument every function (as full_trace_mode: true), in\n"
         "                     every language of the tree\n"
-        "  --languages LIST   with a full trace: only these (python, c, cpp, cuda; comma list)\n"
+        "  --languages LIST   with a full trace: only these (%s; comma list)\n"
         "  -j, --jobs N       files rewritten in parallel (default: CPU count)\n"
         "  --check            write nothing; exit 1 if OUT differs from what would be written\n"
         "  --diff             write nothing; print a unified diff of the instrumentation\n"
@@ -110,7 +111,7 @@ static void usage(FILE *f) {
         "exit status: 0 success, 1 errors (or --check found differences), 2 bad usage\n"
         "\n"
         "rule-file commands (ncrewrite COMMAND --help): feedback, drill, prune, config, export-nsys\n",
-        f);
+        lang_names());
 }
 
 /* "out/" -> "out", so messages read out/pkg/a.py, not out//pkg/a.py ("/"
@@ -175,7 +176,8 @@ static int parse_args(int argc, char **argv, Run *run) {
     case O_EXCLUDE: vec_push(&o->exclude, optarg); break;
     case O_LANGUAGES:
       if (parse_languages(optarg, &o->languages) < 0) {
-        fprintf(stderr, "ncrewrite: error: --languages wants a comma list of python, c, cpp, cuda, not '%s'\n", optarg);
+        fprintf(stderr, "ncrewrite: error: --languages wants a comma list of %s, not '%s'\n", lang_names(),
+                optarg);
         return 2;
       }
       break;
@@ -393,18 +395,13 @@ static void reuse(FileResult *r, const FileResult *c) {
   r->out_mtime = c->out_mtime;
   r->entry = c->entry ? xstrdup(c->entry) : NULL;
   r->nranges = c->nranges;
-  r->hits = c->hits ? xstrdup(c->hits) : NULL;
-  r->misses = c->misses ? xstrdup(c->misses) : NULL;
+  for (size_t i = 0; i < c->rules.n; i++) {
+    RuleResult x = c->rules.v[i];
+    x.why = x.why ? xstrdup(x.why) : NULL;
+    vec_push(&r->rules, x);
+  }
   diags_append(&r->diags, &c->diags);
   r->cached = true;
-}
-
-static char *rule_id(const Rules *rl, const Rule *r) {
-  for (size_t t = 0; t < rl->targets.n; t++) {
-    const Target *tg = &rl->targets.v[t];
-    if (r >= tg->rules.v && r < tg->rules.v + tg->rules.n) return xasprintf("%zu.%zu", t, (size_t)(r - tg->rules.v));
-  }
-  return xstrdup("?");
 }
 
 static void do_symlink(Run *run, size_t i, FileResult *r) {
@@ -486,42 +483,19 @@ static void process(Run *run, size_t i, void **parser) {
   job.parser = parser;
   job.diags.strict = run->opt.strict;
   job.diags.quiet = run->opt.quiet;
-
-  /* A full trace instruments every language in the tree (a C project with
-   * Sphinx's docs/conf.py is still a C project), unless --languages leaves
-   * some out: e.g. a Python package whose C++ files are sources a program
-   * compiles at run time (torch.utils.cpp_extension) keeps them as they
-   * are with --languages python. A rule naming a file instruments it. */
-  bool left_out = run->full_trace_all && run->opt.languages && job.lang != LANG_NONE &&
-                  !(run->opt.languages & (1u << job.lang));
-  bool ft = !left_out && rules_full_trace(&run->rules, run->opt.full_trace, job.targets, job.ntargets);
-  job.full_trace = ft;
-  if (left_out && !ft && !job.ntargets)
-    job_explain(&job, 1, "not instrumented: --languages leaves %s files out of the full trace (a rule naming the "
-                         "file instruments it)", lang_display(job.lang));
-  int wrc = 0;
-  bool run_it = job.ntargets || ft;
-  if (run_it) wrc = rewrite_file(&job);
+  filejob_full_trace(&job, run->opt.full_trace, run->opt.languages);
   Buf out = {0};
-  r->action = "copied";
-  if (wrc < 0) {
-    r->action = job.already ? "already-instrumented" : job.unparsable ? "unparsable" : "failed";
-  } else if (job.edits.v.n) {
-    if (edits_apply(&job.edits, src, len, &out, &r->map) < 0) {
-      diag_at(&job.diags, DIAG_ERROR, e->rel, NULL, 0, 0, 0,
-              "internal error: overlapping edits; file copied unchanged (please report)");
-      buf_free(&out);
-      linemap_free(&r->map);
-    } else {
-      r->action = "rewritten";
-      if (run->opt.diff) {
-        char *a = xasprintf("a/%s", e->rel), *b = xasprintf("b/%s", e->rel);
-        edits_diff(&job.edits, src, len, out.s, out.len, &r->map, a, b, &run->diff_text[i]);
-        free(a), free(b);
-      }
+  /* the rules' hits and misses go in the result, so a later cached run
+   * reports the same */
+  int wrc = rewrite_run(&job, &out, &r->map, &r->rules);
+  r->action = wrc < 0 ? (job.already ? "already-instrumented" : job.unparsable ? "unparsable" : "failed")
+              : wrc == 1 ? "rewritten" : "copied";
+  if (wrc == 1) {
+    if (run->opt.diff) {
+      char *a = xasprintf("a/%s", e->rel), *b = xasprintf("b/%s", e->rel);
+      edits_diff(&job.edits, src, len, out.s, out.len, &r->map, a, b, &run->diff_text[i]);
+      free(a), free(b);
     }
-  }
-  if (!strcmp(r->action, "rewritten")) {
     for (size_t k = 0; k < job.ranges.n; k++) {
       RangeRec *x = &job.ranges.v[k];
       RangeOut o = {xstrdup(x->name), x->kind, x->line0, x->line1, linemap_get(&r->map, x->line0),
@@ -531,25 +505,6 @@ static void process(Run *run, size_t i, void **parser) {
     }
     r->nranges = r->ranges.n;
   }
-  /* rule hits and misses, so a later cached run reports the same */
-  Buf hits = {0}, misses = {0};
-  for (size_t t = 0; t < job.ntargets; t++)
-    for (size_t k = 0; k < job.targets[t]->rules.n; k++) {
-      const Rule *ru = &job.targets[t]->rules.v[k];
-      const RuleOutcome *oc = job_rule_outcome(&job, ru);
-      bool hit = false;
-      for (size_t q = 0; q < job.ranges.n && !hit; q++) hit = job.ranges.v[q].rule == ru;
-      char *id = rule_id(&run->rules, ru);
-      const char *why = oc ? oc->miss : NULL;
-      if (hit || (oc && oc->hits && (ru->kind == RULE_CLASS_REPL || ru->kind == RULE_METHOD_REPL) && !why))
-        buf_printf(&hits, "%s%s", hits.len ? " " : "", id);
-      else if (why)
-        buf_printf(&misses, "%s\t%s\n", id, why);
-      free(id);
-    }
-  r->hits = hits.len ? buf_steal(&hits) : NULL;
-  r->misses = misses.len ? buf_steal(&misses) : NULL;
-  buf_free(&hits), buf_free(&misses);
 
   const char *data = out.len || !strcmp(r->action, "rewritten") ? out.s : src;
   size_t dlen = !strcmp(r->action, "rewritten") ? out.len : len;
@@ -602,32 +557,20 @@ static void report_rules(Run *run, Diags *d) {
   size_t *base = xcalloc(rl->targets.n + 1, sizeof *base);
   for (size_t t = 0; t < rl->targets.n; t++) base[t + 1] = base[t] + rl->targets.v[t].rules.n;
   int *matched = xcalloc(base[rl->targets.n] + 1, sizeof *matched);
-  char **miss = xcalloc(base[rl->targets.n] + 1, sizeof *miss);
+  const char **miss = xcalloc(base[rl->targets.n] + 1, sizeof *miss);
   for (size_t i = 0; i < run->ents.v.n; i++) {
-    FileResult *r = &run->res[i];
-    for (char *h = r->hits; h && *h;) {
+    const RuleResults *rr = &run->res[i].rules;
+    for (size_t j = 0; j < rr->n; j++) {
       size_t t, k;
-      int used = 0;
-      if (sscanf(h, "%zu.%zu%n", &t, &k, &used) == 2 && t < rl->targets.n && k < rl->targets.v[t].rules.n)
-        matched[base[t] + k]++;
-      h += used ? used : 1;
-      while (*h == ' ') h++;
-    }
-    for (char *m = r->misses; m && *m;) {
-      size_t t, k;
-      char *tab = strchr(m, '\t'), *nl = tab ? strchr(tab, '\n') : NULL;
-      if (!tab || !nl) break;
-      if (sscanf(m, "%zu.%zu", &t, &k) == 2 && t < rl->targets.n && k < rl->targets.v[t].rules.n &&
-          !miss[base[t] + k])
-        miss[base[t] + k] = xstrndup(tab + 1, (size_t)(nl - tab - 1));
-      m = nl + 1;
+      if (!rule_place(rl, rr->v[j].rule, &t, &k)) continue;
+      if (rr->v[j].hit) matched[base[t] + k]++;
+      else if (rr->v[j].why && !miss[base[t] + k]) miss[base[t] + k] = rr->v[j].why;
     }
   }
   for (size_t t = 0; t < rl->targets.n; t++)
     for (size_t k = 0; k < rl->targets.v[t].rules.n; k++)
       if (!matched[base[t] + k] && miss[base[t] + k])
         rule_warn_miss(rl, d, &rl->targets.v[t].rules.v[k], miss[base[t] + k]);
-  for (size_t j = 0; j < base[rl->targets.n]; j++) free(miss[j]);
   free(miss), free(matched), free(base);
 }
 
@@ -670,7 +613,7 @@ static size_t prepare_commit(Run *run, Stale *st, bool dirty, bool *manifest_bad
   if (!bad && dirty && stage_ready(run->stage) < 0) {
     diag_at(d, DIAG_ERROR, run->out, NULL, 0, 0, 0, "cannot write the manifest: %s", strerror(errno));
     *manifest_bad = true;
-  } else if (!bad && dirty && manifest_write(stage_root(run->stage), run->src_real, run->opt.config, run->rules.digest,
+  } else if (!bad && dirty && manifest_write(stage_root(run->stage), run->src_real, run->opt.config, &run->rules,
                                              run->options_key, run->res, n, d) < 0) {
     *manifest_bad = true;
   }
@@ -695,7 +638,7 @@ static size_t commit(Run *run, Stale *st, bool dirty, bool *manifest_bad, Diags 
   if (!rewrite && dirty)
     rewrite = stage_move(run->stage, ".ncrewrite/manifest.json", d) < 0 ||
               stage_move(run->stage, ".ncrewrite/cache.json", d) < 0;
-  if (rewrite && manifest_write(run->out, run->src_real, run->opt.config, run->rules.digest, run->options_key, run->res, n, d) < 0)
+  if (rewrite && manifest_write(run->out, run->src_real, run->opt.config, &run->rules, run->options_key, run->res, n, d) < 0)
     *manifest_bad = true;
   return bad;
 }
@@ -762,7 +705,6 @@ int main(int argc, char **argv) {
     status = 1;
     goto done;
   }
-  run.full_trace_all = (run.rules.full_trace || run.opt.full_trace) && run.rules.targets.n == 0;
 
   snprintf(run.options_key, sizeof run.options_key, "full_trace=%d languages=%u", run.opt.full_trace, run.opt.languages);
   resolve_targets(&run, &top);
@@ -775,7 +717,7 @@ int main(int argc, char **argv) {
     goto done;
   }
 
-  nold = cache_load(run.out, run.rules.digest, run.options_key, false, &old);
+  nold = cache_load(run.out, &run.rules, run.options_key, &old);
   /* cache_load only returns entries for the same rules/options/version */
   run.cache = old, run.ncache = nold, run.cache_valid = nold > 0;
   stale_src = old;
@@ -783,7 +725,7 @@ int main(int argc, char **argv) {
   if (!nold) {
     /* rules changed: still learn which files the last run wrote */
     stale_src = NULL;
-    nstale_src = cache_load(run.out, 0, "", true, &stale_src);
+    nstale_src = cache_load(run.out, NULL, "", &stale_src);
   }
 
   n = run.ents.v.n;
@@ -832,7 +774,7 @@ int main(int argc, char **argv) {
 
   /* report, in path order */
   size_t nrew = 0, ncopy = 0, nchanged = 0, nranges = 0, nwritten = 0;
-  size_t lang_files[LANG_CUDA + 1] = {0}, lang_ranges[LANG_CUDA + 1] = {0};
+  size_t lang_files[LANG_COUNT] = {0}, lang_ranges[LANG_COUNT] = {0};
   for (size_t i = 0; i < n; i++) {
     FileResult *r = &run.res[i];
     nwritten += run.staged && run.staged[i];
@@ -888,8 +830,8 @@ int main(int argc, char **argv) {
     /* per language when there are several: "Python 3 files, 12 ranges; C 2 files, 9 ranges" */
     char langs[256] = "";
     int nl = 0;
-    for (int l = LANG_PYTHON; l <= LANG_CUDA; l++) nl += lang_files[l] > 0;
-    for (int l = LANG_PYTHON, at = 0; nl > 1 && l <= LANG_CUDA && at < (int)sizeof langs; l++)
+    for (int l = LANG_PYTHON; l < LANG_COUNT; l++) nl += lang_files[l] > 0;
+    for (int l = LANG_PYTHON, at = 0; nl > 1 && l < LANG_COUNT && at < (int)sizeof langs; l++)
       if (lang_files[l])
         at += snprintf(langs + at, sizeof langs - (size_t)at, "%s%s %zu file%s, %zu range%s", at ? "; " : ": ",
                        lang_display((Lang)l), lang_files[l], lang_files[l] == 1 ? "" : "s", lang_ranges[l],
