@@ -39,31 +39,7 @@
 #include <x86intrin.h>
 #endif
 
-RtOptions rt_opt;
-
-/* ---- messages ---- */
-
-static int said_stop;
-void rt_say(const char *fmt, ...) {
-  if (rt_opt.quiet) return;
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "ncrt: %s\n", buf);
-}
-
-/* ---- clock ---- */
-
-static uint64_t tsc0, ns0, tsc1, ns1;
-static int npiece; /* pieces of the TSC mapping (rt_clock_calibrate), published with release */
-
-uint64_t rt_mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+/* ---- clock (clock.c), the hot path's part ---- */
 
 static inline uint64_t now_ticks(void) {
 #if defined(__x86_64__)
@@ -84,252 +60,20 @@ static inline uint64_t thread_now(RtThread *t) {
   return v;
 }
 
-static void clock_init(void) {
-  npiece = 0; /* (a forked child starts its own clock) */
-  ns0 = rt_mono_ns();
-#if defined(__x86_64__)
-  if (rt_opt.use_tsc) tsc0 = __rdtsc();
-#endif
+/* ---- names (names.c) ---- */
+
+/* Stacks and buffers are mapped, never malloc'd: a signal handler may
+ * record while its thread is inside malloc. */
+static void *map_zero(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
 }
-
-uint64_t rt_clock_origin_ns(void) { return ns0; }
-
-void rt_clock_params(uint64_t *a, uint64_t *b, uint64_t *c, uint64_t *d) {
-  *a = tsc0;
-  *b = ns0;
-  *c = tsc1;
-  *d = ns1;
-}
-/* the finalizer: the clock of the process that died */
-void rt_clock_set(int use_tsc, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-  rt_opt.use_tsc = use_tsc;
-  tsc0 = a;
-  ns0 = b;
-  tsc1 = c;
-  ns1 = d;
-  npiece = 0;
-}
-
-/* The TSC→ns mapping is piecewise linear and continuous. Records are
- * converted at different times (the flusher converts while the program
- * runs, the exit converts the rest), and one tick must give the same ns
- * whenever it is converted: with a single ratio re-measured at each
- * conversion, two neighbouring records converted a flush apart could be
- * ~100 ns out of order, an inner range starting before its outer one. So a
- * new ratio (measured over the whole run so far: the longer, the better)
- * applies only to ticks after the moment it is measured, from where the
- * previous piece ends. Pieces start at doubling run times (20 ms, 40 ms,
- * 80 ms, ...): at most CLOCK_PIECES over any run; the last one stays. */
-#define CLOCK_PIECES 48
-static struct {
-  uint64_t tsc, ns; /* where the piece starts */
-  double r;         /* ns per tick */
-  uint64_t at;      /* CLOCK_MONOTONIC ns when it was measured */
-} piece[CLOCK_PIECES];
-static int piece_busy;     /* one calibration at a time (the flusher, the exit) */
-
-static uint64_t piece_map(int k, uint64_t t) {
-  int64_t d = (int64_t)(t - piece[k].tsc);
-  return piece[k].ns + (uint64_t)(int64_t)((double)d * piece[k].r);
-}
-
-/* Pin the TSC→ns ratio on two (tsc, ns) pairs at least 20 ms apart: the
- * run start and now. Short runs wait the difference once, at write time. */
-void rt_clock_calibrate(void) {
-#if defined(__x86_64__)
-  if (!rt_opt.use_tsc) return;
-  uint64_t n = rt_mono_ns();
-  while (n - ns0 < 20000000u) {
-    struct timespec d = {0, (long)(20000000u - (n - ns0))};
-    nanosleep(&d, NULL);
-    n = rt_mono_ns();
-  }
-  /* one (tsc, ns) pair: the TSC read on both sides of the clock, the
-   * tightest of a few tries (a preemption between the two reads would
-   * skew the ratio by its length over the run time) */
-  uint64_t t = 0, best = UINT64_MAX;
-  for (int i = 0; i < 8 && best > 2000; i++) {
-    uint64_t a = __rdtsc(), m = rt_mono_ns(), b = __rdtsc();
-    if (b - a < best) best = b - a, t = a + (b - a) / 2, n = m;
-  }
-  tsc1 = t;
-  ns1 = n;
-  if (__atomic_exchange_n(&piece_busy, 1, __ATOMIC_ACQUIRE)) return;
-  int k = __atomic_load_n(&npiece, __ATOMIC_ACQUIRE);
-  if (k < CLOCK_PIECES && t > tsc0 && (k == 0 || n - ns0 >= 2 * (piece[k - 1].at - ns0))) {
-    piece[k].r = (double)(n - ns0) / (double)(t - tsc0);
-    piece[k].tsc = k ? t : tsc0;
-    piece[k].ns = k ? piece_map(k - 1, t) : ns0;
-    piece[k].at = n;
-    __atomic_store_n(&npiece, k + 1, __ATOMIC_RELEASE);
-  }
-  __atomic_store_n(&piece_busy, 0, __ATOMIC_RELEASE);
-#endif
-}
-
-uint64_t rt_ticks_to_ns(uint64_t t) {
-  if (!rt_opt.use_tsc) return t;
-  int k = __atomic_load_n(&npiece, __ATOMIC_ACQUIRE);
-  if (k) {
-    while (k > 1 && t < piece[k - 1].tsc) k--;
-    return piece_map(k - 1, t);
-  }
-  /* not calibrated in this process: the finalizer's one (tsc, ns) pair */
-  if (tsc1 == tsc0) return ns0;
-  double r = (double)(ns1 - ns0) / (double)(tsc1 - tsc0);
-  int64_t d = (int64_t)(t - tsc0);
-  return ns0 + (uint64_t)(int64_t)((double)d * r);
-}
-
-/* ---- names ---- */
-
-#define PAGE_BITS 12
-#define PAGE_SIZE_N (1u << PAGE_BITS)
-#define MAX_PAGES 4096
-static RtName *name_pages[MAX_PAGES];
-static volatile uint32_t name_n;
-static uint32_t *name_hash; /* id + 1, 0 = empty */
-static uint32_t name_hash_cap;
-static pthread_mutex_t name_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t id_unknown;
-
-RtName *rt_name(uint32_t id) { return &name_pages[id >> PAGE_BITS][id & (PAGE_SIZE_N - 1)]; }
 
 /* A name's flags: written once under the names lock (release) and or'ed
  * into by the throttle, read on every push and pop by threads that may have
  * the id from elsewhere (a call site's cached handle): acquire, a plain load
  * on x86. */
 static inline uint8_t name_flags(uint32_t id) { return __atomic_load_n(&rt_name(id)->flags, __ATOMIC_ACQUIRE); }
-
-int rt_frame_peek(const RtThread *t, uint32_t i, RtFrame *out) {
-  if (i >= __atomic_load_n(&t->sp, __ATOMIC_ACQUIRE) || __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE)) return 0;
-  const RtFrame *f = &__atomic_load_n(&t->stack, __ATOMIC_ACQUIRE)[i];
-  /* field by field (a memcpy would be checked by TSan's interceptor) */
-  out->start = f->start, out->addr = f->addr, out->name = f->name, out->domain = f->domain;
-  out->recorded = f->recorded, out->gate = f->gate, out->cat = f->cat;
-  return 1;
-}
-uint32_t rt_name_count(void) { return __atomic_load_n(&name_n, __ATOMIC_ACQUIRE); }
-
-static uint32_t hash_str(const char *s, size_t len) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
-  return h;
-}
-
-static uint8_t name_flags_for(const char *s);
-
-/* The name lock, never taken twice by one thread: a signal handler that
- * interrupted its thread while it held the lock (interning, registering a
- * string or a domain) gets "(unnamed)" instead of a deadlock. */
-static __thread int holding_names;
-static int names_lock(void) {
-  if (holding_names) return -1;
-  pthread_mutex_lock(&name_lock);
-  holding_names = 1;
-  return 0;
-}
-static void names_unlock(void) {
-  holding_names = 0;
-  pthread_mutex_unlock(&name_lock);
-}
-
-/* Interning allocates with mmap (async-signal-safe), never malloc: a
- * signal handler may record a never-seen name while its thread was inside
- * malloc. Strings go to 64 KiB arenas, never freed (ids live forever). */
-static void *map_zero(size_t bytes) {
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
-}
-#define ARENA_BYTES 65536
-static char *arena;
-static size_t arena_left;
-static char *name_copy(const char *s, size_t len) {
-  char *p;
-  if (len + 1 > ARENA_BYTES / 4) {
-    p = map_zero(len + 1);
-  } else {
-    if (len + 1 > arena_left) {
-      char *a = map_zero(ARENA_BYTES);
-      if (!a) return NULL;
-      arena = a;
-      arena_left = ARENA_BYTES;
-    }
-    p = arena;
-    arena += len + 1;
-    arena_left -= len + 1;
-  }
-  if (p) {
-    memcpy(p, s, len);
-    p[len] = 0;
-  }
-  return p;
-}
-
-/* Intern s[0..len): the same text always gives the same id. */
-uint32_t rt_intern(const char *s, size_t len) {
-  uint32_t h = hash_str(s, len);
-  if (names_lock()) return id_unknown;
-  if (name_n * 2 >= name_hash_cap) {
-    uint32_t cap = name_hash_cap ? name_hash_cap * 2 : 1024;
-    uint32_t *nh = map_zero(cap * sizeof *nh);
-    if (!nh) {
-      names_unlock();
-      return id_unknown;
-    }
-    for (uint32_t i = 0; i < name_hash_cap; i++) {
-      uint32_t v = name_hash[i];
-      if (!v) continue;
-      RtName *nm = rt_name(v - 1);
-      uint32_t j = hash_str(nm->str, nm->len) & (cap - 1);
-      while (nh[j]) j = (j + 1) & (cap - 1);
-      nh[j] = v;
-    }
-    if (name_hash) munmap(name_hash, name_hash_cap * sizeof *name_hash);
-    name_hash = nh;
-    name_hash_cap = cap;
-  }
-  uint32_t j = h & (name_hash_cap - 1);
-  while (name_hash[j]) {
-    RtName *nm = rt_name(name_hash[j] - 1);
-    if (nm->len == len && !memcmp(nm->str, s, len)) {
-      names_unlock();
-      return name_hash[j] - 1;
-    }
-    j = (j + 1) & (name_hash_cap - 1);
-  }
-  uint32_t id = name_n;
-  uint32_t page = id >> PAGE_BITS;
-  if (page >= MAX_PAGES) {
-    static int said_full;
-    names_unlock();
-    if (!__atomic_exchange_n(&said_full, 1, __ATOMIC_RELAXED))
-      rt_say("more than %u distinct range names: later new names are recorded as '(unnamed)'",
-             (unsigned)MAX_PAGES * PAGE_SIZE_N);
-    return id_unknown;
-  }
-  if (!name_pages[page]) name_pages[page] = map_zero(PAGE_SIZE_N * sizeof(RtName));
-  char *copy = name_pages[page] ? name_copy(s, len) : NULL;
-  if (!copy) {
-    names_unlock();
-    return id_unknown;
-  }
-  RtName *nm = rt_name(id);
-  nm->str = copy;
-  nm->len = (uint32_t)len;
-  __atomic_store_n(&nm->flags, name_flags_for(copy), __ATOMIC_RELEASE);
-  name_hash[j] = id + 1;
-  __atomic_store_n(&name_n, id + 1, __ATOMIC_RELEASE);
-  names_unlock();
-  return id;
-}
-
-static uint8_t name_flags_for(const char *s) {
-  uint8_t f = 0;
-  if (rt_opt.gate[0] && fnmatch(rt_opt.gate, s, 0) == 0) f |= NAME_GATE;
-  if (rt_opt.step_name[0] && strcmp(rt_opt.step_name, s) == 0) f |= NAME_STEP;
-  return f;
-}
 
 /* ---- domains ---- */
 
@@ -344,7 +88,7 @@ const char *rt_domain_name(uint16_t id) { return id < domain_n ? domain_names[id
  * domain) when the table is full or its name cannot be copied. */
 static uint16_t domain_create(const char *name) {
   if (!name) name = "";
-  if (names_lock()) return 0;
+  if (rt_names_lock()) return 0;
   uint16_t id;
   for (id = 1; id < domain_n; id++)
     if (!strcmp(domain_names[id], name)) goto done;
@@ -357,7 +101,7 @@ static uint16_t domain_create(const char *name) {
   id = (uint16_t)domain_n++;
   if (!strcmp(name, NCRT_CONTROL_DOMAIN)) control_domain = id;
 done:
-  names_unlock();
+  rt_names_unlock();
   return id;
 }
 
@@ -893,12 +637,12 @@ static uint32_t intern_wide(const wchar_t *w) {
   memset(&st, 0, sizeof st);
   const wchar_t *p = w;
   size_t n = wcsrtombs(buf, &p, sizeof buf - 1, &st);
-  if (n == (size_t)-1) return id_unknown;
+  if (n == (size_t)-1) return rt_name_unknown;
   return rt_intern(buf, n);
 }
 
 static inline uint32_t ascii_id(RtThread *t, const char *s) {
-  if (!s) return id_unknown;
+  if (!s) return rt_name_unknown;
   unsigned k = ((uintptr_t)s >> 3) & 63;
   if (t->cache_ptr[k] == s) {
     uint32_t id = t->cache_id[k];
@@ -915,19 +659,19 @@ static inline uint32_t ascii_id(RtThread *t, const char *s) {
 
 static inline uint32_t msg_id(RtThread *t, const nvtxEventAttributes_t *a, uint8_t *cat) {
   *cat = 0;
-  if (!a || !ATTR_HAS_MESSAGE(a)) return id_unknown;
+  if (!a || !ATTR_HAS_MESSAGE(a)) return rt_name_unknown;
   *cat = a->category > 255 ? 255 : (uint8_t)a->category;
   switch (a->messageType) {
   case NVTX_MESSAGE_TYPE_REGISTERED: {
     uintptr_t h = (uintptr_t)a->message.registered;
-    return h ? (uint32_t)(h - 1) : id_unknown;
+    return h ? (uint32_t)(h - 1) : rt_name_unknown;
   }
   case NVTX_MESSAGE_TYPE_ASCII:
     return ascii_id(t, a->message.ascii);
   case NVTX_MESSAGE_TYPE_UNICODE:
-    return a->message.unicode ? intern_wide(a->message.unicode) : id_unknown;
+    return a->message.unicode ? intern_wide(a->message.unicode) : rt_name_unknown;
   default:
-    return id_unknown;
+    return rt_name_unknown;
   }
 }
 
@@ -1019,6 +763,8 @@ static uint64_t throttle_batch(uint64_t global_count) {
 static double ticks_mean_us(uint64_t total, uint64_t count) {
   if (rt_opt.use_tsc) {
     /* ticks -> ns with the ratio measured so far */
+    uint64_t tsc0, ns0, tsc1, ns1;
+    rt_clock_params(&tsc0, &ns0, &tsc1, &ns1);
     uint64_t n1 = rt_mono_ns(), k1 = now_ticks();
     double r = k1 > tsc0 ? (double)(n1 - ns0) / (double)(k1 - tsc0) : 1.0;
     return (double)total * r / 1e3 / (double)count;
@@ -1364,7 +1110,7 @@ static KeyName os_names[1024];
 static int os_n;
 
 static void name_put(KeyName *tab, int *n, int max, uint32_t key, const char *name) {
-  if (names_lock()) return;
+  if (rt_names_lock()) return;
   int i;
   for (i = 0; i < *n; i++)
     if (tab[i].key == key) break;
@@ -1377,7 +1123,7 @@ static void name_put(KeyName *tab, int *n, int max, uint32_t key, const char *na
   tab[i].key = key;
   tab[i].name = strdup(name ? name : "");
 out:
-  names_unlock();
+  rt_names_unlock();
 }
 
 const char *rt_category_name(uint32_t cat) {
@@ -1425,7 +1171,7 @@ static int NVTX_API h_push_a(const char *m) {
 }
 static int NVTX_API h_push_w(const wchar_t *m) {
   PUSH_BEGIN(t);
-  uint32_t id = m ? intern_wide(m) : id_unknown;
+  uint32_t id = m ? intern_wide(m) : rt_name_unknown;
   PUSH_END(t, 0, id, 0, 0);
 }
 static int NVTX_API h_pop(void) { return pop(0); }
@@ -1489,8 +1235,6 @@ static void NVTX_API h_initialize(const void *r) {}
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int exit_written;
-int rt_exiting; /* the process is ending: write open ranges too */
-volatile int rt_collecting;
 
 const char *rt_current_trace_name(void) {
   static char name[400];
@@ -1592,14 +1336,14 @@ static void fork_prepare(void) {
   pthread_mutex_lock(&ctl_lock);
   rt_writer_fork_lock();
   pthread_mutex_lock(&thread_lock);
-  pthread_mutex_lock(&name_lock);
+  rt_names_fork_lock();
   pthread_mutex_lock(&throttle_lock);
   pthread_mutex_lock(&steps_lock);
 }
 static void fork_unlock(void) {
   pthread_mutex_unlock(&steps_lock);
   pthread_mutex_unlock(&throttle_lock);
-  pthread_mutex_unlock(&name_lock);
+  rt_names_fork_unlock();
   pthread_mutex_unlock(&thread_lock);
   rt_writer_fork_unlock();
   pthread_mutex_unlock(&ctl_lock);
@@ -1646,9 +1390,8 @@ static void fork_child(void) {
 static void global_init(void) {
   if (rt_options_load() < 0) return; /* rt_collecting stays 0 */
   if (rt_opt.dormant) user_on = 0; /* the Python package starts capture */
-  clock_init();
-  id_unknown = 0;
-  id_unknown = rt_intern("(unnamed)", 9);
+  rt_clock_init();
+  rt_names_init();
   recompute();
   if (!rt_opt.step_name[0] && rt_opt.active) {
     /* explicit steps: step 0 runs from the start */
@@ -1721,7 +1464,15 @@ RT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
     set(t, n, NVTX_CBID_CORE2_DomainDestroy, F(h_ddestroy));
     set(t, n, NVTX_CBID_CORE2_Initialize, F(h_initialize));
   }
-  (void)said_stop;
+  return 1;
+}
+
+/* The CUDA driver's entry (CUDA_INJECTION64_PATH, during cuInit): the
+ * collector first, then CUPTI (cupti.c). */
+RT_EXPORT int InitializeInjection(void);
+RT_EXPORT int InitializeInjection(void) {
+  rt_init_once();
+  rt_cupti_start();
   return 1;
 }
 

@@ -25,12 +25,30 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
+
+RtOptions rt_opt;
+/* the process's state, set by the collector, read by every file */
+volatile int rt_collecting;
+int rt_exiting;
+
+/* ---- messages ---- */
+
+void rt_say(const char *fmt, ...) {
+  if (rt_opt.quiet) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "ncrt: %s\n", buf);
+}
 
 static const char *env(const char *k) {
   const char *v = getenv(k);

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
 #define RT_EXPORT __attribute__((visibility("default")))
 
@@ -78,13 +79,31 @@ void rt_process_rank(int rank, int world, const char *from);
 size_t rt_process_json(char *b, size_t n);
 void rt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* ---- clock ---- */
+/* The process's state (options.c holds them; the collector sets them) */
+extern volatile int rt_collecting;  /* set up and recording in this process */
+extern int rt_exiting;              /* set once the process is ending (__atomic access) */
+
+/* ---- clock (clock.c) ---- */
 /* Raw ticks on the hot path (TSC where invariant, else CLOCK_MONOTONIC ns);
  * rt_ticks_to_ns converts to CLOCK_MONOTONIC nanoseconds, the clock CUPTI
  * is given too. */
-uint64_t rt_mono_ns(void);
+static inline uint64_t rt_mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+void rt_clock_init(void);            /* the origin: once per process (a forked child again) */
 void rt_clock_calibrate(void);
 uint64_t rt_ticks_to_ns(uint64_t ticks);
+uint64_t rt_clock_origin_ns(void);   /* CLOCK_MONOTONIC ns when we started */
+void rt_clock_params(uint64_t *tsc0, uint64_t *ns0, uint64_t *tsc1, uint64_t *ns1);
+/* A clock as one (tsc, ns) pair after the origin: what a process saves for
+ * its finalizer (.info), mapped without this process's calibration */
+typedef struct {
+  int use_tsc;                  /* 0: ticks are CLOCK_MONOTONIC ns already */
+  uint64_t tsc0, ns0, tsc1, ns1;
+} RtClock;
+uint64_t rt_clock_pair_ns(const RtClock *c, uint64_t ticks);
 
 /* ---- names ---- */
 /* NAME_KEPT: judged by the throttle and kept (its mean was over US): the
@@ -104,8 +123,24 @@ typedef struct {
   uint32_t throttled_tid;       /* on this thread */
   uint64_t skipped;             /* calls not recorded since (handed over by threads) */
 } RtName;
-RtName *rt_name(uint32_t id);
+/* names.c: the table, in pages of RT_NAME_PAGE_N allocated as ids grow */
+#define RT_NAME_PAGE_BITS 12
+#define RT_NAME_PAGE_N (1u << RT_NAME_PAGE_BITS)
+#define RT_NAME_PAGES 4096
+extern RtName *rt_name_pages[RT_NAME_PAGES];
+static inline RtName *rt_name(uint32_t id) {
+  return &rt_name_pages[id >> RT_NAME_PAGE_BITS][id & (RT_NAME_PAGE_N - 1)];
+}
 uint32_t rt_name_count(void);
+uint32_t rt_intern(const char *s, size_t len);
+extern uint32_t rt_name_unknown;     /* "(unnamed)": what a name that cannot be interned gets */
+void rt_names_init(void);
+/* The names lock, which domains (collector.c) share: -1 when this thread
+ * holds it already (a signal handler inside an intern) */
+int rt_names_lock(void);
+void rt_names_unlock(void);
+void rt_names_fork_lock(void);
+void rt_names_fork_unlock(void);
 /* A throttled name's calls, recorded and not: its totals plus what live
  * threads still hold (read at exit, best effort while threads run). */
 uint64_t rt_name_total_calls(uint32_t id);
@@ -234,9 +269,6 @@ void rt_files_reset(void);      /* after fork: this process's own files */
 void rt_writer_fork_lock(void);   /* fork: the writer's lock, taken in prepare */
 void rt_writer_fork_unlock(void); /* and given back in parent and child */
 const char *rt_current_trace_name(void);
-void rt_clock_params(uint64_t *tsc0, uint64_t *ns0, uint64_t *tsc1, uint64_t *ns1);
-void rt_clock_set(int use_tsc, uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1);
-extern volatile int rt_collecting;  /* set up and recording in this process */
 /* The disk budget (rt_opt.disk_budget) was reached: recording stopped for
  * good at this CLOCK_MONOTONIC ns (0: not reached). Set by the spill
  * path (async-signal-safe: one store), read by the capture rule. */
@@ -275,6 +307,7 @@ const RtDevice *rt_device(int id);
 int rt_kernel_occupancy(const RtDevice *d, const int32_t grid[3], const int32_t block[3], uint32_t regs,
                         uint32_t shmem, double *blocks_per_sm, double *warps_per_sm, double *occupancy_pct);
 
+void rt_cupti_start(void);          /* once CUDA calls InitializeInjection (collector.c) */
 void rt_cupti_flush(void);          /* every record, even incomplete ones (at a write) */
 void rt_cupti_flush_complete(void); /* buffers whose records are all complete (the flusher) */
 /* Hand the writer all GPU records so far (caller frees with free()). */
@@ -283,15 +316,11 @@ const char *rt_cupti_status(void);
 size_t rt_cupti_count(void);    /* GPU work (not API calls) waiting for the writer */
 uint32_t rt_cupti_version(void);
 
-uint32_t rt_intern(const char *s, size_t len);
-
 /* ---- collector.c, for the writer and cupti.c ---- */
 void rt_init_once(void);
 const char *rt_category_name(uint32_t cat);
 const char *rt_os_thread_name(uint32_t tid);
-extern int rt_exiting;            /* set once the process is ending (__atomic access) */
 uint64_t rt_now_ticks(void);
-uint64_t rt_clock_origin_ns(void);   /* CLOCK_MONOTONIC ns when we started */
 void rt_atexit(void);
 /* exitpaths.c: signals and _exit */
 void rt_exitpaths_init(void);

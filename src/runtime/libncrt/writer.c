@@ -887,6 +887,17 @@ static int write_block(uint32_t tid, const RtRec *r, uint32_t n) {
   return 0;
 }
 
+/* another thread's open frame i (rt.h) */
+int rt_frame_peek(const RtThread *t, uint32_t i, RtFrame *out) {
+  if (i >= __atomic_load_n(&t->sp, __ATOMIC_ACQUIRE) || __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE)) return 0;
+  const RtFrame *f = &__atomic_load_n(&t->stack, __ATOMIC_ACQUIRE)[i];
+  /* field by field (a memcpy would be checked by TSan's interceptor) */
+  out->start = f->start, out->addr = f->addr, out->name = f->name, out->domain = f->domain;
+  out->recorded = f->recorded, out->gate = f->gate, out->cat = f->cat;
+  return 1;
+}
+
+void rt_clock_set(int use_tsc, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
 static volatile int dying; /* rt_save_now(1) began: the process is dying */
 
 /* A claim runs to its end with the thread's signals held (rt_signals_hold;
