@@ -112,10 +112,3 @@ uint64_t rt_clock_pair_ns(const RtClock *c, uint64_t t) {
   return c->ns0 + (uint64_t)(int64_t)((double)d * r);
 }
 
-/* TEMP */
-void rt_clock_set(int use_tsc, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
-void rt_clock_set(int use_tsc, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-  rt_opt.use_tsc = use_tsc;
-  tsc0 = a, ns0 = b, tsc1 = c, ns1 = d;
-  npiece = 0;
-}

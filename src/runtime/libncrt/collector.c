@@ -13,7 +13,13 @@
  *
  * Handles given to NVTX are small integers in pointer clothing: a domain
  * handle is its id (NULL = the default domain), a string handle is name id
- * + 1. They are never dereferenced. */
+ * + 1. They are never dereferenced.
+ *
+ * The CUDA driver's entry (InitializeInjection) is here too: it sets the
+ * collector up, then starts CUPTI (cupti.c). The collector calls the
+ * writer (convert.c, spill.c) and hands it, at set-up, the view through
+ * which the writer reads the collector's state (RtCollectorView, rt.h):
+ * the writer never calls this file. */
 #define _GNU_SOURCE
 #include "rt.h"
 #include "ncrt_protocol.h"
@@ -121,7 +127,7 @@ RtThread *rt_threads(void) { return __atomic_load_n(&thread_list, __ATOMIC_ACQUI
 
 /* A thread's first chunk is small (threads that record little cost little);
  * later ones double up to one 2 MiB region, which is then reused for good:
- * when it fills, the thread writes it to the spill file (writer.c) and
+ * when it fills, the thread writes it to the spill file (spill.c) and
  * starts over, so memory per recording thread is bounded by 2 MiB whatever
  * the run's length. Every chunk is an anonymous mapping (mmap and munmap
  * are async-signal-safe, malloc is not); full-size ones are 2 MiB-aligned
@@ -323,7 +329,6 @@ static Window *windows;
 static size_t nwin, capwin;
 static int capture_on;
 
-volatile uint64_t rt_budget_hit;
 
 /* One store, safe anywhere (the spill path, a signal handler): pushes from
  * now on are not recorded; recompute() keeps it so (rt_budget_hit). */
@@ -352,22 +357,7 @@ static void recompute(void) {
   __atomic_store_n(&recording, cap && rt_opt.cpu, __ATOMIC_RELEASE);
 }
 
-static const uint64_t (*fin_win)[2];
-static size_t fin_nwin;
-static int fin_active;
-
-void rt_windows_set(const uint64_t (*w)[2], size_t n, int active) {
-  fin_win = w;
-  fin_nwin = n;
-  fin_active = active;
-}
-
 int rt_in_window(uint64_t ns) {
-  if (fin_active) {
-    for (size_t i = 0; i < fin_nwin; i++)
-      if (fin_win[i][0] <= ns && (ns <= fin_win[i][1] || !fin_win[i][1])) return 1;
-    return 0;
-  }
   for (size_t i = nwin; i-- > 0;)
     if (windows[i].a <= ns && ns <= windows[i].b) return 1;
   return 0;
@@ -1284,7 +1274,6 @@ __attribute__((constructor)) static void rt_loaded(void) { atexit(rt_atexit); }
 
 /* ---- the flusher thread ---- */
 
-__thread int rt_in_flusher;
 
 static void *flusher_main(void *arg) {
   (void)arg;
@@ -1408,6 +1397,11 @@ static void global_init(void) {
   }
   pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (pthread_key_create(&exit_key, thread_exit) == 0) __atomic_store_n(&exit_key_ok, 1, __ATOMIC_RELEASE);
+  /* the writer reads the collector through this view only (writer.h) */
+  static const RtCollectorView view = {rt_threads,      rt_name_total_calls, rt_domain_name,     rt_category_name,
+                                       rt_os_thread_name, rt_steps_take,     rt_steps_seen,      rt_in_window,
+                                       rt_windows_text, rt_windows_consumed, rt_current_trace_name, rt_recording_off};
+  rt_writer_attach(&view);
   rt_files_reset();
   rt_collecting = 1;
   rt_exitpaths_init();

@@ -13,7 +13,7 @@
  *   NCRT_CLOCK          tsc | monotonic (default tsc where invariant)
  *   NCRT_QUIET          1: no "ncrt:" messages
  *   NCRT_INCREMENTAL    off: no conversion while the program runs; the whole
- *                       trace is made at exit (writer.c; for comparison)
+ *                       trace is made at exit (convert.c; for comparison)
  *   NCRT_DORMANT        1: in-process (the Python package): capture off until
  *                       started, no trace at exit unless capture is on
  *   NCRT_ROOT_PID       set by ncrun: other processes (subprocesses) add -pid<PID>
