@@ -730,8 +730,8 @@ static void write_from(Gz *g, const TraceIn *s) {
   BodyState st = {pid, span_carry, span_carry_n, span_carry_n, s->dropped, s};
   span_carry = NULL;
   span_carry_n = 0;
-  st.dropped += read_blocks(s->raw, s->from, s->to, s->in_process ? READ_ALIVE : READ_DEAD, body_block, spans_block, g, &st,
-                           NULL, 0, NULL, NULL);
+  int mode = s->in_process ? READ_ALIVE : READ_DEAD;
+  st.dropped += read_blocks(s->raw, s->from, s->to, mode, body_block, spans_block, g, &st, NULL, 0, NULL, NULL);
   trace_tail(g, s, &st, gpu, ngpu);
 }
 

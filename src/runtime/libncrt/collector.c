@@ -115,15 +115,22 @@ static inline uint16_t dom_id(nvtxDomainHandle_t d) { return (uint16_t)(uintptr_
 
 /* ---- threads and buffers ---- */
 
-static RtThread *volatile thread_list;
-static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The recording threads: a list, newest first (ended ones are reused), and
+ * what starts and ends them */
+static struct {
+  RtThread *volatile list;
+  pthread_mutex_t lock;
+  pthread_key_t exit_key;       /* calls thread_exit (below) when a recording thread ends */
+  int exit_key_ok;
+  pid_t flusher_pid;            /* the process whose flusher runs */
+} threads = {.lock = PTHREAD_MUTEX_INITIALIZER};
 /* TLS descriptors (-mtls-dialect=gnu2) keep this cheap without the
  * initial-exec model, which can fail to dlopen in programs that already use
  * up the static TLS surplus (large Python extension stacks). */
 static __thread RtThread *tls_thread;
 static volatile int collecting = 1; /* 0 after a fatal problem */
 
-RtThread *rt_threads(void) { return __atomic_load_n(&thread_list, __ATOMIC_ACQUIRE); }
+RtThread *rt_threads(void) { return __atomic_load_n(&threads.list, __ATOMIC_ACQUIRE); }
 
 /* A thread's first chunk is small (threads that record little cost little);
  * later ones double up to one 2 MiB region, which is then reused for good:
@@ -170,11 +177,7 @@ void rt_chunk_free(RtChunk *c) {
   if (c) munmap(c, c->bytes);
 }
 
-/* Calls thread_exit (below) when a recording thread ends. */
-static pthread_key_t exit_key;
-static int exit_key_ok;
 static void thread_exit(void *arg);
-static pid_t flusher_pid;
 
 /* Every thread starts on this read-only table, where no name matches: the
  * hot path needs no NULL test, the first count maps the thread's own. */
@@ -189,22 +192,22 @@ static const RtStat no_stats[RT_NSTATS] = {[0 ... RT_NSTATS - 1] = {.name = UINT
 /* t is now the calling thread's: its exit hook, the process's flusher */
 static RtThread *adopt(RtThread *t) {
   tls_thread = t;
-  if (__atomic_load_n(&exit_key_ok, __ATOMIC_ACQUIRE)) pthread_setspecific(exit_key, t);
-  if (flusher_pid != getpid()) rt_flusher_start();
+  if (__atomic_load_n(&threads.exit_key_ok, __ATOMIC_ACQUIRE)) pthread_setspecific(threads.exit_key, t);
+  if (threads.flusher_pid != getpid()) rt_flusher_start();
   return t;
 }
 
 static RtThread *thread_reuse(void) {
   RtThread *t;
-  pthread_mutex_lock(&thread_lock);
-  for (t = thread_list; t; t = t->next)
+  pthread_mutex_lock(&threads.lock);
+  for (t = threads.list; t; t = t->next)
     if (__atomic_load_n(&t->dead, __ATOMIC_ACQUIRE) == 1) {
       /* acquire: pairs with thread_exit's store, so everything the old
        * thread did to this struct (its last pops) happens before we reuse it */
-      __atomic_store_n(&t->dead, 2, __ATOMIC_RELAXED); /* taken (only under thread_lock) */
+      __atomic_store_n(&t->dead, 2, __ATOMIC_RELAXED); /* taken (only under threads.lock) */
       break;
     }
-  pthread_mutex_unlock(&thread_lock);
+  pthread_mutex_unlock(&threads.lock);
   if (!t) return NULL;
   RtChunk *c = chunk_new(CHUNK_FIRST);
   if (!c) {
@@ -240,10 +243,10 @@ static RtThread *thread_new(void) {
     free(t);
     return NULL;
   }
-  pthread_mutex_lock(&thread_lock);
-  t->next = thread_list;
-  __atomic_store_n(&thread_list, t, __ATOMIC_RELEASE);
-  pthread_mutex_unlock(&thread_lock);
+  pthread_mutex_lock(&threads.lock);
+  t->next = threads.list;
+  __atomic_store_n(&threads.list, t, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&threads.lock);
   return adopt(t);
 }
 
@@ -309,25 +312,33 @@ static inline void rec_commit(RtThread *t) { __atomic_store_n(&t->cur->n, t->cur
 /* ---- capture state ---- */
 
 static volatile int recording = 1; /* the hot path's only test */
-static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
-static int user_on = 1;
-static int sched_on = 1;
-static volatile int gate_open;
-static long step_index = -1; /* index of the step now running */
-long rt_steps_seen(void) { return step_index + 1; }
-static long cycles_done;
-static int cycle_open;
-static long cycle_first_step;
 
 /* Capture windows: the CLOCK_MONOTONIC intervals during which capture was
  * on (schedule, gate, start/stop). CUPTI records everything; the writer keeps
- * the GPU work launched inside a window. Changed and read under ctl_lock. */
+ * the GPU work launched inside a window. Changed and read under ctl.lock. */
 typedef struct {
   uint64_t a, b; /* b = UINT64_MAX while open */
 } Window;
-static Window *windows;
-static size_t nwin, capwin;
-static int capture_on;
+
+/* Capture control: who turned capture on or off, the schedule's steps and
+ * cycles, the windows. Under ctl.lock (gate_open is also read without it). */
+static struct {
+  pthread_mutex_t lock;
+  int user_on, sched_on;
+  volatile int gate_open;
+  long step_index;              /* index of the step now running */
+  long cycles_done;
+  int cycle_open;
+  long cycle_first_step;
+  Window *windows;
+  size_t nwin, capwin;
+  int capture_on;
+  /* A schedule set by the "schedule" verb (the Python package's profilers)
+   * writes its cycles as <sched_dir>/<sched_name>... */
+  char sched_dir[1024], sched_name[256];
+} ctl = {.lock = PTHREAD_MUTEX_INITIALIZER, .user_on = 1, .sched_on = 1, .step_index = -1};
+
+long rt_steps_seen(void) { return ctl.step_index + 1; }
 
 
 /* One store, safe anywhere (the spill path, a signal handler): pushes from
@@ -335,31 +346,31 @@ static int capture_on;
 void rt_recording_off(void) { __atomic_store_n(&recording, 0, __ATOMIC_RELEASE); }
 
 static void recompute(void) {
-  int cap = collecting && user_on && sched_on && (!rt_opt.gate[0] || gate_open > 0) &&
+  int cap = collecting && ctl.user_on && ctl.sched_on && (!rt_opt.gate[0] || ctl.gate_open > 0) &&
             !__atomic_load_n(&rt_budget_hit, __ATOMIC_ACQUIRE);
-  if (cap != capture_on) {
+  if (cap != ctl.capture_on) {
     uint64_t now = rt_mono_ns();
     if (cap) {
-      if (nwin == capwin) {
-        size_t n = capwin ? capwin * 2 : 16;
-        Window *w = realloc(windows, n * sizeof *w);
+      if (ctl.nwin == ctl.capwin) {
+        size_t n = ctl.capwin ? ctl.capwin * 2 : 16;
+        Window *w = realloc(ctl.windows, n * sizeof *w);
         if (w) {
-          windows = w;
-          capwin = n;
+          ctl.windows = w;
+          ctl.capwin = n;
         }
       }
-      if (nwin < capwin) windows[nwin++] = (Window){now, UINT64_MAX};
-    } else if (nwin) {
-      windows[nwin - 1].b = now;
+      if (ctl.nwin < ctl.capwin) ctl.windows[ctl.nwin++] = (Window){now, UINT64_MAX};
+    } else if (ctl.nwin) {
+      ctl.windows[ctl.nwin - 1].b = now;
     }
-    capture_on = cap;
+    ctl.capture_on = cap;
   }
   __atomic_store_n(&recording, cap && rt_opt.cpu, __ATOMIC_RELEASE);
 }
 
 int rt_in_window(uint64_t ns) {
-  for (size_t i = nwin; i-- > 0;)
-    if (windows[i].a <= ns && ns <= windows[i].b) return 1;
+  for (size_t i = ctl.nwin; i-- > 0;)
+    if (ctl.windows[i].a <= ns && ns <= ctl.windows[i].b) return 1;
   return 0;
 }
 
@@ -370,43 +381,39 @@ int rt_in_window(uint64_t ns) {
  * between those later windows is kept too. */
 #define RT_SNAP_WINDOWS 2048
 int rt_windows_text(char *buf, size_t cap) {
-  if (pthread_mutex_trylock(&ctl_lock)) return -1;
+  if (pthread_mutex_trylock(&ctl.lock)) return -1;
   size_t at = 0;
   buf[0] = 0;
-  for (size_t i = 0; i < nwin && i < RT_SNAP_WINDOWS; i++) {
-    uint64_t b = i == RT_SNAP_WINDOWS - 1 ? windows[nwin - 1].b : windows[i].b;
-    int k = snprintf(buf + at, cap - at, "window %llu %llu\n", (unsigned long long)windows[i].a,
+  for (size_t i = 0; i < ctl.nwin && i < RT_SNAP_WINDOWS; i++) {
+    uint64_t b = i == RT_SNAP_WINDOWS - 1 ? ctl.windows[ctl.nwin - 1].b : ctl.windows[i].b;
+    int k = snprintf(buf + at, cap - at, "window %llu %llu\n", (unsigned long long)ctl.windows[i].a,
                      (unsigned long long)(b == UINT64_MAX ? 0 : b));
     if (k < 0 || (size_t)k >= cap - at) break;
     at += (size_t)k;
   }
   buf[at] = 0;
-  pthread_mutex_unlock(&ctl_lock);
+  pthread_mutex_unlock(&ctl.lock);
   return 0;
 }
 
 /* After a write: closed windows are done with. */
 void rt_windows_consumed(void) {
-  if (nwin && windows[nwin - 1].b == UINT64_MAX) {
-    windows[0] = windows[nwin - 1];
-    nwin = 1;
+  if (ctl.nwin && ctl.windows[ctl.nwin - 1].b == UINT64_MAX) {
+    ctl.windows[0] = ctl.windows[ctl.nwin - 1];
+    ctl.nwin = 1;
   } else {
-    nwin = 0;
+    ctl.nwin = 0;
   }
 }
 
-/* A schedule set by the "schedule" verb (the Python package's profilers)
- * writes its cycles as <sched_dir>/<sched_name>...; ctl_lock guards both. */
-static char sched_dir[1024], sched_name[256];
-
 static void write_cycle_locked(void) {
   char name[400];
-  const char *base = sched_name[0] ? sched_name : rt_opt.name;
+  const char *base = ctl.sched_name[0] ? ctl.sched_name : rt_opt.name;
   if (rt_opt.repeat == 1) snprintf(name, sizeof name, "%s", base);
-  else snprintf(name, sizeof name, "%s-cycle%ld", base, cycles_done + 1);
-  cycle_open = 0;
-  cycles_done++;
-  rt_write_trace(sched_dir[0] ? sched_dir : NULL, name);
+  else snprintf(name, sizeof name, "%s-cycle%ld", base, ctl.cycles_done + 1);
+  ctl.cycle_open = 0;
+  ctl.cycles_done++;
+  rt_write_trace(ctl.sched_dir[0] ? ctl.sched_dir : NULL, name);
 }
 
 /* Steps as the trace shows them (ProfilerStep#N, rt_steps_take): each
@@ -414,74 +421,76 @@ static void write_cycle_locked(void) {
  * boundary (ncrt_step(), the "step" verb) or when its --step range ends.
  * Numbered from 0 at the run's start (at a "schedule" verb's start for the
  * Python package's profilers). Own lock: the writer takes them while
- * ctl_lock may be held by the cycle write that called it. */
-static pthread_mutex_t steps_lock = PTHREAD_MUTEX_INITIALIZER;
-static RtStep *tsteps;
-static size_t ntsteps, captsteps;
-static long tstep_next;
+ * ctl.lock may be held by the cycle write that called it. */
+static struct {
+  pthread_mutex_t lock;
+  RtStep *v;
+  size_t n, cap;
+  long next;
+} steps = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void tsteps_end_now(uint64_t now) {
-  if (ntsteps && !tsteps[ntsteps - 1].end) tsteps[ntsteps - 1].end = now;
+  if (steps.n && !steps.v[steps.n - 1].end) steps.v[steps.n - 1].end = now;
 }
 
 /* The open step (if any) ends now and the next begins. */
 static void tsteps_begin(void) {
   uint64_t now = now_ticks();
-  pthread_mutex_lock(&steps_lock);
+  pthread_mutex_lock(&steps.lock);
   tsteps_end_now(now);
-  if (ntsteps == captsteps) {
-    size_t n = captsteps ? captsteps * 2 : 64;
-    RtStep *v = realloc(tsteps, n * sizeof *v);
-    if (v) tsteps = v, captsteps = n;
+  if (steps.n == steps.cap) {
+    size_t n = steps.cap ? steps.cap * 2 : 64;
+    RtStep *v = realloc(steps.v, n * sizeof *v);
+    if (v) steps.v = v, steps.cap = n;
   }
-  if (ntsteps < captsteps)
-    tsteps[ntsteps++] = (RtStep){tstep_next, now, 0, (uint32_t)syscall(SYS_gettid), (uint8_t)capture_on};
-  tstep_next++; /* numbered by boundary even if this one could not be kept */
-  pthread_mutex_unlock(&steps_lock);
+  if (steps.n < steps.cap)
+    steps.v[steps.n++] = (RtStep){steps.next, now, 0, (uint32_t)syscall(SYS_gettid), (uint8_t)ctl.capture_on};
+  steps.next++; /* numbered by boundary even if this one could not be kept */
+  pthread_mutex_unlock(&steps.lock);
 }
 
 static void tsteps_end(void) {
   uint64_t now = now_ticks();
-  pthread_mutex_lock(&steps_lock);
+  pthread_mutex_lock(&steps.lock);
   tsteps_end_now(now);
-  pthread_mutex_unlock(&steps_lock);
+  pthread_mutex_unlock(&steps.lock);
 }
 
 static void tsteps_reset(void) {
-  pthread_mutex_lock(&steps_lock);
-  ntsteps = 0;
-  tstep_next = 0;
-  pthread_mutex_unlock(&steps_lock);
+  pthread_mutex_lock(&steps.lock);
+  steps.n = 0;
+  steps.next = 0;
+  pthread_mutex_unlock(&steps.lock);
 }
 
 size_t rt_steps_take(RtStep **out) {
-  pthread_mutex_lock(&steps_lock);
-  size_t n = ntsteps && !tsteps[ntsteps - 1].end ? ntsteps - 1 : ntsteps;
+  pthread_mutex_lock(&steps.lock);
+  size_t n = steps.n && !steps.v[steps.n - 1].end ? steps.n - 1 : steps.n;
   *out = n ? malloc(n * sizeof **out) : NULL;
   if (*out) {
-    memcpy(*out, tsteps, n * sizeof **out);
-    memmove(tsteps, tsteps + n, (ntsteps - n) * sizeof *tsteps);
-    ntsteps -= n;
+    memcpy(*out, steps.v, n * sizeof **out);
+    memmove(steps.v, steps.v + n, (steps.n - n) * sizeof *steps.v);
+    steps.n -= n;
   } else n = 0;
-  pthread_mutex_unlock(&steps_lock);
+  pthread_mutex_unlock(&steps.lock);
   return n;
 }
 
-/* A step begins: move the schedule. Called with ctl_lock held. The step
+/* A step begins: move the schedule. Called with ctl.lock held. The step
  * before ends first (a cycle written here holds it whole); the new one
  * begins once capture is on, so it lies inside the window the writer keeps
  * steps by (begun before the window opened, a short step's middle fell
  * before it under load: runtime/schedule-range lost ProfilerStep#6). */
 static void step_begin_locked(void) {
   tsteps_end();
-  step_index++;
+  ctl.step_index++;
   if (!rt_opt.active) {
     tsteps_begin();
     return;
   }
-  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active, si = step_index - rt_opt.skip_first;
+  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active, si = ctl.step_index - rt_opt.skip_first;
   if (si < 0) { /* skip_first: before every cycle, once */
-    sched_on = 0;
+    ctl.sched_on = 0;
     recompute();
     tsteps_begin();
     return;
@@ -489,17 +498,17 @@ static void step_begin_locked(void) {
   long c = si / len, pos = si % len;
   /* pos 0: a new cycle, also when wait and warmup are 0 (the cycles would
    * run together otherwise) */
-  if (cycle_open && (pos < rt_opt.wait + rt_opt.warmup || pos == 0)) {
-    sched_on = 0;
+  if (ctl.cycle_open && (pos < rt_opt.wait + rt_opt.warmup || pos == 0)) {
+    ctl.sched_on = 0;
     recompute();
     write_cycle_locked();
   }
   int on = (rt_opt.repeat == 0 || c < rt_opt.repeat) && pos >= rt_opt.wait + rt_opt.warmup;
-  if (on && !cycle_open) {
-    cycle_open = 1;
-    cycle_first_step = step_index;
+  if (on && !ctl.cycle_open) {
+    ctl.cycle_open = 1;
+    ctl.cycle_first_step = ctl.step_index;
   }
-  sched_on = on;
+  ctl.sched_on = on;
   recompute();
   tsteps_begin();
 }
@@ -507,10 +516,10 @@ static void step_begin_locked(void) {
 /* The step range ended: if it was the last active step of a cycle, write. */
 static void step_end_locked(void) {
   tsteps_end();
-  if (!rt_opt.active || !cycle_open) return;
-  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active, si = step_index - rt_opt.skip_first;
+  if (!rt_opt.active || !ctl.cycle_open) return;
+  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active, si = ctl.step_index - rt_opt.skip_first;
   if (si >= 0 && si % len == len - 1) {
-    sched_on = 0;
+    ctl.sched_on = 0;
     recompute();
     write_cycle_locked();
   }
@@ -519,7 +528,7 @@ static void step_end_locked(void) {
 /* "schedule\t<wait>\t<warmup>\t<active>\t<repeat>[\t<skip_first>]\t<dir>\t<name>": a
  * profiler with a schedule starts (step 0 begins now, as after
  * torch.profiler's start()); "schedule_end": it stops, writing the cycle
- * still open, as torch.profiler's stop() does. Called with ctl_lock held. */
+ * still open, as torch.profiler's stop() does. Called with ctl.lock held. */
 static void schedule_set(const char *args) {
   long v[5] = {0, 0, 0, 0, 0};
   const char *p = args;
@@ -532,40 +541,40 @@ static void schedule_set(const char *args) {
     p = end + 1;
   }
   const char *n = strchr(p, '\t');
-  if (!n || (size_t)(n - p) >= sizeof sched_dir || strlen(n + 1) >= sizeof sched_name) return;
-  memcpy(sched_dir, p, (size_t)(n - p));
-  sched_dir[n - p] = 0;
-  snprintf(sched_name, sizeof sched_name, "%s", n + 1);
+  if (!n || (size_t)(n - p) >= sizeof ctl.sched_dir || strlen(n + 1) >= sizeof ctl.sched_name) return;
+  memcpy(ctl.sched_dir, p, (size_t)(n - p));
+  ctl.sched_dir[n - p] = 0;
+  snprintf(ctl.sched_name, sizeof ctl.sched_name, "%s", n + 1);
   rt_opt.wait = v[0];
   rt_opt.warmup = v[1];
   rt_opt.active = v[2];
   rt_opt.repeat = v[3];
   rt_opt.skip_first = v[4];
   tsteps_reset();
-  step_index = -1;
-  cycles_done = 0;
-  cycle_open = 0;
-  user_on = 1;
+  ctl.step_index = -1;
+  ctl.cycles_done = 0;
+  ctl.cycle_open = 0;
+  ctl.user_on = 1;
   if (rt_opt.active) step_begin_locked();
   else recompute();
 }
 
 static void schedule_end(void) {
   tsteps_end(); /* as torch.profiler's stop() ends its last step */
-  if (rt_opt.active && cycle_open) {
-    sched_on = 0;
+  if (rt_opt.active && ctl.cycle_open) {
+    ctl.sched_on = 0;
     recompute();
     write_cycle_locked();
   }
   rt_opt.active = 0;
-  sched_on = 1;
-  user_on = 0;
-  sched_dir[0] = sched_name[0] = 0;
+  ctl.sched_on = 1;
+  ctl.user_on = 0;
+  ctl.sched_dir[0] = ctl.sched_name[0] = 0;
   recompute();
 }
 
 static void control(const char *msg) {
-  pthread_mutex_lock(&ctl_lock);
+  pthread_mutex_lock(&ctl.lock);
   if (!strncmp(msg, NCRT_SCHEDULE_PREFIX, sizeof NCRT_SCHEDULE_PREFIX - 1)) {
     schedule_set(msg + sizeof NCRT_SCHEDULE_PREFIX - 1);
   } else if (!strcmp(msg, NCRT_VERB_SCHEDULE_END)) {
@@ -573,10 +582,10 @@ static void control(const char *msg) {
   } else if (!strcmp(msg, NCRT_VERB_STEP)) {
     step_begin_locked();
   } else if (!strcmp(msg, NCRT_VERB_START)) {
-    user_on = 1;
+    ctl.user_on = 1;
     recompute();
   } else if (!strcmp(msg, NCRT_VERB_STOP)) {
-    user_on = 0;
+    ctl.user_on = 0;
     recompute();
   } else if (!strncmp(msg, NCRT_WRITE_PREFIX, sizeof NCRT_WRITE_PREFIX - 1)) {
     /* "write\t<dir>\t<name>": the Python package's profiler ended a region */
@@ -616,7 +625,7 @@ static void control(const char *msg) {
       }
     }
   }
-  pthread_mutex_unlock(&ctl_lock);
+  pthread_mutex_unlock(&ctl.lock);
 }
 
 /* ---- messages to name ids ---- */
@@ -682,15 +691,15 @@ static int grow_stack(RtThread *t) {
 
 static void push_special(RtThread *t, RtFrame *f, uint8_t flags) {
   if (flags & NAME_STEP) {
-    pthread_mutex_lock(&ctl_lock);
+    pthread_mutex_lock(&ctl.lock);
     step_begin_locked();
-    pthread_mutex_unlock(&ctl_lock);
+    pthread_mutex_unlock(&ctl.lock);
   }
   if (flags & NAME_GATE) {
-    __atomic_add_fetch(&gate_open, 1, __ATOMIC_ACQ_REL);
-    pthread_mutex_lock(&ctl_lock);
+    __atomic_add_fetch(&ctl.gate_open, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_lock(&ctl.lock);
     recompute();
-    pthread_mutex_unlock(&ctl_lock);
+    pthread_mutex_unlock(&ctl.lock);
     f->gate = 1;
   }
   (void)t;
@@ -934,15 +943,15 @@ static inline int pop_in(RtThread *t, uint16_t dom, uint8_t kind) {
   }
   if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) {
     if (f.gate) {
-      __atomic_sub_fetch(&gate_open, 1, __ATOMIC_ACQ_REL);
-      pthread_mutex_lock(&ctl_lock);
+      __atomic_sub_fetch(&ctl.gate_open, 1, __ATOMIC_ACQ_REL);
+      pthread_mutex_lock(&ctl.lock);
       recompute();
-      pthread_mutex_unlock(&ctl_lock);
+      pthread_mutex_unlock(&ctl.lock);
     }
     if (flags & NAME_STEP) {
-      pthread_mutex_lock(&ctl_lock);
+      pthread_mutex_lock(&ctl.lock);
       step_end_locked();
-      pthread_mutex_unlock(&ctl_lock);
+      pthread_mutex_unlock(&ctl.lock);
     }
   }
   return (int)t->sp;
@@ -1034,13 +1043,13 @@ static nvtxRangeId_t span_start_in(RtThread *t, uint16_t dom, const nvtxEventAtt
   uint64_t sid = __atomic_fetch_add(&span_next, 1, __ATOMIC_RELAXED);
   uint8_t flags = name_flags(id);
   if (__builtin_expect(flags & NAME_GATE, 0)) {
-    pthread_mutex_lock(&ctl_lock);
+    pthread_mutex_lock(&ctl.lock);
     if (gate_span_n < 64) {
       gate_spans[gate_span_n++] = (GateSpan){sid, 1};
-      gate_open++;
+      ctl.gate_open++;
       recompute();
     }
-    pthread_mutex_unlock(&ctl_lock);
+    pthread_mutex_unlock(&ctl.lock);
   }
   if (!recording || (flags & NAME_THROTTLED)) return sid << 1; /* low bit 0: not recorded */
   RtRec *r = rec_next(t);
@@ -1060,15 +1069,15 @@ static void span_end(nvtxRangeId_t rid) {
   uint64_t now = now_ticks();
   uint64_t sid = rid >> 1;
   if (gate_span_n) {
-    pthread_mutex_lock(&ctl_lock);
+    pthread_mutex_lock(&ctl.lock);
     for (int i = 0; i < gate_span_n; i++)
       if (gate_spans[i].id == sid) {
         gate_spans[i] = gate_spans[--gate_span_n];
-        gate_open--;
+        ctl.gate_open--;
         recompute();
         break;
       }
-    pthread_mutex_unlock(&ctl_lock);
+    pthread_mutex_unlock(&ctl.lock);
   }
   if (!(rid & 1)) return;
   RtThread *t = self();
@@ -1228,16 +1237,16 @@ static int exit_written;
 
 const char *rt_current_trace_name(void) {
   static char name[400];
-  if (rt_opt.active && rt_opt.repeat != 1) snprintf(name, sizeof name, "%s-cycle%ld", rt_opt.name, cycles_done + 1);
+  if (rt_opt.active && rt_opt.repeat != 1) snprintf(name, sizeof name, "%s-cycle%ld", rt_opt.name, ctl.cycles_done + 1);
   else snprintf(name, sizeof name, "%s", rt_opt.name);
   return name;
 }
 
 void rt_atexit(void) {
   if (!rt_collecting) return;
-  pthread_mutex_lock(&ctl_lock);
+  pthread_mutex_lock(&ctl.lock);
   if (exit_written) {
-    pthread_mutex_unlock(&ctl_lock);
+    pthread_mutex_unlock(&ctl.lock);
     return;
   }
   exit_written = 1;
@@ -1246,25 +1255,25 @@ void rt_atexit(void) {
   if (rt_opt.active) {
     long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
     long want = rt_opt.repeat ? rt_opt.repeat : 1;
-    if (cycle_open) write_cycle_locked();
+    if (ctl.cycle_open) write_cycle_locked();
     else rt_write_trace(NULL, NULL); /* nothing to write: removes the spill files */
-    if (cycles_done < want && rt_opt.repeat != 0)
+    if (ctl.cycles_done < want && rt_opt.repeat != 0)
       rt_say("the run had %ld step%s; the schedule wait=%ld warmup=%ld active=%ld repeat=%ld needs %ld; "
              "%ld of %ld cycle%s recorded%s",
-             step_index + 1, step_index + 1 == 1 ? "" : "s", rt_opt.wait, rt_opt.warmup, rt_opt.active,
-             rt_opt.repeat, rt_opt.skip_first + len * want, cycles_done, want, want == 1 ? "" : "s",
+             ctl.step_index + 1, ctl.step_index + 1 == 1 ? "" : "s", rt_opt.wait, rt_opt.warmup, rt_opt.active,
+             rt_opt.repeat, rt_opt.skip_first + len * want, ctl.cycles_done, want, want == 1 ? "" : "s",
              rt_opt.step_name[0] ? "" : " (steps come from ncrt_step() / ncrt.step() or --step NAME)");
-    else if (cycles_done == 0)
-      rt_say("the run had %ld step%s; the schedule needs %ld for one cycle: nothing recorded", step_index + 1,
-             step_index + 1 == 1 ? "" : "s", rt_opt.skip_first + len);
-  } else if (rt_opt.dormant && !capture_on) {
+    else if (ctl.cycles_done == 0)
+      rt_say("the run had %ld step%s; the schedule needs %ld for one cycle: nothing recorded", ctl.step_index + 1,
+             ctl.step_index + 1 == 1 ? "" : "s", rt_opt.skip_first + len);
+  } else if (rt_opt.dormant && !ctl.capture_on) {
     rt_write_trace(NULL, NULL); /* in-process, no region open: the profilers wrote theirs; remove the spill files */
   } else {
     __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
     if (rt_write_trace(NULL, rt_opt.name) == 1 && rt_opt.gate[0] && rt_name_count() > 1)
       rt_say("nothing recorded: no range matching '%s' was opened", rt_opt.gate);
   }
-  pthread_mutex_unlock(&ctl_lock);
+  pthread_mutex_unlock(&ctl.lock);
 }
 
 /* The exit hook is registered when libncrt is loaded, before the program's
@@ -1301,7 +1310,7 @@ void rt_flusher_start(void) {
   if (getenv(NCRT_ENV_FLUSH) && !strcmp(getenv(NCRT_ENV_FLUSH), "0")) return;
   pthread_mutex_lock(&start_lock);
   pid_t me = getpid();
-  if (flusher_pid != me) {
+  if (threads.flusher_pid != me) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -1310,7 +1319,7 @@ void rt_flusher_start(void) {
     pthread_attr_setstacksize(&at, 256 * 1024);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     pthread_t th;
-    if (pthread_create(&th, &at, flusher_main, NULL) == 0) flusher_pid = me;
+    if (pthread_create(&th, &at, flusher_main, NULL) == 0) threads.flusher_pid = me;
     pthread_attr_destroy(&at);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
   }
@@ -1318,24 +1327,24 @@ void rt_flusher_start(void) {
 }
 
 /* Every lock is taken before fork, in the order they nest (a trace write
- * under ctl_lock takes the writer's; steps_lock is innermost), and given
+ * under ctl.lock takes the writer's; steps.lock is innermost), and given
  * back after it in the parent and in the child: re-initialising one the
  * child inherited locked is undefined. */
 static void fork_prepare(void) {
-  pthread_mutex_lock(&ctl_lock);
+  pthread_mutex_lock(&ctl.lock);
   rt_writer_fork_lock();
-  pthread_mutex_lock(&thread_lock);
+  pthread_mutex_lock(&threads.lock);
   rt_names_fork_lock();
   pthread_mutex_lock(&throttle_lock);
-  pthread_mutex_lock(&steps_lock);
+  pthread_mutex_lock(&steps.lock);
 }
 static void fork_unlock(void) {
-  pthread_mutex_unlock(&steps_lock);
+  pthread_mutex_unlock(&steps.lock);
   pthread_mutex_unlock(&throttle_lock);
   rt_names_fork_unlock();
-  pthread_mutex_unlock(&thread_lock);
+  pthread_mutex_unlock(&threads.lock);
   rt_writer_fork_unlock();
-  pthread_mutex_unlock(&ctl_lock);
+  pthread_mutex_unlock(&ctl.lock);
 }
 static void fork_parent(void) { fork_unlock(); }
 /* The child keeps only its own thread (its open ranges, so that its pops
@@ -1345,7 +1354,7 @@ static void fork_parent(void) { fork_unlock(); }
 static void fork_child(void) {
   fork_unlock();
   RtThread *me = tls_thread;
-  thread_list = NULL;
+  threads.list = NULL;
   if (me) {
     me->inflight = 0;
     RtChunk *c = me->cur;
@@ -1359,7 +1368,7 @@ static void fork_child(void) {
     me->tid = (uint32_t)syscall(SYS_gettid);
     me->next = NULL;
     me->dropped = 0;
-    thread_list = me;
+    threads.list = me;
   }
   /* a forked child is a helper of its parent's rank, named by pid */
   if (rt_proc.is_rank) {
@@ -1378,17 +1387,17 @@ static void fork_child(void) {
 
 static void global_init(void) {
   if (rt_options_load() < 0) return; /* rt_collecting stays 0 */
-  if (rt_opt.dormant) user_on = 0; /* the Python package starts capture */
+  if (rt_opt.dormant) ctl.user_on = 0; /* the Python package starts capture */
   rt_clock_init();
   rt_names_init();
   recompute();
   if (!rt_opt.step_name[0] && rt_opt.active) {
     /* explicit steps: step 0 runs from the start */
-    pthread_mutex_lock(&ctl_lock);
+    pthread_mutex_lock(&ctl.lock);
     step_begin_locked();
-    pthread_mutex_unlock(&ctl_lock);
+    pthread_mutex_unlock(&ctl.lock);
   } else if (rt_opt.active) {
-    sched_on = 0;
+    ctl.sched_on = 0;
     recompute();
   } else if (!rt_opt.step_name[0]) {
     /* ncrt_step() ends step 0, which runs from the start, as
@@ -1396,11 +1405,23 @@ static void global_init(void) {
     tsteps_begin();
   }
   pthread_atfork(fork_prepare, fork_parent, fork_child);
-  if (pthread_key_create(&exit_key, thread_exit) == 0) __atomic_store_n(&exit_key_ok, 1, __ATOMIC_RELEASE);
+  if (pthread_key_create(&threads.exit_key, thread_exit) == 0)
+    __atomic_store_n(&threads.exit_key_ok, 1, __ATOMIC_RELEASE);
   /* the writer reads the collector through this view only (writer.h) */
-  static const RtCollectorView view = {rt_threads,      rt_name_total_calls, rt_domain_name,     rt_category_name,
-                                       rt_os_thread_name, rt_steps_take,     rt_steps_seen,      rt_in_window,
-                                       rt_windows_text, rt_windows_consumed, rt_current_trace_name, rt_recording_off};
+  static const RtCollectorView view = {
+      .threads = rt_threads,
+      .name_total_calls = rt_name_total_calls,
+      .domain_name = rt_domain_name,
+      .category_name = rt_category_name,
+      .os_thread_name = rt_os_thread_name,
+      .steps_take = rt_steps_take,
+      .steps_seen = rt_steps_seen,
+      .in_window = rt_in_window,
+      .windows_text = rt_windows_text,
+      .windows_consumed = rt_windows_consumed,
+      .trace_name = rt_current_trace_name,
+      .recording_off = rt_recording_off,
+  };
   rt_writer_attach(&view);
   rt_files_reset();
   rt_collecting = 1;

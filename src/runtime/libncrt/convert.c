@@ -238,7 +238,8 @@ static int inc_finish(const char *path, const TraceIn *s, const char *done) {
   BodyState st = inc.st;
   st.in = s;
   st.dropped += s->dropped;
-  st.dropped += read_blocks(s->raw, inc.to, s->to, READ_ALIVE, body_block, spans_block, g, &st, NULL, inc.skip, NULL, NULL);
+  st.dropped +=
+      read_blocks(s->raw, inc.to, s->to, READ_ALIVE, body_block, spans_block, g, &st, NULL, inc.skip, NULL, NULL);
   inc.st.spans = NULL; /* trace_tail owns them now */
   trace_tail(g, s, &st, gpu, ngpu);
   gz_finish(g);
@@ -512,8 +513,8 @@ int rt_write_trace(const char *dir, const char *name) {
   /* nothing recorded: no file, except when a profiled region asked for its
    * trace (rt_write_force): a region that ran nothing still has one, as
    * torch.profiler writes one */
-  if (!name || (to <= spill.trace_from && spill.gpu_work <= spill.gpu_work_from && !rt_cupti_count() && !nopen && !spans_carried() &&
-                !spill.err && !rt_write_force))
+  if (!name || (to <= spill.trace_from && spill.gpu_work <= spill.gpu_work_from && !rt_cupti_count() && !nopen &&
+                !spans_carried() && !spill.err && !rt_write_force))
     goto done;
   char path[2048];
   trace_path(path, sizeof path, dir ? dir : rt_opt.out_dir, name);
@@ -536,7 +537,8 @@ int rt_write_trace(const char *dir, const char *name) {
   /* Out of memory or descriptors at exit (a program that ends with its
    * address space full): the spill files are whole, so they stay, with a
    * final snapshot, for ncrun's finalizer, which has memory to spare. */
-  keep = err && __atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE) && !spill.err && (err == ENOMEM || err == EMFILE || err == ENFILE);
+  keep = err && __atomic_load_n(&rt_exiting, __ATOMIC_ACQUIRE) && !spill.err &&
+         (err == ENOMEM || err == EMFILE || err == ENFILE);
   if (keep) {
     names_save();
     info_save(1);

@@ -216,7 +216,8 @@ static int resume_file(const char *body, const char *path, const TraceIn *s, Han
   if (!err) {
     size_t ngpu = 0;
     RtGpuRec *gpu = gpu_setup(g, s, &ngpu);
-    if (launchers_known()) read_blocks(s->raw, 0, h->body_to, READ_DEAD, spans_block, NULL, g, NULL, NULL, 0, NULL, NULL);
+    if (launchers_known())
+      read_blocks(s->raw, 0, h->body_to, READ_DEAD, spans_block, NULL, g, NULL, NULL, 0, NULL, NULL);
     BodyState st = {s->pid, h->spans, h->nspans, h->nspans, h->body_dropped + s->dropped, s};
     h->spans = NULL; /* trace_tail owns them now */
     h->nspans = 0;
@@ -567,7 +568,8 @@ static int finalize_one(const char *dir, const char *stem, long pid, int quiet) 
   }
   TraceIn *s = &f.s;
   int written_one = 0;
-  if (s->to > s->from || s->nopen || s->gto > s->gfrom || handed) written_one = fin_write(&f, dir, pre, pid, &hand, handed, quiet);
+  if (s->to > s->from || s->nopen || s->gto > s->gfrom || handed)
+    written_one = fin_write(&f, dir, pre, pid, &hand, handed, quiet);
   hand_free(&hand);
   fin_free(&f);
   finalize_cleanup(dir, pre, pid);

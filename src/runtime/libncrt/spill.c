@@ -15,7 +15,6 @@
  *                          the process, threads, domains, categories and
  *                          the ranges open at the snapshot; replaced whole
  *                          (rename) every RT_FLUSH_MS and at death
-
  *
  * Contract: everything a signal handler or _exit reaches here
  * (rt_spill_thread, rt_save_now, the signal hold) is async-signal-safe:
@@ -107,8 +106,8 @@ void unlink_files(void) {
   }
 }
 
-/* fork: the write lock is taken before (after ctl_lock, as a trace write
- * under ctl_lock takes it) and given back after, in parent and child, so
+/* fork: the write lock is taken before (after ctl.lock, as a trace write
+ * under ctl.lock takes it) and given back after, in parent and child, so
  * the child never has a lock the parent's flusher held (collector.c) */
 void rt_writer_fork_lock(void) { pthread_mutex_lock(&spill.lock); }
 void rt_writer_fork_unlock(void) { pthread_mutex_unlock(&spill.lock); }
