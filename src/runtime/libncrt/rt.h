@@ -360,7 +360,8 @@ void rt_windows_consumed(void);
  * collector.c fills one at set-up and hands it over (rt_writer_attach,
  * spill.c, before anything is recorded); the writer calls the collector
  * through it only, so the collector calls the writer and never the other
- * way round. Every function is the collector's one of the same name. */
+ * way round. Each is the collector's rt_<field> (trace_name:
+ * rt_current_trace_name). */
 typedef struct {
   RtThread *(*threads)(void);
   uint64_t (*name_total_calls)(uint32_t id);
