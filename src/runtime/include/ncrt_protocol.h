@@ -69,7 +69,7 @@
 #define NCRT_ENV_VERBOSE "NCRT_VERBOSE"
 /* set by ncrun for its command: a finalizer (ncrun's, when the command
  * ends) will make the trace of every process of the run that leaves its
- * spill files, so a big exit may hand its conversion over (writer.c) */
+ * spill files, so a big exit may hand its conversion over (convert.c) */
 #define NCRT_ENV_FINALIZER "NCRT_FINALIZER"
 /* a size (ncrt_parse_size): an exit with more records than this left to
  * convert hands them to the finalizer; "off" or "0": never (16M unset) */

@@ -13,7 +13,13 @@
  *
  * Handles given to NVTX are small integers in pointer clothing: a domain
  * handle is its id (NULL = the default domain), a string handle is name id
- * + 1. They are never dereferenced. */
+ * + 1. They are never dereferenced.
+ *
+ * The CUDA driver's entry (InitializeInjection) is here too: it sets the
+ * collector up, then starts CUPTI (cupti.c). The collector calls the
+ * writer (convert.c, spill.c) and hands it, at set-up, the view through
+ * which the writer reads the collector's state (RtCollectorView, rt.h):
+ * the writer never calls this file. */
 #define _GNU_SOURCE
 #include "rt.h"
 #include "ncrt_protocol.h"
@@ -39,31 +45,7 @@
 #include <x86intrin.h>
 #endif
 
-RtOptions rt_opt;
-
-/* ---- messages ---- */
-
-static int said_stop;
-void rt_say(const char *fmt, ...) {
-  if (rt_opt.quiet) return;
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "ncrt: %s\n", buf);
-}
-
-/* ---- clock ---- */
-
-static uint64_t tsc0, ns0, tsc1, ns1;
-static int npiece; /* pieces of the TSC mapping (rt_clock_calibrate), published with release */
-
-uint64_t rt_mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+/* ---- clock (clock.c), the hot path's part ---- */
 
 static inline uint64_t now_ticks(void) {
 #if defined(__x86_64__)
@@ -84,252 +66,20 @@ static inline uint64_t thread_now(RtThread *t) {
   return v;
 }
 
-static void clock_init(void) {
-  npiece = 0; /* (a forked child starts its own clock) */
-  ns0 = rt_mono_ns();
-#if defined(__x86_64__)
-  if (rt_opt.use_tsc) tsc0 = __rdtsc();
-#endif
+/* ---- names (names.c) ---- */
+
+/* Stacks and buffers are mapped, never malloc'd: a signal handler may
+ * record while its thread is inside malloc. */
+static void *map_zero(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
 }
-
-uint64_t rt_clock_origin_ns(void) { return ns0; }
-
-void rt_clock_params(uint64_t *a, uint64_t *b, uint64_t *c, uint64_t *d) {
-  *a = tsc0;
-  *b = ns0;
-  *c = tsc1;
-  *d = ns1;
-}
-/* the finalizer: the clock of the process that died */
-void rt_clock_set(int use_tsc, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-  rt_opt.use_tsc = use_tsc;
-  tsc0 = a;
-  ns0 = b;
-  tsc1 = c;
-  ns1 = d;
-  npiece = 0;
-}
-
-/* The TSC→ns mapping is piecewise linear and continuous. Records are
- * converted at different times (the flusher converts while the program
- * runs, the exit converts the rest), and one tick must give the same ns
- * whenever it is converted: with a single ratio re-measured at each
- * conversion, two neighbouring records converted a flush apart could be
- * ~100 ns out of order, an inner range starting before its outer one. So a
- * new ratio (measured over the whole run so far: the longer, the better)
- * applies only to ticks after the moment it is measured, from where the
- * previous piece ends. Pieces start at doubling run times (20 ms, 40 ms,
- * 80 ms, ...): at most CLOCK_PIECES over any run; the last one stays. */
-#define CLOCK_PIECES 48
-static struct {
-  uint64_t tsc, ns; /* where the piece starts */
-  double r;         /* ns per tick */
-  uint64_t at;      /* CLOCK_MONOTONIC ns when it was measured */
-} piece[CLOCK_PIECES];
-static int piece_busy;     /* one calibration at a time (the flusher, the exit) */
-
-static uint64_t piece_map(int k, uint64_t t) {
-  int64_t d = (int64_t)(t - piece[k].tsc);
-  return piece[k].ns + (uint64_t)(int64_t)((double)d * piece[k].r);
-}
-
-/* Pin the TSC→ns ratio on two (tsc, ns) pairs at least 20 ms apart: the
- * run start and now. Short runs wait the difference once, at write time. */
-void rt_clock_calibrate(void) {
-#if defined(__x86_64__)
-  if (!rt_opt.use_tsc) return;
-  uint64_t n = rt_mono_ns();
-  while (n - ns0 < 20000000u) {
-    struct timespec d = {0, (long)(20000000u - (n - ns0))};
-    nanosleep(&d, NULL);
-    n = rt_mono_ns();
-  }
-  /* one (tsc, ns) pair: the TSC read on both sides of the clock, the
-   * tightest of a few tries (a preemption between the two reads would
-   * skew the ratio by its length over the run time) */
-  uint64_t t = 0, best = UINT64_MAX;
-  for (int i = 0; i < 8 && best > 2000; i++) {
-    uint64_t a = __rdtsc(), m = rt_mono_ns(), b = __rdtsc();
-    if (b - a < best) best = b - a, t = a + (b - a) / 2, n = m;
-  }
-  tsc1 = t;
-  ns1 = n;
-  if (__atomic_exchange_n(&piece_busy, 1, __ATOMIC_ACQUIRE)) return;
-  int k = __atomic_load_n(&npiece, __ATOMIC_ACQUIRE);
-  if (k < CLOCK_PIECES && t > tsc0 && (k == 0 || n - ns0 >= 2 * (piece[k - 1].at - ns0))) {
-    piece[k].r = (double)(n - ns0) / (double)(t - tsc0);
-    piece[k].tsc = k ? t : tsc0;
-    piece[k].ns = k ? piece_map(k - 1, t) : ns0;
-    piece[k].at = n;
-    __atomic_store_n(&npiece, k + 1, __ATOMIC_RELEASE);
-  }
-  __atomic_store_n(&piece_busy, 0, __ATOMIC_RELEASE);
-#endif
-}
-
-uint64_t rt_ticks_to_ns(uint64_t t) {
-  if (!rt_opt.use_tsc) return t;
-  int k = __atomic_load_n(&npiece, __ATOMIC_ACQUIRE);
-  if (k) {
-    while (k > 1 && t < piece[k - 1].tsc) k--;
-    return piece_map(k - 1, t);
-  }
-  /* not calibrated in this process: the finalizer's one (tsc, ns) pair */
-  if (tsc1 == tsc0) return ns0;
-  double r = (double)(ns1 - ns0) / (double)(tsc1 - tsc0);
-  int64_t d = (int64_t)(t - tsc0);
-  return ns0 + (uint64_t)(int64_t)((double)d * r);
-}
-
-/* ---- names ---- */
-
-#define PAGE_BITS 12
-#define PAGE_SIZE_N (1u << PAGE_BITS)
-#define MAX_PAGES 4096
-static RtName *name_pages[MAX_PAGES];
-static volatile uint32_t name_n;
-static uint32_t *name_hash; /* id + 1, 0 = empty */
-static uint32_t name_hash_cap;
-static pthread_mutex_t name_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t id_unknown;
-
-RtName *rt_name(uint32_t id) { return &name_pages[id >> PAGE_BITS][id & (PAGE_SIZE_N - 1)]; }
 
 /* A name's flags: written once under the names lock (release) and or'ed
  * into by the throttle, read on every push and pop by threads that may have
  * the id from elsewhere (a call site's cached handle): acquire, a plain load
  * on x86. */
 static inline uint8_t name_flags(uint32_t id) { return __atomic_load_n(&rt_name(id)->flags, __ATOMIC_ACQUIRE); }
-
-int rt_frame_peek(const RtThread *t, uint32_t i, RtFrame *out) {
-  if (i >= __atomic_load_n(&t->sp, __ATOMIC_ACQUIRE) || __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE)) return 0;
-  const RtFrame *f = &__atomic_load_n(&t->stack, __ATOMIC_ACQUIRE)[i];
-  /* field by field (a memcpy would be checked by TSan's interceptor) */
-  out->start = f->start, out->addr = f->addr, out->name = f->name, out->domain = f->domain;
-  out->recorded = f->recorded, out->gate = f->gate, out->cat = f->cat;
-  return 1;
-}
-uint32_t rt_name_count(void) { return __atomic_load_n(&name_n, __ATOMIC_ACQUIRE); }
-
-static uint32_t hash_str(const char *s, size_t len) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
-  return h;
-}
-
-static uint8_t name_flags_for(const char *s);
-
-/* The name lock, never taken twice by one thread: a signal handler that
- * interrupted its thread while it held the lock (interning, registering a
- * string or a domain) gets "(unnamed)" instead of a deadlock. */
-static __thread int holding_names;
-static int names_lock(void) {
-  if (holding_names) return -1;
-  pthread_mutex_lock(&name_lock);
-  holding_names = 1;
-  return 0;
-}
-static void names_unlock(void) {
-  holding_names = 0;
-  pthread_mutex_unlock(&name_lock);
-}
-
-/* Interning allocates with mmap (async-signal-safe), never malloc: a
- * signal handler may record a never-seen name while its thread was inside
- * malloc. Strings go to 64 KiB arenas, never freed (ids live forever). */
-static void *map_zero(size_t bytes) {
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
-}
-#define ARENA_BYTES 65536
-static char *arena;
-static size_t arena_left;
-static char *name_copy(const char *s, size_t len) {
-  char *p;
-  if (len + 1 > ARENA_BYTES / 4) {
-    p = map_zero(len + 1);
-  } else {
-    if (len + 1 > arena_left) {
-      char *a = map_zero(ARENA_BYTES);
-      if (!a) return NULL;
-      arena = a;
-      arena_left = ARENA_BYTES;
-    }
-    p = arena;
-    arena += len + 1;
-    arena_left -= len + 1;
-  }
-  if (p) {
-    memcpy(p, s, len);
-    p[len] = 0;
-  }
-  return p;
-}
-
-/* Intern s[0..len): the same text always gives the same id. */
-uint32_t rt_intern(const char *s, size_t len) {
-  uint32_t h = hash_str(s, len);
-  if (names_lock()) return id_unknown;
-  if (name_n * 2 >= name_hash_cap) {
-    uint32_t cap = name_hash_cap ? name_hash_cap * 2 : 1024;
-    uint32_t *nh = map_zero(cap * sizeof *nh);
-    if (!nh) {
-      names_unlock();
-      return id_unknown;
-    }
-    for (uint32_t i = 0; i < name_hash_cap; i++) {
-      uint32_t v = name_hash[i];
-      if (!v) continue;
-      RtName *nm = rt_name(v - 1);
-      uint32_t j = hash_str(nm->str, nm->len) & (cap - 1);
-      while (nh[j]) j = (j + 1) & (cap - 1);
-      nh[j] = v;
-    }
-    if (name_hash) munmap(name_hash, name_hash_cap * sizeof *name_hash);
-    name_hash = nh;
-    name_hash_cap = cap;
-  }
-  uint32_t j = h & (name_hash_cap - 1);
-  while (name_hash[j]) {
-    RtName *nm = rt_name(name_hash[j] - 1);
-    if (nm->len == len && !memcmp(nm->str, s, len)) {
-      names_unlock();
-      return name_hash[j] - 1;
-    }
-    j = (j + 1) & (name_hash_cap - 1);
-  }
-  uint32_t id = name_n;
-  uint32_t page = id >> PAGE_BITS;
-  if (page >= MAX_PAGES) {
-    static int said_full;
-    names_unlock();
-    if (!__atomic_exchange_n(&said_full, 1, __ATOMIC_RELAXED))
-      rt_say("more than %u distinct range names: later new names are recorded as '(unnamed)'",
-             (unsigned)MAX_PAGES * PAGE_SIZE_N);
-    return id_unknown;
-  }
-  if (!name_pages[page]) name_pages[page] = map_zero(PAGE_SIZE_N * sizeof(RtName));
-  char *copy = name_pages[page] ? name_copy(s, len) : NULL;
-  if (!copy) {
-    names_unlock();
-    return id_unknown;
-  }
-  RtName *nm = rt_name(id);
-  nm->str = copy;
-  nm->len = (uint32_t)len;
-  __atomic_store_n(&nm->flags, name_flags_for(copy), __ATOMIC_RELEASE);
-  name_hash[j] = id + 1;
-  __atomic_store_n(&name_n, id + 1, __ATOMIC_RELEASE);
-  names_unlock();
-  return id;
-}
-
-static uint8_t name_flags_for(const char *s) {
-  uint8_t f = 0;
-  if (rt_opt.gate[0] && fnmatch(rt_opt.gate, s, 0) == 0) f |= NAME_GATE;
-  if (rt_opt.step_name[0] && strcmp(rt_opt.step_name, s) == 0) f |= NAME_STEP;
-  return f;
-}
 
 /* ---- domains ---- */
 
@@ -344,7 +94,7 @@ const char *rt_domain_name(uint16_t id) { return id < domain_n ? domain_names[id
  * domain) when the table is full or its name cannot be copied. */
 static uint16_t domain_create(const char *name) {
   if (!name) name = "";
-  if (names_lock()) return 0;
+  if (rt_names_lock()) return 0;
   uint16_t id;
   for (id = 1; id < domain_n; id++)
     if (!strcmp(domain_names[id], name)) goto done;
@@ -357,7 +107,7 @@ static uint16_t domain_create(const char *name) {
   id = (uint16_t)domain_n++;
   if (!strcmp(name, NCRT_CONTROL_DOMAIN)) control_domain = id;
 done:
-  names_unlock();
+  rt_names_unlock();
   return id;
 }
 
@@ -365,19 +115,26 @@ static inline uint16_t dom_id(nvtxDomainHandle_t d) { return (uint16_t)(uintptr_
 
 /* ---- threads and buffers ---- */
 
-static RtThread *volatile thread_list;
-static pthread_mutex_t thread_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The recording threads: a list, newest first (ended ones are reused), and
+ * what starts and ends them */
+static struct {
+  RtThread *volatile list;
+  pthread_mutex_t lock;
+  pthread_key_t exit_key;       /* calls thread_exit (below) when a recording thread ends */
+  int exit_key_ok;
+  pid_t flusher_pid;            /* the process whose flusher runs */
+} threads = {.lock = PTHREAD_MUTEX_INITIALIZER};
 /* TLS descriptors (-mtls-dialect=gnu2) keep this cheap without the
  * initial-exec model, which can fail to dlopen in programs that already use
  * up the static TLS surplus (large Python extension stacks). */
 static __thread RtThread *tls_thread;
 static volatile int collecting = 1; /* 0 after a fatal problem */
 
-RtThread *rt_threads(void) { return __atomic_load_n(&thread_list, __ATOMIC_ACQUIRE); }
+RtThread *rt_threads(void) { return __atomic_load_n(&threads.list, __ATOMIC_ACQUIRE); }
 
 /* A thread's first chunk is small (threads that record little cost little);
  * later ones double up to one 2 MiB region, which is then reused for good:
- * when it fills, the thread writes it to the spill file (writer.c) and
+ * when it fills, the thread writes it to the spill file (spill.c) and
  * starts over, so memory per recording thread is bounded by 2 MiB whatever
  * the run's length. Every chunk is an anonymous mapping (mmap and munmap
  * are async-signal-safe, malloc is not); full-size ones are 2 MiB-aligned
@@ -420,11 +177,7 @@ void rt_chunk_free(RtChunk *c) {
   if (c) munmap(c, c->bytes);
 }
 
-/* Calls thread_exit (below) when a recording thread ends. */
-static pthread_key_t exit_key;
-static int exit_key_ok;
 static void thread_exit(void *arg);
-static pid_t flusher_pid;
 
 /* Every thread starts on this read-only table, where no name matches: the
  * hot path needs no NULL test, the first count maps the thread's own. */
@@ -439,22 +192,22 @@ static const RtStat no_stats[RT_NSTATS] = {[0 ... RT_NSTATS - 1] = {.name = UINT
 /* t is now the calling thread's: its exit hook, the process's flusher */
 static RtThread *adopt(RtThread *t) {
   tls_thread = t;
-  if (__atomic_load_n(&exit_key_ok, __ATOMIC_ACQUIRE)) pthread_setspecific(exit_key, t);
-  if (flusher_pid != getpid()) rt_flusher_start();
+  if (__atomic_load_n(&threads.exit_key_ok, __ATOMIC_ACQUIRE)) pthread_setspecific(threads.exit_key, t);
+  if (threads.flusher_pid != getpid()) rt_flusher_start();
   return t;
 }
 
 static RtThread *thread_reuse(void) {
   RtThread *t;
-  pthread_mutex_lock(&thread_lock);
-  for (t = thread_list; t; t = t->next)
+  pthread_mutex_lock(&threads.lock);
+  for (t = threads.list; t; t = t->next)
     if (__atomic_load_n(&t->dead, __ATOMIC_ACQUIRE) == 1) {
       /* acquire: pairs with thread_exit's store, so everything the old
        * thread did to this struct (its last pops) happens before we reuse it */
-      __atomic_store_n(&t->dead, 2, __ATOMIC_RELAXED); /* taken (only under thread_lock) */
+      __atomic_store_n(&t->dead, 2, __ATOMIC_RELAXED); /* taken (only under threads.lock) */
       break;
     }
-  pthread_mutex_unlock(&thread_lock);
+  pthread_mutex_unlock(&threads.lock);
   if (!t) return NULL;
   RtChunk *c = chunk_new(CHUNK_FIRST);
   if (!c) {
@@ -490,10 +243,10 @@ static RtThread *thread_new(void) {
     free(t);
     return NULL;
   }
-  pthread_mutex_lock(&thread_lock);
-  t->next = thread_list;
-  __atomic_store_n(&thread_list, t, __ATOMIC_RELEASE);
-  pthread_mutex_unlock(&thread_lock);
+  pthread_mutex_lock(&threads.lock);
+  t->next = threads.list;
+  __atomic_store_n(&threads.list, t, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&threads.lock);
   return adopt(t);
 }
 
@@ -559,73 +312,65 @@ static inline void rec_commit(RtThread *t) { __atomic_store_n(&t->cur->n, t->cur
 /* ---- capture state ---- */
 
 static volatile int recording = 1; /* the hot path's only test */
-static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
-static int user_on = 1;
-static int sched_on = 1;
-static volatile int gate_open;
-static long step_index = -1; /* index of the step now running */
-long rt_steps_seen(void) { return step_index + 1; }
-static long cycles_done;
-static int cycle_open;
-static long cycle_first_step;
 
 /* Capture windows: the CLOCK_MONOTONIC intervals during which capture was
  * on (schedule, gate, start/stop). CUPTI records everything; the writer keeps
- * the GPU work launched inside a window. Changed and read under ctl_lock. */
+ * the GPU work launched inside a window. Changed and read under ctl.lock. */
 typedef struct {
   uint64_t a, b; /* b = UINT64_MAX while open */
 } Window;
-static Window *windows;
-static size_t nwin, capwin;
-static int capture_on;
 
-volatile uint64_t rt_budget_hit;
+/* Capture control: who turned capture on or off, the schedule's steps and
+ * cycles, the windows. Under ctl.lock (gate_open is also read without it). */
+static struct {
+  pthread_mutex_t lock;
+  int user_on, sched_on;
+  volatile int gate_open;
+  long step_index;              /* index of the step now running */
+  long cycles_done;
+  int cycle_open;
+  long cycle_first_step;
+  Window *windows;
+  size_t nwin, capwin;
+  int capture_on;
+  /* A schedule set by the "schedule" verb (the Python package's profilers)
+   * writes its cycles as <sched_dir>/<sched_name>... */
+  char sched_dir[1024], sched_name[256];
+} ctl = {.lock = PTHREAD_MUTEX_INITIALIZER, .user_on = 1, .sched_on = 1, .step_index = -1};
+
+long rt_steps_seen(void) { return ctl.step_index + 1; }
+
 
 /* One store, safe anywhere (the spill path, a signal handler): pushes from
  * now on are not recorded; recompute() keeps it so (rt_budget_hit). */
 void rt_recording_off(void) { __atomic_store_n(&recording, 0, __ATOMIC_RELEASE); }
 
 static void recompute(void) {
-  int cap = collecting && user_on && sched_on && (!rt_opt.gate[0] || gate_open > 0) &&
+  int cap = collecting && ctl.user_on && ctl.sched_on && (!rt_opt.gate[0] || ctl.gate_open > 0) &&
             !__atomic_load_n(&rt_budget_hit, __ATOMIC_ACQUIRE);
-  if (cap != capture_on) {
+  if (cap != ctl.capture_on) {
     uint64_t now = rt_mono_ns();
     if (cap) {
-      if (nwin == capwin) {
-        size_t n = capwin ? capwin * 2 : 16;
-        Window *w = realloc(windows, n * sizeof *w);
+      if (ctl.nwin == ctl.capwin) {
+        size_t n = ctl.capwin ? ctl.capwin * 2 : 16;
+        Window *w = realloc(ctl.windows, n * sizeof *w);
         if (w) {
-          windows = w;
-          capwin = n;
+          ctl.windows = w;
+          ctl.capwin = n;
         }
       }
-      if (nwin < capwin) windows[nwin++] = (Window){now, UINT64_MAX};
-    } else if (nwin) {
-      windows[nwin - 1].b = now;
+      if (ctl.nwin < ctl.capwin) ctl.windows[ctl.nwin++] = (Window){now, UINT64_MAX};
+    } else if (ctl.nwin) {
+      ctl.windows[ctl.nwin - 1].b = now;
     }
-    capture_on = cap;
+    ctl.capture_on = cap;
   }
   __atomic_store_n(&recording, cap && rt_opt.cpu, __ATOMIC_RELEASE);
 }
 
-static const uint64_t (*fin_win)[2];
-static size_t fin_nwin;
-static int fin_active;
-
-void rt_windows_set(const uint64_t (*w)[2], size_t n, int active) {
-  fin_win = w;
-  fin_nwin = n;
-  fin_active = active;
-}
-
 int rt_in_window(uint64_t ns) {
-  if (fin_active) {
-    for (size_t i = 0; i < fin_nwin; i++)
-      if (fin_win[i][0] <= ns && (ns <= fin_win[i][1] || !fin_win[i][1])) return 1;
-    return 0;
-  }
-  for (size_t i = nwin; i-- > 0;)
-    if (windows[i].a <= ns && ns <= windows[i].b) return 1;
+  for (size_t i = ctl.nwin; i-- > 0;)
+    if (ctl.windows[i].a <= ns && ns <= ctl.windows[i].b) return 1;
   return 0;
 }
 
@@ -636,43 +381,39 @@ int rt_in_window(uint64_t ns) {
  * between those later windows is kept too. */
 #define RT_SNAP_WINDOWS 2048
 int rt_windows_text(char *buf, size_t cap) {
-  if (pthread_mutex_trylock(&ctl_lock)) return -1;
+  if (pthread_mutex_trylock(&ctl.lock)) return -1;
   size_t at = 0;
   buf[0] = 0;
-  for (size_t i = 0; i < nwin && i < RT_SNAP_WINDOWS; i++) {
-    uint64_t b = i == RT_SNAP_WINDOWS - 1 ? windows[nwin - 1].b : windows[i].b;
-    int k = snprintf(buf + at, cap - at, "window %llu %llu\n", (unsigned long long)windows[i].a,
+  for (size_t i = 0; i < ctl.nwin && i < RT_SNAP_WINDOWS; i++) {
+    uint64_t b = i == RT_SNAP_WINDOWS - 1 ? ctl.windows[ctl.nwin - 1].b : ctl.windows[i].b;
+    int k = snprintf(buf + at, cap - at, "window %llu %llu\n", (unsigned long long)ctl.windows[i].a,
                      (unsigned long long)(b == UINT64_MAX ? 0 : b));
     if (k < 0 || (size_t)k >= cap - at) break;
     at += (size_t)k;
   }
   buf[at] = 0;
-  pthread_mutex_unlock(&ctl_lock);
+  pthread_mutex_unlock(&ctl.lock);
   return 0;
 }
 
 /* After a write: closed windows are done with. */
 void rt_windows_consumed(void) {
-  if (nwin && windows[nwin - 1].b == UINT64_MAX) {
-    windows[0] = windows[nwin - 1];
-    nwin = 1;
+  if (ctl.nwin && ctl.windows[ctl.nwin - 1].b == UINT64_MAX) {
+    ctl.windows[0] = ctl.windows[ctl.nwin - 1];
+    ctl.nwin = 1;
   } else {
-    nwin = 0;
+    ctl.nwin = 0;
   }
 }
 
-/* A schedule set by the "schedule" verb (the Python package's profilers)
- * writes its cycles as <sched_dir>/<sched_name>...; ctl_lock guards both. */
-static char sched_dir[1024], sched_name[256];
-
 static void write_cycle_locked(void) {
   char name[400];
-  const char *base = sched_name[0] ? sched_name : rt_opt.name;
+  const char *base = ctl.sched_name[0] ? ctl.sched_name : rt_opt.name;
   if (rt_opt.repeat == 1) snprintf(name, sizeof name, "%s", base);
-  else snprintf(name, sizeof name, "%s-cycle%ld", base, cycles_done + 1);
-  cycle_open = 0;
-  cycles_done++;
-  rt_write_trace(sched_dir[0] ? sched_dir : NULL, name);
+  else snprintf(name, sizeof name, "%s-cycle%ld", base, ctl.cycles_done + 1);
+  ctl.cycle_open = 0;
+  ctl.cycles_done++;
+  rt_write_trace(ctl.sched_dir[0] ? ctl.sched_dir : NULL, name);
 }
 
 /* Steps as the trace shows them (ProfilerStep#N, rt_steps_take): each
@@ -680,74 +421,76 @@ static void write_cycle_locked(void) {
  * boundary (ncrt_step(), the "step" verb) or when its --step range ends.
  * Numbered from 0 at the run's start (at a "schedule" verb's start for the
  * Python package's profilers). Own lock: the writer takes them while
- * ctl_lock may be held by the cycle write that called it. */
-static pthread_mutex_t steps_lock = PTHREAD_MUTEX_INITIALIZER;
-static RtStep *tsteps;
-static size_t ntsteps, captsteps;
-static long tstep_next;
+ * ctl.lock may be held by the cycle write that called it. */
+static struct {
+  pthread_mutex_t lock;
+  RtStep *v;
+  size_t n, cap;
+  long next;
+} steps = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void tsteps_end_now(uint64_t now) {
-  if (ntsteps && !tsteps[ntsteps - 1].end) tsteps[ntsteps - 1].end = now;
+  if (steps.n && !steps.v[steps.n - 1].end) steps.v[steps.n - 1].end = now;
 }
 
 /* The open step (if any) ends now and the next begins. */
 static void tsteps_begin(void) {
   uint64_t now = now_ticks();
-  pthread_mutex_lock(&steps_lock);
+  pthread_mutex_lock(&steps.lock);
   tsteps_end_now(now);
-  if (ntsteps == captsteps) {
-    size_t n = captsteps ? captsteps * 2 : 64;
-    RtStep *v = realloc(tsteps, n * sizeof *v);
-    if (v) tsteps = v, captsteps = n;
+  if (steps.n == steps.cap) {
+    size_t n = steps.cap ? steps.cap * 2 : 64;
+    RtStep *v = realloc(steps.v, n * sizeof *v);
+    if (v) steps.v = v, steps.cap = n;
   }
-  if (ntsteps < captsteps)
-    tsteps[ntsteps++] = (RtStep){tstep_next, now, 0, (uint32_t)syscall(SYS_gettid), (uint8_t)capture_on};
-  tstep_next++; /* numbered by boundary even if this one could not be kept */
-  pthread_mutex_unlock(&steps_lock);
+  if (steps.n < steps.cap)
+    steps.v[steps.n++] = (RtStep){steps.next, now, 0, (uint32_t)syscall(SYS_gettid), (uint8_t)ctl.capture_on};
+  steps.next++; /* numbered by boundary even if this one could not be kept */
+  pthread_mutex_unlock(&steps.lock);
 }
 
 static void tsteps_end(void) {
   uint64_t now = now_ticks();
-  pthread_mutex_lock(&steps_lock);
+  pthread_mutex_lock(&steps.lock);
   tsteps_end_now(now);
-  pthread_mutex_unlock(&steps_lock);
+  pthread_mutex_unlock(&steps.lock);
 }
 
 static void tsteps_reset(void) {
-  pthread_mutex_lock(&steps_lock);
-  ntsteps = 0;
-  tstep_next = 0;
-  pthread_mutex_unlock(&steps_lock);
+  pthread_mutex_lock(&steps.lock);
+  steps.n = 0;
+  steps.next = 0;
+  pthread_mutex_unlock(&steps.lock);
 }
 
 size_t rt_steps_take(RtStep **out) {
-  pthread_mutex_lock(&steps_lock);
-  size_t n = ntsteps && !tsteps[ntsteps - 1].end ? ntsteps - 1 : ntsteps;
+  pthread_mutex_lock(&steps.lock);
+  size_t n = steps.n && !steps.v[steps.n - 1].end ? steps.n - 1 : steps.n;
   *out = n ? malloc(n * sizeof **out) : NULL;
   if (*out) {
-    memcpy(*out, tsteps, n * sizeof **out);
-    memmove(tsteps, tsteps + n, (ntsteps - n) * sizeof *tsteps);
-    ntsteps -= n;
+    memcpy(*out, steps.v, n * sizeof **out);
+    memmove(steps.v, steps.v + n, (steps.n - n) * sizeof *steps.v);
+    steps.n -= n;
   } else n = 0;
-  pthread_mutex_unlock(&steps_lock);
+  pthread_mutex_unlock(&steps.lock);
   return n;
 }
 
-/* A step begins: move the schedule. Called with ctl_lock held. The step
+/* A step begins: move the schedule. Called with ctl.lock held. The step
  * before ends first (a cycle written here holds it whole); the new one
  * begins once capture is on, so it lies inside the window the writer keeps
  * steps by (begun before the window opened, a short step's middle fell
  * before it under load: runtime/schedule-range lost ProfilerStep#6). */
 static void step_begin_locked(void) {
   tsteps_end();
-  step_index++;
+  ctl.step_index++;
   if (!rt_opt.active) {
     tsteps_begin();
     return;
   }
-  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active, si = step_index - rt_opt.skip_first;
+  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active, si = ctl.step_index - rt_opt.skip_first;
   if (si < 0) { /* skip_first: before every cycle, once */
-    sched_on = 0;
+    ctl.sched_on = 0;
     recompute();
     tsteps_begin();
     return;
@@ -755,17 +498,17 @@ static void step_begin_locked(void) {
   long c = si / len, pos = si % len;
   /* pos 0: a new cycle, also when wait and warmup are 0 (the cycles would
    * run together otherwise) */
-  if (cycle_open && (pos < rt_opt.wait + rt_opt.warmup || pos == 0)) {
-    sched_on = 0;
+  if (ctl.cycle_open && (pos < rt_opt.wait + rt_opt.warmup || pos == 0)) {
+    ctl.sched_on = 0;
     recompute();
     write_cycle_locked();
   }
   int on = (rt_opt.repeat == 0 || c < rt_opt.repeat) && pos >= rt_opt.wait + rt_opt.warmup;
-  if (on && !cycle_open) {
-    cycle_open = 1;
-    cycle_first_step = step_index;
+  if (on && !ctl.cycle_open) {
+    ctl.cycle_open = 1;
+    ctl.cycle_first_step = ctl.step_index;
   }
-  sched_on = on;
+  ctl.sched_on = on;
   recompute();
   tsteps_begin();
 }
@@ -773,10 +516,10 @@ static void step_begin_locked(void) {
 /* The step range ended: if it was the last active step of a cycle, write. */
 static void step_end_locked(void) {
   tsteps_end();
-  if (!rt_opt.active || !cycle_open) return;
-  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active, si = step_index - rt_opt.skip_first;
+  if (!rt_opt.active || !ctl.cycle_open) return;
+  long len = rt_opt.wait + rt_opt.warmup + rt_opt.active, si = ctl.step_index - rt_opt.skip_first;
   if (si >= 0 && si % len == len - 1) {
-    sched_on = 0;
+    ctl.sched_on = 0;
     recompute();
     write_cycle_locked();
   }
@@ -785,7 +528,7 @@ static void step_end_locked(void) {
 /* "schedule\t<wait>\t<warmup>\t<active>\t<repeat>[\t<skip_first>]\t<dir>\t<name>": a
  * profiler with a schedule starts (step 0 begins now, as after
  * torch.profiler's start()); "schedule_end": it stops, writing the cycle
- * still open, as torch.profiler's stop() does. Called with ctl_lock held. */
+ * still open, as torch.profiler's stop() does. Called with ctl.lock held. */
 static void schedule_set(const char *args) {
   long v[5] = {0, 0, 0, 0, 0};
   const char *p = args;
@@ -798,40 +541,40 @@ static void schedule_set(const char *args) {
     p = end + 1;
   }
   const char *n = strchr(p, '\t');
-  if (!n || (size_t)(n - p) >= sizeof sched_dir || strlen(n + 1) >= sizeof sched_name) return;
-  memcpy(sched_dir, p, (size_t)(n - p));
-  sched_dir[n - p] = 0;
-  snprintf(sched_name, sizeof sched_name, "%s", n + 1);
+  if (!n || (size_t)(n - p) >= sizeof ctl.sched_dir || strlen(n + 1) >= sizeof ctl.sched_name) return;
+  memcpy(ctl.sched_dir, p, (size_t)(n - p));
+  ctl.sched_dir[n - p] = 0;
+  snprintf(ctl.sched_name, sizeof ctl.sched_name, "%s", n + 1);
   rt_opt.wait = v[0];
   rt_opt.warmup = v[1];
   rt_opt.active = v[2];
   rt_opt.repeat = v[3];
   rt_opt.skip_first = v[4];
   tsteps_reset();
-  step_index = -1;
-  cycles_done = 0;
-  cycle_open = 0;
-  user_on = 1;
+  ctl.step_index = -1;
+  ctl.cycles_done = 0;
+  ctl.cycle_open = 0;
+  ctl.user_on = 1;
   if (rt_opt.active) step_begin_locked();
   else recompute();
 }
 
 static void schedule_end(void) {
   tsteps_end(); /* as torch.profiler's stop() ends its last step */
-  if (rt_opt.active && cycle_open) {
-    sched_on = 0;
+  if (rt_opt.active && ctl.cycle_open) {
+    ctl.sched_on = 0;
     recompute();
     write_cycle_locked();
   }
   rt_opt.active = 0;
-  sched_on = 1;
-  user_on = 0;
-  sched_dir[0] = sched_name[0] = 0;
+  ctl.sched_on = 1;
+  ctl.user_on = 0;
+  ctl.sched_dir[0] = ctl.sched_name[0] = 0;
   recompute();
 }
 
 static void control(const char *msg) {
-  pthread_mutex_lock(&ctl_lock);
+  pthread_mutex_lock(&ctl.lock);
   if (!strncmp(msg, NCRT_SCHEDULE_PREFIX, sizeof NCRT_SCHEDULE_PREFIX - 1)) {
     schedule_set(msg + sizeof NCRT_SCHEDULE_PREFIX - 1);
   } else if (!strcmp(msg, NCRT_VERB_SCHEDULE_END)) {
@@ -839,10 +582,10 @@ static void control(const char *msg) {
   } else if (!strcmp(msg, NCRT_VERB_STEP)) {
     step_begin_locked();
   } else if (!strcmp(msg, NCRT_VERB_START)) {
-    user_on = 1;
+    ctl.user_on = 1;
     recompute();
   } else if (!strcmp(msg, NCRT_VERB_STOP)) {
-    user_on = 0;
+    ctl.user_on = 0;
     recompute();
   } else if (!strncmp(msg, NCRT_WRITE_PREFIX, sizeof NCRT_WRITE_PREFIX - 1)) {
     /* "write\t<dir>\t<name>": the Python package's profiler ended a region */
@@ -882,7 +625,7 @@ static void control(const char *msg) {
       }
     }
   }
-  pthread_mutex_unlock(&ctl_lock);
+  pthread_mutex_unlock(&ctl.lock);
 }
 
 /* ---- messages to name ids ---- */
@@ -893,12 +636,12 @@ static uint32_t intern_wide(const wchar_t *w) {
   memset(&st, 0, sizeof st);
   const wchar_t *p = w;
   size_t n = wcsrtombs(buf, &p, sizeof buf - 1, &st);
-  if (n == (size_t)-1) return id_unknown;
+  if (n == (size_t)-1) return rt_name_unknown;
   return rt_intern(buf, n);
 }
 
 static inline uint32_t ascii_id(RtThread *t, const char *s) {
-  if (!s) return id_unknown;
+  if (!s) return rt_name_unknown;
   unsigned k = ((uintptr_t)s >> 3) & 63;
   if (t->cache_ptr[k] == s) {
     uint32_t id = t->cache_id[k];
@@ -915,19 +658,19 @@ static inline uint32_t ascii_id(RtThread *t, const char *s) {
 
 static inline uint32_t msg_id(RtThread *t, const nvtxEventAttributes_t *a, uint8_t *cat) {
   *cat = 0;
-  if (!a || !ATTR_HAS_MESSAGE(a)) return id_unknown;
+  if (!a || !ATTR_HAS_MESSAGE(a)) return rt_name_unknown;
   *cat = a->category > 255 ? 255 : (uint8_t)a->category;
   switch (a->messageType) {
   case NVTX_MESSAGE_TYPE_REGISTERED: {
     uintptr_t h = (uintptr_t)a->message.registered;
-    return h ? (uint32_t)(h - 1) : id_unknown;
+    return h ? (uint32_t)(h - 1) : rt_name_unknown;
   }
   case NVTX_MESSAGE_TYPE_ASCII:
     return ascii_id(t, a->message.ascii);
   case NVTX_MESSAGE_TYPE_UNICODE:
-    return a->message.unicode ? intern_wide(a->message.unicode) : id_unknown;
+    return a->message.unicode ? intern_wide(a->message.unicode) : rt_name_unknown;
   default:
-    return id_unknown;
+    return rt_name_unknown;
   }
 }
 
@@ -948,15 +691,15 @@ static int grow_stack(RtThread *t) {
 
 static void push_special(RtThread *t, RtFrame *f, uint8_t flags) {
   if (flags & NAME_STEP) {
-    pthread_mutex_lock(&ctl_lock);
+    pthread_mutex_lock(&ctl.lock);
     step_begin_locked();
-    pthread_mutex_unlock(&ctl_lock);
+    pthread_mutex_unlock(&ctl.lock);
   }
   if (flags & NAME_GATE) {
-    __atomic_add_fetch(&gate_open, 1, __ATOMIC_ACQ_REL);
-    pthread_mutex_lock(&ctl_lock);
+    __atomic_add_fetch(&ctl.gate_open, 1, __ATOMIC_ACQ_REL);
+    pthread_mutex_lock(&ctl.lock);
     recompute();
-    pthread_mutex_unlock(&ctl_lock);
+    pthread_mutex_unlock(&ctl.lock);
     f->gate = 1;
   }
   (void)t;
@@ -1019,6 +762,8 @@ static uint64_t throttle_batch(uint64_t global_count) {
 static double ticks_mean_us(uint64_t total, uint64_t count) {
   if (rt_opt.use_tsc) {
     /* ticks -> ns with the ratio measured so far */
+    uint64_t tsc0, ns0, tsc1, ns1;
+    rt_clock_params(&tsc0, &ns0, &tsc1, &ns1);
     uint64_t n1 = rt_mono_ns(), k1 = now_ticks();
     double r = k1 > tsc0 ? (double)(n1 - ns0) / (double)(k1 - tsc0) : 1.0;
     return (double)total * r / 1e3 / (double)count;
@@ -1198,15 +943,15 @@ static inline int pop_in(RtThread *t, uint16_t dom, uint8_t kind) {
   }
   if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) {
     if (f.gate) {
-      __atomic_sub_fetch(&gate_open, 1, __ATOMIC_ACQ_REL);
-      pthread_mutex_lock(&ctl_lock);
+      __atomic_sub_fetch(&ctl.gate_open, 1, __ATOMIC_ACQ_REL);
+      pthread_mutex_lock(&ctl.lock);
       recompute();
-      pthread_mutex_unlock(&ctl_lock);
+      pthread_mutex_unlock(&ctl.lock);
     }
     if (flags & NAME_STEP) {
-      pthread_mutex_lock(&ctl_lock);
+      pthread_mutex_lock(&ctl.lock);
       step_end_locked();
-      pthread_mutex_unlock(&ctl_lock);
+      pthread_mutex_unlock(&ctl.lock);
     }
   }
   return (int)t->sp;
@@ -1298,13 +1043,13 @@ static nvtxRangeId_t span_start_in(RtThread *t, uint16_t dom, const nvtxEventAtt
   uint64_t sid = __atomic_fetch_add(&span_next, 1, __ATOMIC_RELAXED);
   uint8_t flags = name_flags(id);
   if (__builtin_expect(flags & NAME_GATE, 0)) {
-    pthread_mutex_lock(&ctl_lock);
+    pthread_mutex_lock(&ctl.lock);
     if (gate_span_n < 64) {
       gate_spans[gate_span_n++] = (GateSpan){sid, 1};
-      gate_open++;
+      ctl.gate_open++;
       recompute();
     }
-    pthread_mutex_unlock(&ctl_lock);
+    pthread_mutex_unlock(&ctl.lock);
   }
   if (!recording || (flags & NAME_THROTTLED)) return sid << 1; /* low bit 0: not recorded */
   RtRec *r = rec_next(t);
@@ -1324,15 +1069,15 @@ static void span_end(nvtxRangeId_t rid) {
   uint64_t now = now_ticks();
   uint64_t sid = rid >> 1;
   if (gate_span_n) {
-    pthread_mutex_lock(&ctl_lock);
+    pthread_mutex_lock(&ctl.lock);
     for (int i = 0; i < gate_span_n; i++)
       if (gate_spans[i].id == sid) {
         gate_spans[i] = gate_spans[--gate_span_n];
-        gate_open--;
+        ctl.gate_open--;
         recompute();
         break;
       }
-    pthread_mutex_unlock(&ctl_lock);
+    pthread_mutex_unlock(&ctl.lock);
   }
   if (!(rid & 1)) return;
   RtThread *t = self();
@@ -1364,7 +1109,7 @@ static KeyName os_names[1024];
 static int os_n;
 
 static void name_put(KeyName *tab, int *n, int max, uint32_t key, const char *name) {
-  if (names_lock()) return;
+  if (rt_names_lock()) return;
   int i;
   for (i = 0; i < *n; i++)
     if (tab[i].key == key) break;
@@ -1377,7 +1122,7 @@ static void name_put(KeyName *tab, int *n, int max, uint32_t key, const char *na
   tab[i].key = key;
   tab[i].name = strdup(name ? name : "");
 out:
-  names_unlock();
+  rt_names_unlock();
 }
 
 const char *rt_category_name(uint32_t cat) {
@@ -1425,7 +1170,7 @@ static int NVTX_API h_push_a(const char *m) {
 }
 static int NVTX_API h_push_w(const wchar_t *m) {
   PUSH_BEGIN(t);
-  uint32_t id = m ? intern_wide(m) : id_unknown;
+  uint32_t id = m ? intern_wide(m) : rt_name_unknown;
   PUSH_END(t, 0, id, 0, 0);
 }
 static int NVTX_API h_pop(void) { return pop(0); }
@@ -1489,21 +1234,19 @@ static void NVTX_API h_initialize(const void *r) {}
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int exit_written;
-int rt_exiting; /* the process is ending: write open ranges too */
-volatile int rt_collecting;
 
 const char *rt_current_trace_name(void) {
   static char name[400];
-  if (rt_opt.active && rt_opt.repeat != 1) snprintf(name, sizeof name, "%s-cycle%ld", rt_opt.name, cycles_done + 1);
+  if (rt_opt.active && rt_opt.repeat != 1) snprintf(name, sizeof name, "%s-cycle%ld", rt_opt.name, ctl.cycles_done + 1);
   else snprintf(name, sizeof name, "%s", rt_opt.name);
   return name;
 }
 
 void rt_atexit(void) {
   if (!rt_collecting) return;
-  pthread_mutex_lock(&ctl_lock);
+  pthread_mutex_lock(&ctl.lock);
   if (exit_written) {
-    pthread_mutex_unlock(&ctl_lock);
+    pthread_mutex_unlock(&ctl.lock);
     return;
   }
   exit_written = 1;
@@ -1512,25 +1255,25 @@ void rt_atexit(void) {
   if (rt_opt.active) {
     long len = rt_opt.wait + rt_opt.warmup + rt_opt.active;
     long want = rt_opt.repeat ? rt_opt.repeat : 1;
-    if (cycle_open) write_cycle_locked();
+    if (ctl.cycle_open) write_cycle_locked();
     else rt_write_trace(NULL, NULL); /* nothing to write: removes the spill files */
-    if (cycles_done < want && rt_opt.repeat != 0)
+    if (ctl.cycles_done < want && rt_opt.repeat != 0)
       rt_say("the run had %ld step%s; the schedule wait=%ld warmup=%ld active=%ld repeat=%ld needs %ld; "
              "%ld of %ld cycle%s recorded%s",
-             step_index + 1, step_index + 1 == 1 ? "" : "s", rt_opt.wait, rt_opt.warmup, rt_opt.active,
-             rt_opt.repeat, rt_opt.skip_first + len * want, cycles_done, want, want == 1 ? "" : "s",
+             ctl.step_index + 1, ctl.step_index + 1 == 1 ? "" : "s", rt_opt.wait, rt_opt.warmup, rt_opt.active,
+             rt_opt.repeat, rt_opt.skip_first + len * want, ctl.cycles_done, want, want == 1 ? "" : "s",
              rt_opt.step_name[0] ? "" : " (steps come from ncrt_step() / ncrt.step() or --step NAME)");
-    else if (cycles_done == 0)
-      rt_say("the run had %ld step%s; the schedule needs %ld for one cycle: nothing recorded", step_index + 1,
-             step_index + 1 == 1 ? "" : "s", rt_opt.skip_first + len);
-  } else if (rt_opt.dormant && !capture_on) {
+    else if (ctl.cycles_done == 0)
+      rt_say("the run had %ld step%s; the schedule needs %ld for one cycle: nothing recorded", ctl.step_index + 1,
+             ctl.step_index + 1 == 1 ? "" : "s", rt_opt.skip_first + len);
+  } else if (rt_opt.dormant && !ctl.capture_on) {
     rt_write_trace(NULL, NULL); /* in-process, no region open: the profilers wrote theirs; remove the spill files */
   } else {
     __atomic_store_n(&recording, 0, __ATOMIC_RELEASE);
     if (rt_write_trace(NULL, rt_opt.name) == 1 && rt_opt.gate[0] && rt_name_count() > 1)
       rt_say("nothing recorded: no range matching '%s' was opened", rt_opt.gate);
   }
-  pthread_mutex_unlock(&ctl_lock);
+  pthread_mutex_unlock(&ctl.lock);
 }
 
 /* The exit hook is registered when libncrt is loaded, before the program's
@@ -1540,7 +1283,6 @@ __attribute__((constructor)) static void rt_loaded(void) { atexit(rt_atexit); }
 
 /* ---- the flusher thread ---- */
 
-__thread int rt_in_flusher;
 
 static void *flusher_main(void *arg) {
   (void)arg;
@@ -1568,7 +1310,7 @@ void rt_flusher_start(void) {
   if (getenv(NCRT_ENV_FLUSH) && !strcmp(getenv(NCRT_ENV_FLUSH), "0")) return;
   pthread_mutex_lock(&start_lock);
   pid_t me = getpid();
-  if (flusher_pid != me) {
+  if (threads.flusher_pid != me) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -1577,7 +1319,7 @@ void rt_flusher_start(void) {
     pthread_attr_setstacksize(&at, 256 * 1024);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     pthread_t th;
-    if (pthread_create(&th, &at, flusher_main, NULL) == 0) flusher_pid = me;
+    if (pthread_create(&th, &at, flusher_main, NULL) == 0) threads.flusher_pid = me;
     pthread_attr_destroy(&at);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
   }
@@ -1585,24 +1327,24 @@ void rt_flusher_start(void) {
 }
 
 /* Every lock is taken before fork, in the order they nest (a trace write
- * under ctl_lock takes the writer's; steps_lock is innermost), and given
+ * under ctl.lock takes the writer's; steps.lock is innermost), and given
  * back after it in the parent and in the child: re-initialising one the
  * child inherited locked is undefined. */
 static void fork_prepare(void) {
-  pthread_mutex_lock(&ctl_lock);
+  pthread_mutex_lock(&ctl.lock);
   rt_writer_fork_lock();
-  pthread_mutex_lock(&thread_lock);
-  pthread_mutex_lock(&name_lock);
+  pthread_mutex_lock(&threads.lock);
+  rt_names_fork_lock();
   pthread_mutex_lock(&throttle_lock);
-  pthread_mutex_lock(&steps_lock);
+  pthread_mutex_lock(&steps.lock);
 }
 static void fork_unlock(void) {
-  pthread_mutex_unlock(&steps_lock);
+  pthread_mutex_unlock(&steps.lock);
   pthread_mutex_unlock(&throttle_lock);
-  pthread_mutex_unlock(&name_lock);
-  pthread_mutex_unlock(&thread_lock);
+  rt_names_fork_unlock();
+  pthread_mutex_unlock(&threads.lock);
   rt_writer_fork_unlock();
-  pthread_mutex_unlock(&ctl_lock);
+  pthread_mutex_unlock(&ctl.lock);
 }
 static void fork_parent(void) { fork_unlock(); }
 /* The child keeps only its own thread (its open ranges, so that its pops
@@ -1612,7 +1354,7 @@ static void fork_parent(void) { fork_unlock(); }
 static void fork_child(void) {
   fork_unlock();
   RtThread *me = tls_thread;
-  thread_list = NULL;
+  threads.list = NULL;
   if (me) {
     me->inflight = 0;
     RtChunk *c = me->cur;
@@ -1626,7 +1368,7 @@ static void fork_child(void) {
     me->tid = (uint32_t)syscall(SYS_gettid);
     me->next = NULL;
     me->dropped = 0;
-    thread_list = me;
+    threads.list = me;
   }
   /* a forked child is a helper of its parent's rank, named by pid */
   if (rt_proc.is_rank) {
@@ -1645,18 +1387,17 @@ static void fork_child(void) {
 
 static void global_init(void) {
   if (rt_options_load() < 0) return; /* rt_collecting stays 0 */
-  if (rt_opt.dormant) user_on = 0; /* the Python package starts capture */
-  clock_init();
-  id_unknown = 0;
-  id_unknown = rt_intern("(unnamed)", 9);
+  if (rt_opt.dormant) ctl.user_on = 0; /* the Python package starts capture */
+  rt_clock_init();
+  rt_names_init();
   recompute();
   if (!rt_opt.step_name[0] && rt_opt.active) {
     /* explicit steps: step 0 runs from the start */
-    pthread_mutex_lock(&ctl_lock);
+    pthread_mutex_lock(&ctl.lock);
     step_begin_locked();
-    pthread_mutex_unlock(&ctl_lock);
+    pthread_mutex_unlock(&ctl.lock);
   } else if (rt_opt.active) {
-    sched_on = 0;
+    ctl.sched_on = 0;
     recompute();
   } else if (!rt_opt.step_name[0]) {
     /* ncrt_step() ends step 0, which runs from the start, as
@@ -1664,7 +1405,24 @@ static void global_init(void) {
     tsteps_begin();
   }
   pthread_atfork(fork_prepare, fork_parent, fork_child);
-  if (pthread_key_create(&exit_key, thread_exit) == 0) __atomic_store_n(&exit_key_ok, 1, __ATOMIC_RELEASE);
+  if (pthread_key_create(&threads.exit_key, thread_exit) == 0)
+    __atomic_store_n(&threads.exit_key_ok, 1, __ATOMIC_RELEASE);
+  /* the writer reads the collector through this view only (writer.h) */
+  static const RtCollectorView view = {
+      .threads = rt_threads,
+      .name_total_calls = rt_name_total_calls,
+      .domain_name = rt_domain_name,
+      .category_name = rt_category_name,
+      .os_thread_name = rt_os_thread_name,
+      .steps_take = rt_steps_take,
+      .steps_seen = rt_steps_seen,
+      .in_window = rt_in_window,
+      .windows_text = rt_windows_text,
+      .windows_consumed = rt_windows_consumed,
+      .trace_name = rt_current_trace_name,
+      .recording_off = rt_recording_off,
+  };
+  rt_writer_attach(&view);
   rt_files_reset();
   rt_collecting = 1;
   rt_exitpaths_init();
@@ -1721,7 +1479,15 @@ RT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
     set(t, n, NVTX_CBID_CORE2_DomainDestroy, F(h_ddestroy));
     set(t, n, NVTX_CBID_CORE2_Initialize, F(h_initialize));
   }
-  (void)said_stop;
+  return 1;
+}
+
+/* The CUDA driver's entry (CUDA_INJECTION64_PATH, during cuInit): the
+ * collector first, then CUPTI (cupti.c). */
+RT_EXPORT int InitializeInjection(void);
+RT_EXPORT int InitializeInjection(void) {
+  rt_init_once();
+  rt_cupti_start();
   return 1;
 }
 

@@ -1,7 +1,8 @@
 /* cupti.c: the CUDA side of libncrt.
  *
  * The CUDA driver loads CUDA_INJECTION64_PATH during cuInit and calls
- * InitializeInjection. Only then do we dlopen("libcupti.so.13") (never
+ * InitializeInjection (collector.c), which sets the collector up and calls
+ * rt_cupti_start here. Only then do we dlopen("libcupti.so.13") (never
  * linked, never closed) and enable the activity kinds: concurrent kernels,
  * memcpy, memset, runtime and driver calls (correlation ids need them) and,
  * with the mem activity, allocations. CUPTI is given our clock
@@ -10,7 +11,7 @@
  * Buffers come back on CUPTI's thread: we copy the few fields we need into
  * a locked growable array and return the buffer. About once a second the
  * flusher asks for the buffers whose records are complete and moves the
- * array to the process's .gpu spill file (writer.c), so memory stays
+ * array to the process's .gpu spill file (spill.c), so memory stays
  * bounded and a killed program keeps its GPU work; a write takes the rest
  * after a forced flush (never from inside a buffer callback).
  *
@@ -42,12 +43,9 @@ RtGpuRec *rt_cupti_take(size_t *n) {
   *n = 0;
   return NULL;
 }
-RT_EXPORT int InitializeInjection(void);
-RT_EXPORT int InitializeInjection(void) {
-  rt_init_once();
+void rt_cupti_start(void) {
   snprintf(status, sizeof status, "libncrt was built without CUPTI headers");
   rt_say("%s; GPU activity is not recorded", status);
-  return 1;
 }
 
 #else
@@ -346,17 +344,14 @@ static int start(void) {
   return 0;
 }
 
-RT_EXPORT int InitializeInjection(void);
-RT_EXPORT int InitializeInjection(void) {
-  rt_init_once();
+void rt_cupti_start(void) {
   static int done;
-  if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return 1;
+  if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) return;
   if (!rt_opt.gpu && !rt_opt.mem) {
     snprintf(status, sizeof status, "off (activities without gpu)");
-    return 1;
+    return;
   }
   if (start() != 0) rt_say("%s; GPU activity is not recorded, NVTX ranges are", status);
-  return 1;
 }
 
 #endif

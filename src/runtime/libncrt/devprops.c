@@ -123,24 +123,6 @@ static int query(void) {
   return k;
 }
 
-/* A finalizer's process: the devices the dead process saw (from .info). */
-void rt_devices_set(const RtDevice *d, int n) {
-  if (n > RT_MAX_DEVICES) n = RT_MAX_DEVICES;
-  if (n < 0) n = 0;
-  memcpy(devs, d, (size_t)n * sizeof *d);
-  ndevs = n;
-}
-
-void rt_devices_forget(void) { ndevs = -1; }
-
-const RtDevice *rt_device(int id) {
-  const RtDevice *d;
-  int n = rt_devices(&d);
-  for (int i = 0; i < n; i++)
-    if (d[i].id == id) return &d[i];
-  return NULL;
-}
-
 /* Kineto's three kernel figures. Blocks and warps per SM spread the grid
  * over all SMs. The occupancy is the theoretical one (the CUDA occupancy
  * calculator's limits: threads, blocks, registers, shared memory per SM),

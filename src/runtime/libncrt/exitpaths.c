@@ -6,7 +6,7 @@
  *                               a handler, installed only where the program
  *                               left the default action, writes what is
  *                               still in memory to the spill files
- *                               (rt_save_now: pwrite, rename; no lock, no
+ *                               (rt_save_now, spill.c: pwrite, rename; no lock, no
  *                               malloc), restores the default action and
  *                               re-raises: the process dies at once, of the
  *                               same signal, with the same status
@@ -42,9 +42,9 @@
  *                               (RT_FLUSH_MS; the flusher spills between
  *                               the blocks it converts, so a long
  *                               conversion on a loaded machine does not
- *                               hold the spill back: writer.c)
+ *                               hold the spill back: convert.c)
  * In every case but exit, ncrun (or `ncrun --finalize DIR`) makes the trace
- * from the spill files when the process is gone (writer.c). */
+ * from the spill files when the process is gone (finalize.c). */
 #define _GNU_SOURCE
 #include "rt.h"
 #include "ncrt_protocol.h"
@@ -62,24 +62,6 @@ static const int fatal_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT};
 #define NFATAL (int)(sizeof fatal_signals / sizeof *fatal_signals)
 
 static pid_t init_pid; /* the process that set the collector up (a vfork child is not it) */
-
-/* Every signal a handler may catch, held on this thread (the synchronous
- * faults excepted: one raised while blocked kills at once, the program's
- * own handler never seeing it). Around a claim on records (writer.c) and a save on a way out:
- * those run to their end before any handler, ours or the program's, runs on
- * their thread, which could not otherwise wait for them nor finish them.
- * pthread_sigmask is async-signal-safe. */
-static void held_set(sigset_t *s) {
-  sigfillset(s);
-  static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
-  for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) sigdelset(s, faults[i]);
-}
-void rt_signals_hold(sigset_t *old) {
-  sigset_t s;
-  held_set(&s);
-  pthread_sigmask(SIG_BLOCK, &s, old);
-}
-void rt_signals_restore(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
 
 /* sig's action back to the default (async-signal-safe) */
 static void to_default(int sig) {
@@ -151,7 +133,7 @@ void rt_exitpaths_init(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_fault;
-  held_set(&sa.sa_mask); /* the fault itself is blocked by the kernel while we run */
+  rt_signals_held(&sa.sa_mask); /* the fault itself is blocked by the kernel while we run */
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   install_where_default(fault_signals, NFAULT, &sa);
   memset(&sa, 0, sizeof sa);
@@ -160,7 +142,7 @@ void rt_exitpaths_init(void) {
    * mid-save, SIGTERM then SIGINT from a terminal, would save again
    * inside this save); so do the program's other handlers, as on every
    * way out: the save runs to its end, then the process dies */
-  held_set(&sa.sa_mask);
+  rt_signals_held(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   install_where_default(fatal_signals, NFATAL, &sa);
 }

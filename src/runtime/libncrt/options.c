@@ -13,7 +13,7 @@
  *   NCRT_CLOCK          tsc | monotonic (default tsc where invariant)
  *   NCRT_QUIET          1: no "ncrt:" messages
  *   NCRT_INCREMENTAL    off: no conversion while the program runs; the whole
- *                       trace is made at exit (writer.c; for comparison)
+ *                       trace is made at exit (convert.c; for comparison)
  *   NCRT_DORMANT        1: in-process (the Python package): capture off until
  *                       started, no trace at exit unless capture is on
  *   NCRT_ROOT_PID       set by ncrun: other processes (subprocesses) add -pid<PID>
@@ -25,12 +25,30 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
+
+RtOptions rt_opt;
+/* the process's state, set by the collector, read by every file */
+volatile int rt_collecting;
+int rt_exiting;
+
+/* ---- messages ---- */
+
+void rt_say(const char *fmt, ...) {
+  if (rt_opt.quiet) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "ncrt: %s\n", buf);
+}
 
 static const char *env(const char *k) {
   const char *v = getenv(k);

@@ -10,12 +10,16 @@
  * until the process ends (or until a cycle is written, for records). Name
  * strings are interned once and never freed, so a name id is valid forever.
  *
- * Files: collector.c (NVTX handlers, threads, names, clock, control, the
- * flusher), options.c (environment, this process's role), writer.c (spill
- * files, gzip'ed Chrome JSON, the finalizer of dead processes), cupti.c
- * (CUDA activity), devprops.c (the GPUs, occupancy), exitpaths.c (signals,
- * _exit, kill/raise: the records saved on those ways out), longjmp.c
- * (ranges a longjmp abandons closed at the jump). */
+ * Files, each calling only files listed before it (tests/arch/test_circles.py):
+ * options.c (environment, this process's role and state, rt_say), clock.c
+ * (ticks to ns), names.c (interned range names), devprops.c (the GPUs,
+ * occupancy), cupti.c (CUDA activity); the writer (writer.h: gzout.c,
+ * spill.c, readback.c, chrome.c, convert.c, finalize.c: spill files,
+ * gzip'ed Chrome JSON, the finalizer of dead processes), which reads the
+ * collector only through the RtCollectorView it is handed at set-up;
+ * exitpaths.c (signals, _exit, kill/raise: the records saved on those ways
+ * out); collector.c (NVTX and CUDA entry points, threads, capture control,
+ * the flusher); longjmp.c (ranges a longjmp abandons closed at the jump). */
 #ifndef NCRT_RT_H
 #define NCRT_RT_H
 
@@ -23,6 +27,7 @@
 #include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
 #define RT_EXPORT __attribute__((visibility("default")))
 
@@ -48,7 +53,6 @@ typedef struct {
                                  * flusher's, 2 a thread's own in _exit's save, 3 in its own spill;
                                  * see rt_spill_thread */
 } RtOptions;
-extern __thread int rt_in_flusher; /* this thread is the flusher (collector.c) */
 
 extern RtOptions rt_opt;
 int rt_options_load(void); /* -1: options libncrt cannot honour (said): record nothing */
@@ -78,13 +82,31 @@ void rt_process_rank(int rank, int world, const char *from);
 size_t rt_process_json(char *b, size_t n);
 void rt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* ---- clock ---- */
+/* The process's state (options.c holds them; the collector sets them) */
+extern volatile int rt_collecting;  /* set up and recording in this process */
+extern int rt_exiting;              /* set once the process is ending (__atomic access) */
+
+/* ---- clock (clock.c) ---- */
 /* Raw ticks on the hot path (TSC where invariant, else CLOCK_MONOTONIC ns);
  * rt_ticks_to_ns converts to CLOCK_MONOTONIC nanoseconds, the clock CUPTI
  * is given too. */
-uint64_t rt_mono_ns(void);
+static inline uint64_t rt_mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+void rt_clock_init(void);            /* the origin: once per process (a forked child again) */
 void rt_clock_calibrate(void);
 uint64_t rt_ticks_to_ns(uint64_t ticks);
+uint64_t rt_clock_origin_ns(void);   /* CLOCK_MONOTONIC ns when we started */
+void rt_clock_params(uint64_t *tsc0, uint64_t *ns0, uint64_t *tsc1, uint64_t *ns1);
+/* A clock as one (tsc, ns) pair after the origin: what a process saves for
+ * its finalizer (.info), mapped without this process's calibration */
+typedef struct {
+  int use_tsc;                  /* 0: ticks are CLOCK_MONOTONIC ns already */
+  uint64_t tsc0, ns0, tsc1, ns1;
+} RtClock;
+uint64_t rt_clock_pair_ns(const RtClock *c, uint64_t ticks);
 
 /* ---- names ---- */
 /* NAME_KEPT: judged by the throttle and kept (its mean was over US): the
@@ -104,8 +126,24 @@ typedef struct {
   uint32_t throttled_tid;       /* on this thread */
   uint64_t skipped;             /* calls not recorded since (handed over by threads) */
 } RtName;
-RtName *rt_name(uint32_t id);
+/* names.c: the table, in pages of RT_NAME_PAGE_N allocated as ids grow */
+#define RT_NAME_PAGE_BITS 12
+#define RT_NAME_PAGE_N (1u << RT_NAME_PAGE_BITS)
+#define RT_NAME_PAGES 4096
+extern RtName *rt_name_pages[RT_NAME_PAGES];
+static inline RtName *rt_name(uint32_t id) {
+  return &rt_name_pages[id >> RT_NAME_PAGE_BITS][id & (RT_NAME_PAGE_N - 1)];
+}
 uint32_t rt_name_count(void);
+uint32_t rt_intern(const char *s, size_t len);
+extern uint32_t rt_name_unknown;     /* "(unnamed)": what a name that cannot be interned gets */
+void rt_names_init(void);
+/* The names lock, which domains (collector.c) share: -1 when this thread
+ * holds it already (a signal handler inside an intern) */
+int rt_names_lock(void);
+void rt_names_unlock(void);
+void rt_names_fork_lock(void);
+void rt_names_fork_unlock(void);
 /* A throttled name's calls, recorded and not: its totals plus what live
  * threads still hold (read at exit, best effort while threads run). */
 uint64_t rt_name_total_calls(uint32_t id);
@@ -192,7 +230,7 @@ RtThread *rt_threads(void);     /* list head, newest first */
  * ended. A best-effort snapshot (a frame popped and pushed meanwhile reads
  * as either; the stack memory is never unmapped), so ThreadSanitizer does
  * not check it. */
-int rt_frame_peek(const RtThread *t, uint32_t i, RtFrame *out) __attribute__((no_sanitize("thread")));
+int rt_frame_peek(const RtThread *t, uint32_t i, RtFrame *out) __attribute__((no_sanitize("thread"))); /* spill.c */
 
 /* Spans started in one thread and possibly ended in another: joined by id
  * at write time. */
@@ -200,7 +238,8 @@ int rt_frame_peek(const RtThread *t, uint32_t i, RtFrame *out) __attribute__((no
 /* ---- domains ---- */
 const char *rt_domain_name(uint16_t id);
 
-/* ---- writer (writer.c) ---- */
+/* ---- writer (writer.h: gzout.c, spill.c, readback.c, chrome.c, convert.c,
+ * finalize.c) ---- */
 /* Records do not stay in memory: when a thread's chunk fills, the thread
  * writes it to the process's spill file <dir>/.ncrt-<PID>.raw (pwrite at
  * an offset reserved by an atomic add: no lock, no malloc) and reuses it;
@@ -208,7 +247,9 @@ const char *rt_domain_name(uint16_t id);
  * (.names) and a snapshot of open ranges and threads (.info) every
  * RT_FLUSH_MS. The trace is made from those files at exit (rt_write_trace)
  * or, when the process died or its exit handed a large conversion over
- * (under ncrun: writer.c, "the fast exit"), by ncrt_finalize_dir (ncrun). */
+ * (under ncrun: convert.c, "the fast exit"), by ncrt_finalize_dir (ncrun,
+ * finalize.c). The writer reads the collector only through the view the
+ * collector hands it at set-up (RtCollectorView, below). */
 #define RT_FLUSH_MS 250
 /* Write every record since the last write (and GPU activity) to
  * <dir>/<name>-rank<R>.pt.trace.json.gz atomically (dir NULL: the output
@@ -233,15 +274,18 @@ void rt_flush_tick(void);
 void rt_files_reset(void);      /* after fork: this process's own files */
 void rt_writer_fork_lock(void);   /* fork: the writer's lock, taken in prepare */
 void rt_writer_fork_unlock(void); /* and given back in parent and child */
-const char *rt_current_trace_name(void);
-void rt_clock_params(uint64_t *tsc0, uint64_t *ns0, uint64_t *tsc1, uint64_t *ns1);
-void rt_clock_set(int use_tsc, uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1);
-extern volatile int rt_collecting;  /* set up and recording in this process */
+extern __thread int rt_in_flusher; /* this thread is the flusher (set by collector.c) */
 /* The disk budget (rt_opt.disk_budget) was reached: recording stopped for
  * good at this CLOCK_MONOTONIC ns (0: not reached). Set by the spill
  * path (async-signal-safe: one store), read by the capture rule. */
 extern volatile uint64_t rt_budget_hit;
-void rt_recording_off(void);        /* async-signal-safe: the hot path stops recording */
+/* Hold every signal a handler may catch on this thread (the old mask in
+ * *old), and give them back: a claim on records and a save on a way out run
+ * to their end before any handler runs on their thread (spill.c; exitpaths.c
+ * masks its handlers with the same set, rt_signals_held). */
+void rt_signals_held(sigset_t *set);
+void rt_signals_hold(sigset_t *old);
+void rt_signals_restore(const sigset_t *old);
 RT_EXPORT int ncrt_finalize_dir(const char *dir, int quiet);
 
 /* ---- GPU (cupti.c) ---- */
@@ -268,13 +312,11 @@ typedef struct {
   int regs_per_block, regs_per_sm, warp_size;
 } RtDevice;
 int rt_devices(const RtDevice **out);
-void rt_devices_set(const RtDevice *d, int n); /* the finalizer: a dead process's devices */
-void rt_devices_forget(void);                  /* ask the driver again */
 int rt_devices_ours(uint32_t tid, uint64_t start, uint64_t end); /* a driver call of our own device queries? */
-const RtDevice *rt_device(int id);
 int rt_kernel_occupancy(const RtDevice *d, const int32_t grid[3], const int32_t block[3], uint32_t regs,
                         uint32_t shmem, double *blocks_per_sm, double *warps_per_sm, double *occupancy_pct);
 
+void rt_cupti_start(void);          /* once CUDA calls InitializeInjection (collector.c) */
 void rt_cupti_flush(void);          /* every record, even incomplete ones (at a write) */
 void rt_cupti_flush_complete(void); /* buffers whose records are all complete (the flusher) */
 /* Hand the writer all GPU records so far (caller frees with free()). */
@@ -283,24 +325,17 @@ const char *rt_cupti_status(void);
 size_t rt_cupti_count(void);    /* GPU work (not API calls) waiting for the writer */
 uint32_t rt_cupti_version(void);
 
-uint32_t rt_intern(const char *s, size_t len);
-
-/* ---- collector.c, for the writer and cupti.c ---- */
+/* ---- collector.c ---- */
 void rt_init_once(void);
 const char *rt_category_name(uint32_t cat);
 const char *rt_os_thread_name(uint32_t tid);
-extern int rt_exiting;            /* set once the process is ending (__atomic access) */
 uint64_t rt_now_ticks(void);
-uint64_t rt_clock_origin_ns(void);   /* CLOCK_MONOTONIC ns when we started */
 void rt_atexit(void);
-/* exitpaths.c: signals and _exit */
+const char *rt_current_trace_name(void);
+void rt_recording_off(void);        /* async-signal-safe: the hot path stops recording */
+/* exitpaths.c: signals and _exit (called by collector.c; calls spill.c) */
 void rt_exitpaths_init(void);
 void rt_exitpaths_child(void);
-/* Hold every signal a handler may catch on this thread (the old mask in
- * *old), and give them back: a claim on records and a save on a way out run
- * to their end before any handler runs on their thread. */
-void rt_signals_hold(sigset_t *old);
-void rt_signals_restore(const sigset_t *old);
 void rt_flusher_start(void);     /* collector.c: the flusher thread, once per process */
 /* Capture windows (call with the collector's control lock held, as the
  * writer is): was capture on at CLOCK_MONOTONIC time ns? */
@@ -319,9 +354,28 @@ typedef struct {
 size_t rt_steps_take(RtStep **out);
 long rt_steps_seen(void);         /* steps begun so far in this process */
 int rt_windows_text(char *buf, size_t cap); /* "window A B" lines for the snapshot; -1: busy */
-/* The finalizer's windows (from a dead process's snapshot): with any set,
- * rt_in_window answers from them; rt_windows_set(NULL, 0, 0) goes back. */
-void rt_windows_set(const uint64_t (*w)[2], size_t n, int active);
 void rt_windows_consumed(void);
+
+/* ---- the collector as the writer sees it ----
+ * collector.c fills one at set-up and hands it over (rt_writer_attach,
+ * spill.c, before anything is recorded); the writer calls the collector
+ * through it only, so the collector calls the writer and never the other
+ * way round. Each is the collector's rt_<field> (trace_name:
+ * rt_current_trace_name). */
+typedef struct {
+  RtThread *(*threads)(void);
+  uint64_t (*name_total_calls)(uint32_t id);
+  const char *(*domain_name)(uint16_t id);
+  const char *(*category_name)(uint32_t cat);
+  const char *(*os_thread_name)(uint32_t tid);
+  size_t (*steps_take)(RtStep **out);
+  long (*steps_seen)(void);
+  int (*in_window)(uint64_t ns);
+  int (*windows_text)(char *buf, size_t cap);
+  void (*windows_consumed)(void);
+  const char *(*trace_name)(void);
+  void (*recording_off)(void);  /* async-signal-safe */
+} RtCollectorView;
+void rt_writer_attach(const RtCollectorView *v);
 
 #endif

@@ -1,0 +1,114 @@
+/* clock.c: the process's one clock. Ranges are stamped in raw ticks on
+ * the hot path (the TSC where it is invariant, else CLOCK_MONOTONIC ns,
+ * rt_opt.use_tsc); this file maps ticks to CLOCK_MONOTONIC nanoseconds,
+ * the clock CUPTI is given too, so GPU records and ranges share a time line.
+ *
+ * Contract: rt_clock_init once per process (collector.c, a forked child
+ * again); rt_clock_calibrate from the writer before it converts (it may
+ * sleep up to 20 ms once, in a short run); rt_ticks_to_ns anywhere, lock
+ * free. A finalizer maps a dead process's ticks with rt_clock_pair_ns on
+ * the pair that process saved (.info), never through this file's state. */
+#define _GNU_SOURCE
+#include "rt.h"
+
+#include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+static uint64_t tsc0, ns0, tsc1, ns1;
+static int npiece; /* pieces of the TSC mapping (rt_clock_calibrate), published with release */
+
+void rt_clock_init(void) {
+  npiece = 0; /* (a forked child starts its own clock) */
+  ns0 = rt_mono_ns();
+#if defined(__x86_64__)
+  if (rt_opt.use_tsc) tsc0 = __rdtsc();
+#endif
+}
+
+uint64_t rt_clock_origin_ns(void) { return ns0; }
+
+void rt_clock_params(uint64_t *a, uint64_t *b, uint64_t *c, uint64_t *d) {
+  *a = tsc0;
+  *b = ns0;
+  *c = tsc1;
+  *d = ns1;
+}
+/* The TSC→ns mapping is piecewise linear and continuous. Records are
+ * converted at different times (the flusher converts while the program
+ * runs, the exit converts the rest), and one tick must give the same ns
+ * whenever it is converted: with a single ratio re-measured at each
+ * conversion, two neighbouring records converted a flush apart could be
+ * ~100 ns out of order, an inner range starting before its outer one. So a
+ * new ratio (measured over the whole run so far: the longer, the better)
+ * applies only to ticks after the moment it is measured, from where the
+ * previous piece ends. Pieces start at doubling run times (20 ms, 40 ms,
+ * 80 ms, ...): at most CLOCK_PIECES over any run; the last one stays. */
+#define CLOCK_PIECES 48
+static struct {
+  uint64_t tsc, ns; /* where the piece starts */
+  double r;         /* ns per tick */
+  uint64_t at;      /* CLOCK_MONOTONIC ns when it was measured */
+} piece[CLOCK_PIECES];
+static int piece_busy;     /* one calibration at a time (the flusher, the exit) */
+
+static uint64_t piece_map(int k, uint64_t t) {
+  int64_t d = (int64_t)(t - piece[k].tsc);
+  return piece[k].ns + (uint64_t)(int64_t)((double)d * piece[k].r);
+}
+
+/* Pin the TSC→ns ratio on two (tsc, ns) pairs at least 20 ms apart: the
+ * run start and now. Short runs wait the difference once, at write time. */
+void rt_clock_calibrate(void) {
+#if defined(__x86_64__)
+  if (!rt_opt.use_tsc) return;
+  uint64_t n = rt_mono_ns();
+  while (n - ns0 < 20000000u) {
+    struct timespec d = {0, (long)(20000000u - (n - ns0))};
+    nanosleep(&d, NULL);
+    n = rt_mono_ns();
+  }
+  /* one (tsc, ns) pair: the TSC read on both sides of the clock, the
+   * tightest of a few tries (a preemption between the two reads would
+   * skew the ratio by its length over the run time) */
+  uint64_t t = 0, best = UINT64_MAX;
+  for (int i = 0; i < 8 && best > 2000; i++) {
+    uint64_t a = __rdtsc(), m = rt_mono_ns(), b = __rdtsc();
+    if (b - a < best) best = b - a, t = a + (b - a) / 2, n = m;
+  }
+  tsc1 = t;
+  ns1 = n;
+  if (__atomic_exchange_n(&piece_busy, 1, __ATOMIC_ACQUIRE)) return;
+  int k = __atomic_load_n(&npiece, __ATOMIC_ACQUIRE);
+  if (k < CLOCK_PIECES && t > tsc0 && (k == 0 || n - ns0 >= 2 * (piece[k - 1].at - ns0))) {
+    piece[k].r = (double)(n - ns0) / (double)(t - tsc0);
+    piece[k].tsc = k ? t : tsc0;
+    piece[k].ns = k ? piece_map(k - 1, t) : ns0;
+    piece[k].at = n;
+    __atomic_store_n(&npiece, k + 1, __ATOMIC_RELEASE);
+  }
+  __atomic_store_n(&piece_busy, 0, __ATOMIC_RELEASE);
+#endif
+}
+
+uint64_t rt_ticks_to_ns(uint64_t t) {
+  if (!rt_opt.use_tsc) return t;
+  int k = __atomic_load_n(&npiece, __ATOMIC_ACQUIRE);
+  if (k) {
+    while (k > 1 && t < piece[k - 1].tsc) k--;
+    return piece_map(k - 1, t);
+  }
+  /* not calibrated yet: the one (tsc, ns) pair */
+  RtClock c = {1, tsc0, ns0, tsc1, ns1};
+  return rt_clock_pair_ns(&c, t);
+}
+
+uint64_t rt_clock_pair_ns(const RtClock *c, uint64_t t) {
+  if (!c->use_tsc) return t;
+  if (c->tsc1 == c->tsc0) return c->ns0;
+  double r = (double)(c->ns1 - c->ns0) / (double)(c->tsc1 - c->tsc0);
+  int64_t d = (int64_t)(t - c->tsc0);
+  return c->ns0 + (uint64_t)(int64_t)((double)d * r);
+}
+

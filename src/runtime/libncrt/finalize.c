@@ -1,0 +1,646 @@
+/* finalize.c: the finalizer. A process that died (a signal, _exit
+ * without a save, SIGKILL) or whose exit handed its conversion over
+ * (.hand, convert.c) left its spill files in the run directory; ncrun
+ * (ncrt_finalize_dir, or `ncrun --finalize DIR`) makes its trace from them
+ * when it is gone: ranges open at its last snapshot are marked "open at
+ * exit", a handed-over .body is gone on with, and the files are removed.
+ *
+ * Contract: runs in ncrun's process, never in the traced one; a dead
+ * process's clock, names, devices and capture windows come from its files
+ * into the TraceIn that chrome.c writes from, and nothing of this
+ * process's own collector state is read or changed. */
+#define _GNU_SOURCE
+#include "writer.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---- a dead process's names, domains and categories (.names, .info) ---- */
+
+static char **fin_names;
+static uint32_t fin_nnames;
+static char *fin_domains[1024];
+static char *fin_cats[256];
+
+static const char *fin_name_json(uint32_t id) {
+  return id < fin_nnames && fin_names[id] ? fin_names[id] : "\"(unnamed)\"";
+}
+static const char *fin_domain_json(uint16_t d) { return d < 1024 && fin_domains[d] ? fin_domains[d] : "\"?\""; }
+static const char *fin_cat_json(uint32_t c) { return c < 256 ? fin_cats[c] : NULL; }
+
+static char *slurp(const char *path, size_t *n) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  char *b = NULL;
+  if (fstat(fd, &st) == 0 && (b = malloc((size_t)st.st_size + 1))) {
+    ssize_t r = pread(fd, b, (size_t)st.st_size, 0);
+    if (r < 0) r = 0;
+    b[r] = 0;
+    *n = (size_t)r;
+  }
+  close(fd);
+  return b;
+}
+
+/* "ID JSON\n" or "KEY JSON\n": the JSON string up to the end of the line */
+static char *line_json(char *p) {
+  char *e = strchr(p, '\n');
+  if (e) *e = 0;
+  return strdup(p);
+}
+
+/* JSON string (as written by o_json) back to text, for names of files */
+static void unjson(const char *j, char *out, size_t cap) {
+  size_t k = 0;
+  if (*j == '"') j++;
+  for (; *j && *j != '"' && k + 1 < cap; j++) {
+    if (*j == '\\' && j[1]) {
+      j++;
+      if (*j == 'u') {
+        out[k++] = (char)strtol((char[]){j[3], j[4], 0}, NULL, 16);
+        j += 4;
+        continue;
+      }
+    }
+    out[k++] = *j;
+  }
+  out[k] = 0;
+}
+
+/* ---- what an exit handed over (.hand, hand_over) ---- */
+
+static char **fin_loc_file;
+static int *fin_loc_line;
+static uint32_t fin_nloc;
+
+static int fin_loc(uint32_t id, const char **file, int *line) {
+  if (id >= fin_nloc || !fin_loc_file[id]) return 0;
+  *file = fin_loc_file[id], *line = fin_loc_line[id];
+  return 1;
+}
+
+static void fin_loc_free(void) {
+  for (uint32_t i = 0; i < fin_nloc; i++) free(fin_loc_file[i]);
+  free(fin_loc_file);
+  free(fin_loc_line);
+  fin_loc_file = NULL, fin_loc_line = NULL, fin_nloc = 0;
+}
+
+static void hand_free(Hand *h) {
+  free(h->thr);
+  free(h->stepv);
+  free(h->spans);
+  memset(h, 0, sizeof *h);
+  fin_loc_free();
+}
+
+/* 1: a complete .hand read into h (its "end" line: written whole); else 0
+ * (none, or cut short, or out of memory: the process is finalized as one
+ * that died, from its spill files) */
+/* Room for one more element of size `size` in *v (n in use, *cap
+ * allocated, first allocation `first`): 0 without memory (v unchanged). */
+static int hand_grow(void **v, size_t n, size_t *cap, size_t first, size_t size) {
+  if (n < *cap) return 1;
+  size_t nc = *cap ? *cap * 2 : first;
+  void *nv = realloc(*v, nc * size);
+  if (!nv) return 0;
+  *v = nv;
+  *cap = nc;
+  return 1;
+}
+
+static int hand_read(const char *pre, Hand *h) {
+  char p[2100];
+  size_t n = 0;
+  snprintf(p, sizeof p, "%s.hand", pre);
+  char *text = slurp(p, &n);
+  memset(h, 0, sizeof *h);
+  if (!text || strncmp(text, "ncrt-hand 1\n", 12)) {
+    free(text);
+    return 0;
+  }
+  int ok = 1, ended = 0;
+  size_t capthr = 0, capstep = 0, capsp = 0;
+  char *file = malloc(4200);
+  if (!file) ok = 0;
+  for (char *l = text, *next; ok && l && *l; l = next) {
+    next = strchr(l, '\n');
+    if (next) *next++ = 0;
+    unsigned long long a, b, c, d, e, f;
+    unsigned u, v, w;
+    int k, line;
+    double x;
+    long li;
+    if (sscanf(l, "records %llu", &a) == 1) h->records = a;
+    else if (sscanf(l, "body %llu %llu %llu %llu %u", &a, &b, &c, &d, &u) == 5)
+      h->body = 1, h->body_to = a, h->crc = b, h->len = c, h->body_dropped = d, h->body_skip = u;
+    else if (sscanf(l, "exit %llu", &a) == 1) h->exit_ns = a;
+    else if (sscanf(l, "written %llu", &a) == 1) h->written_ns = a;
+    else if (sscanf(l, "throttle %ld %lg", &li, &x) == 2) h->throttle_calls = li, h->throttle_us = x;
+    else if (sscanf(l, "loc %u %d %n", &u, &line, &k) == 2 && u < (1u << 24)) {
+      if (u >= fin_nloc) {
+        uint32_t cap = fin_nloc ? fin_nloc : 1024;
+        while (cap <= u) cap *= 2;
+        char **nf = realloc(fin_loc_file, cap * sizeof *nf);
+        if (nf) fin_loc_file = nf;
+        int *nl = nf ? realloc(fin_loc_line, cap * sizeof *nl) : NULL;
+        if (!nl) {
+          ok = 0;
+          break;
+        }
+        fin_loc_line = nl;
+        memset(fin_loc_file + fin_nloc, 0, (cap - fin_nloc) * sizeof *nf);
+        fin_nloc = cap;
+      }
+      unjson(l + k, file, 4200);
+      free(fin_loc_file[u]);
+      fin_loc_file[u] = strdup(file);
+      fin_loc_line[u] = line;
+    } else if (sscanf(l, "thr %u %llu %llu %lg %u %llu", &u, &a, &b, &x, &v, &c) == 6) {
+      if (!hand_grow((void **)&h->thr, h->nthr, &capthr, 16, sizeof *h->thr)) {
+        ok = 0;
+        break;
+      }
+      h->thr[h->nthr++] = (HandThrottled){u, a, b, x, v, c};
+    } else if (sscanf(l, "budget %llu %llu", &a, &b) == 2) h->budget = a, h->budget_hit = b;
+    else if (sscanf(l, "cuptiv %llu", &a) == 1) h->cupti_version = a;
+    else if (sscanf(l, "steps %ld", &li) == 1) h->steps = li;
+    else if (!strncmp(l, "step ", 5)) snprintf(h->step, sizeof h->step, "%s", l + 5);
+    else if (sscanf(l, "ps %ld %llu %llu %u %u", &li, &a, &b, &v, &w) == 5) {
+      if (!hand_grow((void **)&h->stepv, h->nstep, &capstep, 16, sizeof *h->stepv)) {
+        ok = 0;
+        break;
+      }
+      h->stepv[h->nstep++] = (RtStep){li, a, b, v, (uint8_t)w};
+    } else if (sscanf(l, "sp %llu %llu %llu %llu %llu %llu", &a, &b, &c, &d, &e, &f) == 6) {
+      if (!hand_grow((void **)&h->spans, h->nspans, &capsp, 64, sizeof *h->spans)) {
+        ok = 0;
+        break;
+      }
+      h->spans[h->nspans++] = (SpanRec){a, b, c, (uint32_t)d, (uint32_t)e, (uint8_t)f};
+    } else if (!strcmp(l, "end")) ended = 1;
+  }
+  free(file);
+  free(text);
+  if (!ok || !ended || !h->step[0]) {
+    hand_free(h);
+    return 0;
+  }
+  return 1;
+}
+
+/* The trace of a process that handed its exit over, going on with the
+ * .body it converted while it ran: the rest of .raw, the tail, the gzip
+ * trailer (inc_finish's part, here), then renamed to path. */
+static int resume_file(const char *body, const char *path, const TraceIn *s, Hand *h, int level) {
+  int fd = open(body, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return errno ? errno : EIO;
+  Gz *g = calloc(1, sizeof *g);
+  int err = g ? 0 : ENOMEM;
+  if (g) {
+    g->fd = fd;
+    g->crc = (uint32_t)h->crc;
+    g->len = (uint32_t)h->len;
+    /* raw deflate after the process's sync flush: its blocks follow the
+     * process's on a byte boundary, one stream, one member */
+    if (deflateInit2(&g->z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) err = ENOMEM;
+  }
+  if (!err) {
+    size_t ngpu = 0;
+    RtGpuRec *gpu = gpu_setup(g, s, &ngpu);
+    if (launchers_known())
+      read_blocks(s->raw, 0, h->body_to, READ_DEAD, spans_block, NULL, g, NULL, NULL, 0, NULL, NULL);
+    BodyState st = {s->pid, h->spans, h->nspans, h->nspans, h->body_dropped + s->dropped, s};
+    h->spans = NULL; /* trace_tail owns them now */
+    h->nspans = 0;
+    st.dropped += read_blocks(s->raw, h->body_to, s->to, READ_DEAD, body_block, spans_block, g, &st, NULL, h->body_skip,
+                              NULL, NULL);
+    trace_tail(g, s, &st, gpu, ngpu);
+    gz_finish(g);
+    err = g->err;
+  }
+  free(g);
+  if (close(fd) != 0 && !err) err = errno ? errno : EIO;
+  if (err) return err; /* .body stays for the cleanup; the caller says so */
+  return finish_file(body, path, NULL, 0);
+}
+
+static int running(long pid);
+
+static void finalize_cleanup(const char *dir, const char *pre, long pid) {
+  char p[2300];
+  for (size_t i = 0; i < nspill_sfx; i++) {
+    snprintf(p, sizeof p, "%s%s", pre, spill_sfx[i]);
+    unlink(p);
+  }
+  /* a handed-over set's pid may be a new process's by now: its trace in
+   * the making is its own */
+  if (pid != (long)getpid() && running(pid)) return;
+  /* a trace it was writing when it died (<name>.trace.json.gz.tmp<PID>) */
+  char tail[64];
+  snprintf(tail, sizeof tail, ".trace.json.gz.tmp%ld", pid);
+  size_t tl = strlen(tail);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    size_t l = strlen(e->d_name);
+    if (l > tl && !strcmp(e->d_name + l - tl, tail)) {
+      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+      unlink(p);
+    }
+  }
+  if (d) closedir(d);
+}
+
+/* What a snapshot (.info) says, beside the TraceIn it fills */
+typedef struct {
+  TraceIn s;
+  char proc[512], trace[512], cupti[300];
+  char proc_json[600];
+  RtClock clock;
+  int level;
+  uint64_t(*win)[2];                 /* capture windows (windows lines) */
+  size_t nwin, capwin;
+  int have_windows;
+  size_t capopen;
+  uint32_t capth;
+  char cupti_json[700];
+  char note[128];
+} Fin;
+
+/* the devices the dead process saw (its "device" lines) */
+static RtDevice fin_devs[RT_MAX_DEVICES];
+static int fin_ndev;
+static int fin_devices(const RtDevice **out) {
+  *out = fin_devs;
+  return fin_ndev;
+}
+
+/* It died after writing its trace (the .done marker: "tmp\npath\n"), before
+ * or after putting it in place: moved there, nothing remade. -1: no marker. */
+static int finalize_done(const char *dir, const char *pre, long pid) {
+  char p[2100];
+  size_t n = 0;
+  snprintf(p, sizeof p, "%s.done", pre);
+  char *done = slurp(p, &n);
+  if (!done) return -1;
+  char *nl = strchr(done, '\n'), *to = nl ? nl + 1 : NULL, *end = to ? strchr(to, '\n') : NULL;
+  int moved = 0;
+  if (end) {
+    *nl = *end = 0;
+    moved = rename(done, to) == 0;
+  }
+  free(done);
+  finalize_cleanup(dir, pre, pid);
+  return moved;
+}
+
+/* One "device" line of the snapshot into fin_devs */
+static void info_device(const char *l) {
+  RtDevice *v = &fin_devs[fin_ndev];
+  unsigned long long tm, sb, ss, so;
+  int k;
+  memset(v, 0, sizeof *v);
+  if (sscanf(l, "%d %llu %d %d %d %d %d %d %d %d %d %llu %llu %llu %n", &v->id, &tm, &v->cc_major, &v->cc_minor,
+             &v->num_sms, &v->max_threads_per_block, &v->max_threads_per_sm, &v->max_blocks_per_sm,
+             &v->regs_per_block, &v->regs_per_sm, &v->warp_size, &sb, &ss, &so, &k) == 14) {
+    v->total_mem = tm, v->shmem_per_block = sb, v->shmem_per_sm = ss, v->shmem_per_block_optin = so;
+    unjson(l + k, v->name, sizeof v->name);
+    fin_ndev++;
+  }
+}
+
+/* The snapshot's lines into f (out of memory: the lines read so far are
+ * kept; a block that did grow is kept too, the counts say what both hold).
+ * 0: stop reading. */
+static int info_line(Fin *f, char *l) {
+  TraceIn *s = &f->s;
+  unsigned long long a, b, c, d, e;
+  int k;
+  if (sscanf(l, "rank %d", &s->rank) == 1 || sscanf(l, "world %d", &s->world) == 1 ||
+      sscanf(l, "level %d", &f->level) == 1)
+    return 1;
+  if (sscanf(l, "clock %d %llu %llu %llu %llu", &f->clock.use_tsc, &a, &b, &c, &d) == 5) {
+    f->clock.tsc0 = a, f->clock.ns0 = b, f->clock.tsc1 = c, f->clock.ns1 = d;
+    return 1;
+  }
+  if (sscanf(l, "base %llu", &a) == 1) s->base = a;
+  else if (sscanf(l, "now %llu", &a) == 1) s->now = a;
+  else if (sscanf(l, "from %llu", &a) == 1) s->from = a;
+  else if (sscanf(l, "dropped %llu", &a) == 1) s->dropped = a;
+  else if (sscanf(l, "gpu %llu %llu %llu", &a, &b, &c) == 3) s->gfrom = a;
+  else if (sscanf(l, "windows %llu", &a) == 1) f->have_windows = 1;
+  else if (sscanf(l, "window %llu %llu", &a, &b) == 2) {
+    if (f->nwin == f->capwin) {
+      size_t cap = f->capwin ? f->capwin * 2 : 64;
+      uint64_t(*nw)[2] = realloc(f->win, cap * sizeof *nw);
+      if (!nw) return 0;
+      f->win = nw, f->capwin = cap;
+    }
+    f->win[f->nwin][0] = a, f->win[f->nwin][1] = b;
+    f->nwin++;
+  }
+  else if (!strncmp(l, "cupti ", 6)) unjson(l + 6, f->cupti, sizeof f->cupti);
+  else if (!strncmp(l, "device ", 7) && fin_ndev < RT_MAX_DEVICES) info_device(l + 7);
+  else if (!strncmp(l, "name ", 5)) unjson(l + 5, f->proc, sizeof f->proc);
+  else if (!strncmp(l, "process {", 9)) snprintf(f->proc_json, sizeof f->proc_json, "%s", l + 8);
+  else if (sscanf(l, "pstart %llu", &a) == 1) s->pstart = a;
+  else if (sscanf(l, "isrank %d", &k) == 1) s->is_rank = k;
+  else if (!strncmp(l, "trace ", 6)) unjson(l + 6, f->trace, sizeof f->trace);
+  else if (sscanf(l, "domain %llu %n", &a, &k) == 1 && a < 1024) {
+    free(fin_domains[a]);
+    fin_domains[a] = strdup(l + k);
+  } else if (sscanf(l, "cat %llu %n", &a, &k) == 1 && a < 256) {
+    free(fin_cats[a]);
+    fin_cats[a] = strdup(l + k);
+  } else if (sscanf(l, "thread %llu %n", &a, &k) == 1) {
+    if (s->nthreads == f->capth) {
+      uint32_t cap = f->capth ? f->capth * 2 : 16;
+      uint32_t *tids = realloc(s->tids, cap * sizeof *s->tids);
+      if (tids) s->tids = tids;
+      char **tnames = tids ? realloc(s->tnames, cap * sizeof *s->tnames) : NULL;
+      if (!tnames) return 0;
+      s->tnames = tnames, f->capth = cap;
+    }
+    char *nm = strdup(l + k);
+    if (!nm) return 0;
+    s->tids[s->nthreads] = (uint32_t)a;
+    s->tnames[s->nthreads++] = nm;
+  } else if (sscanf(l, "open %llu %llu %llu %llu %llu", &a, &b, &c, &d, &e) == 5) {
+    if (s->nopen == f->capopen) {
+      size_t cap = f->capopen ? f->capopen * 2 : 16;
+      OpenFrame *o = realloc(s->open, cap * sizeof *s->open);
+      if (!o) return 0;
+      s->open = o, f->capopen = cap;
+    }
+    s->open[s->nopen++] = (OpenFrame){(uint32_t)a, (uint32_t)b, (uint32_t)d, (uint16_t)e, c};
+  }
+  return 1;
+}
+
+/* The snapshot (.info, or the one a dying process was renaming) into f:
+ * 0, or -1 when there is none (said unless quiet). */
+static int info_read(Fin *f, const char *pre, long pid, int quiet) {
+  char p[2100];
+  size_t n = 0;
+  snprintf(p, sizeof p, "%s.info", pre);
+  char *info = slurp(p, &n);
+  if (!info) {
+    snprintf(p, sizeof p, "%s.info.tmpH", pre);
+    info = slurp(p, &n);
+  }
+  if (!info || strncmp(info, "ncrt-info 1\n", 12)) {
+    if (!quiet) fprintf(stderr, "ncrt: %s.raw: no snapshot of process %ld (.info) to finalize it from; left as is\n", pre, pid);
+    free(info);
+    return -1;
+  }
+  for (char *l = info, *next; l && *l; l = next) {
+    next = strchr(l, '\n');
+    if (next) *next++ = 0;
+    if (!info_line(f, l)) break;
+  }
+  free(info);
+  return 0;
+}
+
+/* The names (.names: "ID JSON\n"; a line cut short at death ends it) */
+static void names_read(const char *pre) {
+  char p[2100];
+  size_t n = 0;
+  snprintf(p, sizeof p, "%s.names", pre);
+  char *names = slurp(p, &n);
+  for (char *l = names; l && *l;) {
+    char *next = strchr(l, '\n');
+    if (!next) break;
+    char *sp;
+    unsigned long id = strtoul(l, &sp, 10);
+    if (*sp == ' ' && id < (1u << 24)) {
+      if (id >= fin_nnames) {
+        uint32_t cap = fin_nnames ? fin_nnames : 1024;
+        while (cap <= id) cap *= 2;
+        char **nn = realloc(fin_names, cap * sizeof *nn);
+        if (!nn) break;
+        memset(nn + fin_nnames, 0, (cap - fin_nnames) * sizeof *nn);
+        fin_names = nn;
+        fin_nnames = cap;
+      }
+      if (!fin_names[id]) fin_names[id] = line_json(sp + 1);
+    }
+    l = next + 1;
+  }
+  free(names);
+}
+
+/* .raw and .gpu, and how much of each this trace takes */
+static void files_open(Fin *f, const char *pre) {
+  TraceIn *s = &f->s;
+  char p[2100];
+  struct stat st;
+  snprintf(p, sizeof p, "%s.raw", pre);
+  s->raw = open(p, O_RDONLY | O_CLOEXEC);
+  s->to = s->raw >= 0 && fstat(s->raw, &st) == 0 ? (uint64_t)st.st_size : 0;
+  snprintf(p, sizeof p, "%s.gpu", pre);
+  s->gpu = open(p, O_RDONLY | O_CLOEXEC);
+  s->gto = s->gpu >= 0 && fstat(s->gpu, &st) == 0 ? (uint64_t)st.st_size : 0;
+  s->gto -= (s->gto - s->gfrom) % sizeof(RtGpuRec) * (s->gto > s->gfrom); /* a record cut short */
+}
+
+/* ncrt.cupti: the status the process saved, and what its death kept */
+static void cupti_note(Fin *f, int handed) {
+  char text[400];
+  const char *cupti = f->cupti;
+  if (handed)
+    snprintf(text, sizeof text, "%s", cupti);
+  else if (f->s.gto > f->s.gfrom)
+    snprintf(text, sizeof text, "%s; GPU activity kept until about 1 s before the process died",
+             cupti[0] ? cupti : "recording");
+  else if (cupti[0] && strncmp(cupti, "recording", 9))
+    snprintf(text, sizeof text, "%s", cupti);
+  else
+    snprintf(text, sizeof text, "%s", cupti[0] ? "recording; no GPU activity was saved before the process died"
+                                               : "not recorded (the process died)");
+  Out o = {-1, 0, 0, {0}};
+  o_json(&o, text);
+  snprintf(f->cupti_json, sizeof f->cupti_json, "%.*s", (int)o.n, o.b);
+  f->s.cupti = f->cupti_json;
+}
+
+/* The TraceIn's sources: the dead process's names, clock, devices and
+ * windows (GPU work counts when launched in a capture window; a snapshot
+ * from before windows were saved: all of it) */
+static void fin_sources(Fin *f, int handed, long pid) {
+  static const uint64_t all[1][2] = {{0, 0}};
+  TraceIn *s = &f->s;
+  s->name_json = fin_name_json;
+  s->loc_of = handed ? fin_loc : NULL; /* locations only an exit hands over */
+  s->domain_json = fin_domain_json;
+  s->cat_json = fin_cat_json;
+  s->clock = &f->clock;
+  s->origin_ns = f->clock.ns0;
+  s->use_tsc = f->clock.use_tsc;
+  s->devices = fin_devices;
+  s->win = f->have_windows ? (const uint64_t(*)[2])f->win : all;
+  s->nwin = f->have_windows ? f->nwin : 1;
+  s->proc_name = f->proc;
+  s->trace_name = f->trace;
+  s->proc_json = f->proc_json;
+  snprintf(f->note, sizeof f->note, "process %ld died; written by the finalizer from what it left", pid);
+  s->note = handed ? NULL : f->note;
+}
+
+/* The trace file: as the process would have named it, unless taken */
+static int fin_write(Fin *f, const char *dir, const char *pre, long pid, Hand *hand, int handed, int quiet) {
+  TraceIn *s = &f->s;
+  char path[2300];
+  if (s->is_rank) snprintf(path, sizeof path, "%s/%s-rank%d.pt.trace.json.gz", dir, f->trace, s->rank);
+  else snprintf(path, sizeof path, "%s/%s.pt.trace.json.gz", dir, f->trace);
+  if (access(path, F_OK) == 0) snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d.pt.trace.json.gz", dir, f->trace, pid, s->rank);
+  char body[2100];
+  snprintf(body, sizeof body, "%s.body", pre);
+  int err = handed && hand->body && access(body, F_OK) == 0 ? resume_file(body, path, s, hand, f->level)
+                                                            : write_file(path, s, f->level, NULL);
+  if (err) {
+    if (!quiet) fprintf(stderr, "ncrt: cannot write %s: %s; the trace of process %ld is lost\n", path, strerror(err), pid);
+    return 0;
+  }
+  return 1;
+}
+
+static void fin_free(Fin *f) {
+  TraceIn *s = &f->s;
+  if (s->raw >= 0) close(s->raw);
+  if (s->gpu >= 0) close(s->gpu);
+  free(f->win);
+  for (uint32_t i = 0; i < s->nthreads; i++) free(s->tnames[i]);
+  free(s->tids);
+  free(s->tnames);
+  free(s->open);
+  for (uint32_t i = 0; i < fin_nnames; i++) free(fin_names[i]);
+  free(fin_names);
+  fin_names = NULL;
+  fin_nnames = 0;
+  for (int i = 0; i < 1024; i++) {
+    free(fin_domains[i]);
+    fin_domains[i] = NULL;
+  }
+  for (int i = 0; i < 256; i++) {
+    free(fin_cats[i]);
+    fin_cats[i] = NULL;
+  }
+  fin_ndev = 0;
+}
+
+/* One process's set (stem .ncrt-PID[~K] in dir): its trace written (1) or
+ * not (0), its files removed either way (but a snapshot-less set). */
+static int finalize_one(const char *dir, const char *stem, long pid, int quiet) {
+  char pre[2048];
+  snprintf(pre, sizeof pre, "%s/%.39s", dir, stem);
+  int moved = finalize_done(dir, pre, pid);
+  if (moved >= 0) return moved;
+  static Fin f; /* large: not on ncrun's stack */
+  memset(&f, 0, sizeof f);
+  snprintf(f.proc, sizeof f.proc, "ncrt");
+  snprintf(f.trace, sizeof f.trace, "ncrt");
+  f.level = 1;
+  f.s.pid = (int)pid;
+  f.s.world = 1;
+  f.s.exiting = 1;
+  f.s.is_rank = 1; /* snapshots from before processes were told apart */
+  fin_ndev = 0;
+  if (info_read(&f, pre, pid, quiet)) return 0;
+  names_read(pre);
+  files_open(&f, pre);
+  Hand hand;
+  int handed = hand_read(pre, &hand); /* its exit handed the conversion over: it did not die */
+  cupti_note(&f, handed);
+  fin_sources(&f, handed, pid);
+  if (handed) {
+    f.s.hand = &hand;
+    f.s.pexit = hand.exit_ns;
+  }
+  TraceIn *s = &f.s;
+  int written_one = 0;
+  if (s->to > s->from || s->nopen || s->gto > s->gfrom || handed)
+    written_one = fin_write(&f, dir, pre, pid, &hand, handed, quiet);
+  hand_free(&hand);
+  fin_free(&f);
+  finalize_cleanup(dir, pre, pid);
+  return written_one;
+}
+
+/* Is pid running? A zombie is not (an orphan whose new parent does not
+ * reap it stays one). */
+static int running(long pid) {
+  if (syscall(SYS_kill, (pid_t)pid, 0) != 0) return errno == EPERM; /* not our kill() (exitpaths.c) */
+  char p[64], b[512];
+  snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 1;
+  ssize_t n = read(fd, b, sizeof b - 1);
+  close(fd);
+  if (n <= 0) return 1;
+  b[n] = 0;
+  char *e = strrchr(b, ')');
+  return !(e && e[1] == ' ' && (e[2] == 'Z' || e[2] == 'X'));
+}
+
+/* Every process that left spill files in dir and is gone: its trace, from
+ * them (ranges open at its last snapshot marked "open at exit"), and the
+ * files removed. Returns the number of traces written. ncrun calls it when
+ * its command ends; `ncrun --finalize DIR` by hand. */
+int ncrt_finalize_dir(const char *dir, int quiet) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  /* sets by stem: .ncrt-PID, or .ncrt-PID~K when a process found the set
+   * of an earlier one with its pid waiting for us (rt_files_reset) */
+  static char stems[4096][40];
+  long pids[4096];
+  int np = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && np < 4096) {
+    long pid;
+    unsigned k = 0;
+    int at = 0, at2 = 0;
+    if (sscanf(e->d_name, ".ncrt-%ld%n", &pid, &at) != 1 || !at) continue;
+    if (e->d_name[at] == '~' && sscanf(e->d_name + at, "~%u%n", &k, &at2) == 1) at += at2;
+    if (e->d_name[at] != '.' || at >= 40) continue;
+    char stem[40];
+    snprintf(stem, sizeof stem, "%.*s", at, e->d_name);
+    int seen = 0;
+    for (int i = 0; i < np && !seen; i++) seen = !strcmp(stems[i], stem);
+    if (!seen) {
+      snprintf(stems[np], sizeof stems[np], "%s", stem);
+      pids[np++] = pid;
+    }
+  }
+  closedir(d);
+  int n = 0, alive = 0;
+  for (int i = 0; i < np; i++) {
+    /* a set whose exit handed it over is whole: its pid may be another
+     * process's by now */
+    char h[2100];
+    snprintf(h, sizeof h, "%s/%.39s.hand", dir, stems[i]);
+    if (access(h, F_OK) != 0 && pids[i] != (long)getpid() && running(pids[i])) {
+      alive = 1;
+      continue;
+    }
+    n += finalize_one(dir, stems[i], pids[i], quiet);
+  }
+  /* the run's disk-budget counter goes with the last process that used it
+   * (ncrun removes it too; a killed ncrun leaves it to --finalize) */
+  if (!alive) {
+    char b[1300];
+    snprintf(b, sizeof b, "%s/.ncrt-budget", dir);
+    unlink(b);
+  }
+  return n;
+}
+
