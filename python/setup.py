@@ -238,11 +238,12 @@ class BuildRuntime:
             return
         cupti = find_header("cupti.h", "NCREWRITE_CUPTI_INCLUDE")
         rt_inc = os.path.join(ROOT, "src", "runtime", "include")
+        common = os.path.join(ROOT, "src", "common")  # rundir.h (header only)
         tls = ["-mtls-dialect=gnu2"] if os.uname().machine in ("x86_64", "AMD64") else []
         macros = [("_GNU_SOURCE", None)] + ([("NCRT_HAVE_CUPTI", None)] if cupti else [])
         step("libncrt, the collector")
         objs = self.cc.compile(runtime_sources(), output_dir=os.path.join(self.cmd.build_temp, "ncrt"),
-                               macros=macros, include_dirs=[rt_inc, nvtx] + ([cupti] if cupti else []),
+                               macros=macros, include_dirs=[rt_inc, common, nvtx] + ([cupti] if cupti else []),
                                extra_postargs=["-std=gnu11", "-O2", "-fvisibility=hidden"] + tls)
         pkg = os.path.join(self.cmd.build_lib, "ncrewrite")
         os.makedirs(pkg, exist_ok=True)

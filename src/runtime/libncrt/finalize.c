@@ -11,6 +11,7 @@
  * process's own collector state is read or changed. */
 #define _GNU_SOURCE
 #include "writer.h"
+#include "rundir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -609,7 +610,7 @@ int ncrt_finalize_dir(const char *dir, int quiet) {
     long pid;
     unsigned k = 0;
     int at = 0, at2 = 0;
-    if (sscanf(e->d_name, ".ncrt-%ld%n", &pid, &at) != 1 || !at) continue;
+    if (sscanf(e->d_name, NC_RUN_PRIVATE "%ld%n", &pid, &at) != 1 || !at) continue;
     if (e->d_name[at] == '~' && sscanf(e->d_name + at, "~%u%n", &k, &at2) == 1) at += at2;
     if (e->d_name[at] != '.' || at >= 40) continue;
     char stem[40];
@@ -638,7 +639,7 @@ int ncrt_finalize_dir(const char *dir, int quiet) {
    * (ncrun removes it too; a killed ncrun leaves it to --finalize) */
   if (!alive) {
     char b[1300];
-    snprintf(b, sizeof b, "%s/.ncrt-budget", dir);
+    snprintf(b, sizeof b, "%s/" NC_RUN_BUDGET, dir);
     unlink(b);
   }
   return n;

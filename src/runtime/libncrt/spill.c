@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include "writer.h"
 #include "ncrt_protocol.h"
+#include "rundir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -125,7 +126,7 @@ void spill_reset(void) {
   spill.trace_from = 0;
   spill.names_saved = 0;
   size_t at = s_cpy(spill.prefix, 0, sizeof spill.prefix, rt_opt.out_dir);
-  at = s_cpy(spill.prefix, at, sizeof spill.prefix, "/.ncrt-");
+  at = s_cpy(spill.prefix, at, sizeof spill.prefix, "/" NC_RUN_PRIVATE);
   at = s_u64(spill.prefix, at, sizeof spill.prefix, (uint64_t)getpid());
   /* An earlier process with this pid (pids wrap: 32768 here) that handed
    * its exit over, not finalized yet while the run goes on: its set stays
@@ -172,7 +173,7 @@ static volatile uint64_t *budget_counter(void) {
   if (!getenv(NCRT_ENV_ROOT_PID)) return NULL;
   char p[1300];
   size_t at = s_cpy(p, 0, sizeof p, rt_opt.out_dir);
-  s_cpy(p, at, sizeof p, "/.ncrt-budget");
+  s_cpy(p, at, sizeof p, "/" NC_RUN_BUDGET);
   int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return NULL;
   struct stat st;
