@@ -101,8 +101,16 @@ def main():
              for p in ("base", "rules", "core", "driver", "tools")}
     parts["src/trace (core)"] = [os.path.join(b, "src/trace/libnctrace_core.a")]
     parts["src/common (ncbase)"] = [os.path.join(b, "src/common/libncbase.a")]
-    parts["ncrun"] = sorted(glob.glob(os.path.join(b, "src/runtime/CMakeFiles/ncrun.dir/ncrun/*.o")))
-    parts["libncrt"] = sorted(glob.glob(os.path.join(b, "src/runtime/CMakeFiles/ncrt.dir/libncrt/*.o")))
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def current(pattern, folder):
+        """a build folder's objects whose source still exists (a file split
+        or removed leaves its old object behind in an incremental build)"""
+        return sorted(o for o in glob.glob(os.path.join(b, pattern))
+                      if os.path.exists(os.path.join(src, folder, os.path.basename(o)[:-2])))
+
+    parts["ncrun"] = current("src/runtime/CMakeFiles/ncrun.dir/ncrun/*.o", "src/runtime/ncrun")
+    parts["libncrt"] = current("src/runtime/CMakeFiles/ncrt.dir/libncrt/*.o", "src/runtime/libncrt")
     fails = []
     for name, objs in parts.items():
         if not objs or not all(os.path.exists(o) for o in objs):
