@@ -2,7 +2,8 @@
  * place (internal to the core: python/ and c/ include it, nothing outside
  * the core does). A node's type, rows and text, a child by field name, the
  * name patterns of rules. All static inline: no file of the core calls
- * another for them, so they add no edge to tests/arch's graph.
+ * another for them, so they add no edge to tests/arch's graph. And the
+ * step of a pre-order walk with a cursor.
  *
  * Rows are 0-based. row1 is the row of the node's end point; last_row is
  * the row of its last byte (a node ending at column 0, after a newline,
@@ -29,6 +30,17 @@ static inline int last_row(TSNode n) {
 /* The child in field `name` ("body", "name", "function"...), or a null node. */
 static inline TSNode child_by_field(TSNode n, const char *name) {
   return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
+}
+
+/* A pre-order walk's next node: into the first child when descend, else
+ * the next sibling of the node or of its nearest ancestor that has one.
+ * False when the walk is over (back at the root). */
+static inline bool walk_next(TSTreeCursor *c, bool descend) {
+  if (descend && ts_tree_cursor_goto_first_child(c)) return true;
+  do {
+    if (ts_tree_cursor_goto_next_sibling(c)) return true;
+  } while (ts_tree_cursor_goto_parent(c));
+  return false;
 }
 
 /* n's bytes of src. */

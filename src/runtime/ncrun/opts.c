@@ -14,6 +14,7 @@
 #include "ncrt_protocol.h"
 #include "ncrun.h"
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,8 +145,8 @@ static const char *check_positive(const char *v) {
   return *v && !*end && n >= 1 && n <= 100000 ? NULL : "wants a number >= 1";
 }
 
-/* ---- where a value goes besides the environment. Each returns -1 (go on)
- * or an exit status. */
+/* ---- what an option does besides setting a variable or a string of
+ * Options. Each returns -1 (go on) or an exit status. */
 typedef struct OptRow OptRow;
 typedef int (*Apply)(Options *o, const OptRow *row, const char *v);
 
@@ -160,18 +161,11 @@ struct OptRow {
   const char *(*check)(const char *v);
   Apply apply;
   int json;
+  size_t to; /* TO(field): the value goes to that string of Options (0: none) */
 };
+#define TO(field) (offsetof(Options, field) + 1)
 
 
-static int to_output(Options *o, const OptRow *r, const char *v) { return (void)r, o->output = v, -1; }
-static int to_run_dir(Options *o, const OptRow *r, const char *v) { return (void)r, o->run_dir = v, -1; }
-static int to_name(Options *o, const OptRow *r, const char *v) { return (void)r, o->name = v, -1; }
-static int to_rules(Options *o, const OptRow *r, const char *v) { return (void)r, o->rules = v, -1; }
-static int to_shadow(Options *o, const OptRow *r, const char *v) { return (void)r, o->shadow = v, -1; }
-static int to_backend(Options *o, const OptRow *r, const char *v) { return (void)r, o->backend = v, -1; }
-static int to_reuse(Options *o, const OptRow *r, const char *v) { return (void)r, o->reuse = v, -1; }
-static int to_set(Options *o, const OptRow *r, const char *v) { return (void)r, o->deep.set = v, -1; }
-static int to_finalize(Options *o, const OptRow *r, const char *v) { return (void)r, o->finalize = v, -1; }
 static int to_top(Options *o, const OptRow *r, const char *v) { return (void)r, o->deep.top = atoi(v), -1; }
 static int to_launch(Options *o, const OptRow *r, const char *v) { return (void)r, o->deep.launch_count = atoi(v), -1; }
 static int no_preload(Options *o, const OptRow *r, const char *v) { return (void)r, (void)v, o->preload = 0, -1; }
@@ -209,62 +203,62 @@ static int version(Options *o, const OptRow *r, const char *v) {
 
 static const OptRow OPTIONS[] = {
     {"-o", "--output", "DIR", "root for run directories (default $NCRT_OUTPUT_ROOT, else ./ncrt-runs)", NULL, NULL,
-     to_output, 1},
-    {NULL, "--run-dir", "DIR", "use exactly this run directory", NULL, NULL, to_run_dir, 1},
-    {"-n", "--name", "NAME", "trace name (default: the script or program name)", NULL, NULL, to_name, 1},
-    {"-a", "--activities", "LIST", "cpu,gpu,mem (default cpu,gpu)", NCRT_ENV_ACTIVITIES, check_activities, NULL, 1},
+     NULL, 1, TO(output)},
+    {NULL, "--run-dir", "DIR", "use exactly this run directory", NULL, NULL, NULL, 1, TO(run_dir)},
+    {"-n", "--name", "NAME", "trace name (default: the script or program name)", NULL, NULL, NULL, 1, TO(name)},
+    {"-a", "--activities", "LIST", "cpu,gpu,mem (default cpu,gpu)", NCRT_ENV_ACTIVITIES, check_activities, NULL, 1, 0},
     {NULL, "--schedule", "SPEC", "wait=W,warmup=U,active=A,repeat=R (or W,U,A[,R]) over steps", NULL,
-     check_schedule, schedule, 1},
+     check_schedule, schedule, 1, 0},
     {NULL, "--step", "NAME", "a range named NAME starts a step (default: ncrt_step()/ncrt.step())", NCRT_ENV_STEP,
-     NULL, NULL, 1},
+     NULL, NULL, 1, 0},
     {NULL, "--capture-range", "PAT", "record only while a range matching PAT (fnmatch) is open",
-     NCRT_ENV_CAPTURE_RANGE, NULL, NULL, 1},
+     NCRT_ENV_CAPTURE_RANGE, NULL, NULL, 1, 0},
     {NULL, "--throttle", "N[:US]",
      "stop recording a name after N calls (with :US, only if their\n"
      "exclusive mean was under US us; default 100000; 'off' disables)",
-     NCRT_ENV_THROTTLE, check_throttle, NULL, 1},
+     NCRT_ENV_THROTTLE, check_throttle, NULL, 1, 0},
     {NULL, "--disk-budget", "SIZE",
      "records the run may spill (512M, 2G; 'off'): past it, recording\n"
      "stops and the trace says when (default: 8G or half the free space)",
-     NCRT_ENV_DISK_BUDGET, check_budget, NULL, 1},
+     NCRT_ENV_DISK_BUDGET, check_budget, NULL, 1, 0},
     {NULL, "--rules", "FILE", "rules used to instrument the program (copied into the run)", NULL, check_readable,
-     to_rules, 1},
-    {NULL, "--shadow", "DIR", "rewritten Python tree, put first on PYTHONPATH", NULL, check_dir, to_shadow, 1},
-    {NULL, "--torch", NULL, "ncrt.range also opens torch.profiler.record_function", NCRT_ENV_TORCH, NULL, NULL, 1},
+     NULL, 1, TO(rules)},
+    {NULL, "--shadow", "DIR", "rewritten Python tree, put first on PYTHONPATH", NULL, check_dir, NULL, 1, TO(shadow)},
+    {NULL, "--torch", NULL, "ncrt.range also opens torch.profiler.record_function", NCRT_ENV_TORCH, NULL, NULL, 1, 0},
     {NULL, "--no-preload", NULL, "do not LD_PRELOAD libncrt (traces are then lost on _exit)", NULL, NULL, no_preload,
-     1},
+     1, 0},
     {NULL, "--summary", NULL,
      "write summary.md (nctrace summary of the traces) at the end\n"
      "(default with --ncu/--nsys; --no-summary: never)",
-     NULL, NULL, summary_on, 0},
-    {NULL, "--no-summary", NULL, NULL, NULL, NULL, summary_off, 0},
-    {NULL, NULL, NULL, "backends (docs/deep-profiling.md):", NULL, NULL, NULL, 0},
+     NULL, NULL, summary_on, 0, 0},
+    {NULL, "--no-summary", NULL, NULL, NULL, NULL, summary_off, 0, 0},
+    {NULL, NULL, NULL, "backends (docs/deep-profiling.md):", NULL, NULL, NULL, 0, 0},
     {NULL, "--backend", "NAME",
      "ncrt (default: our collector), torch (torch.profiler, Python programs),\n"
      "ncu or nsys (stage 1 under ncrt, stage 2 under the profiler)",
-     NULL, check_backend, to_backend, 1},
+     NULL, check_backend, NULL, 1, TO(backend)},
     {NULL, "--ncu", "GLOB", "Nsight Compute on the top kernels inside ranges matching GLOB", NULL, NULL, deep_pattern,
-     1},
-    {NULL, "--nsys", "GLOB", "Nsight Systems, capture gated on the range GLOB names", NULL, NULL, deep_pattern, 1},
+     1, 0},
+    {NULL, "--nsys", "GLOB", "Nsight Systems, capture gated on the range GLOB names", NULL, NULL, deep_pattern, 1, 0},
     {NULL, "--top", "N", "kernels to profile under ncu (default 5; 0: no kernel filter)", NULL, check_count, to_top,
-     1},
+     1, 0},
     {NULL, "--set", "SET", "ncu section set (basic, roofline, full, ...) or Section,Section (default basic)", NULL,
-     NULL, to_set, 1},
+     NULL, NULL, 1, TO(deep.set)},
     {NULL, "--launch-count", "N", "ncu profiles at most N launches per launch configuration (default 5)", NULL,
-     check_positive, to_launch, 1},
-    {NULL, "--trace", "FILE", "reuse this stage-1 trace instead of running stage 1", NULL, check_readable, to_reuse,
-     1},
-    {NULL, "--with-stack", NULL, "torch backend: record Python stacks", NCRT_ENV_WITH_STACK, NULL, NULL, 1},
+     check_positive, to_launch, 1, 0},
+    {NULL, "--trace", "FILE", "reuse this stage-1 trace instead of running stage 1", NULL, check_readable, NULL,
+     1, TO(reuse)},
+    {NULL, "--with-stack", NULL, "torch backend: record Python stacks", NCRT_ENV_WITH_STACK, NULL, NULL, 1, 0},
     {NULL, "--record-shapes", NULL, "torch backend: record operator input shapes", NCRT_ENV_RECORD_SHAPES, NULL, NULL,
-     1},
-    {NULL, "--gzip-level", "N", "zlib level for traces (default 1)", NCRT_ENV_GZIP_LEVEL, check_level, NULL, 1},
+     1, 0},
+    {NULL, "--gzip-level", "N", "zlib level for traces (default 1)", NCRT_ENV_GZIP_LEVEL, check_level, NULL, 1, 0},
     {NULL, "--finalize", "RUNDIR",
      "write the traces of processes that died in RUNDIR, or whose exit left\n"
      "them to ncrun (done after every run)",
-     NULL, NULL, to_finalize, 0},
-    {"-q", "--quiet", NULL, "no ncrun messages", NULL, NULL, quiet, 0},
-    {"-V", "--version", NULL, "print the version", NULL, NULL, version, 0},
-    {"-h", "--help", NULL, "this help", NULL, NULL, help, 0},
+     NULL, NULL, NULL, 0, TO(finalize)},
+    {"-q", "--quiet", NULL, "no ncrun messages", NULL, NULL, quiet, 0, 0},
+    {"-V", "--version", NULL, "print the version", NULL, NULL, version, 0, 0},
+    {"-h", "--help", NULL, "this help", NULL, NULL, help, 0, 0},
 };
 #define NOPTIONS (sizeof OPTIONS / sizeof OPTIONS[0])
 
@@ -343,6 +337,7 @@ int ncrun_parse_options(int argc, char **argv, Options *o) {
       else cJSON_AddTrueToObject(o->opts, r->l + 2);
     }
     if (r->env) setenv(r->env, v ? v : "1", 1);
+    if (r->to) *(const char **)((char *)o + r->to - 1) = v;
     if (r->apply) rc = r->apply(o, r, v);
   }
   if (rc < 0 && !o->finalize && i >= argc) {

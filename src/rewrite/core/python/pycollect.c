@@ -177,11 +177,7 @@ void py_mark_strings(Py *py, TSNode root) {
         descend = true;
       }
     }
-    if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
-    bool more = false;
-    while (!(more = ts_tree_cursor_goto_next_sibling(&c)))
-      if (!ts_tree_cursor_goto_parent(&c)) break;
-    if (!more) break;
+    if (!walk_next(&c, descend)) break;
   }
   ts_tree_cursor_delete(&c);
   vec_free(&h);

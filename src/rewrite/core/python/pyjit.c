@@ -237,11 +237,7 @@ static void walk(PyJit *j, TSNode root, Nodes *calls) {
     } else if (is(n, "string") || is(n, "comment")) {
       descend = false;
     }
-    if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
-    bool more = false;
-    while (!(more = ts_tree_cursor_goto_next_sibling(&c)))
-      if (!ts_tree_cursor_goto_parent(&c)) break;
-    if (!more) break;
+    if (!walk_next(&c, descend)) break;
   }
   ts_tree_cursor_delete(&c);
 }

@@ -147,11 +147,7 @@ static bool errors_local(Py *py, TSNode root, int *n, TSNode *first) {
       if (ok && py && !error_is_local(py, x)) ok = false;
       descend = false;
     }
-    if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
-    bool more = false;
-    while (!(more = ts_tree_cursor_goto_next_sibling(&c)))
-      if (!ts_tree_cursor_goto_parent(&c)) break;
-    if (!more) break;
+    if (!walk_next(&c, descend)) break;
   }
   ts_tree_cursor_delete(&c);
   return ok;
