@@ -28,13 +28,8 @@ void rt_clock_init(void) {
 }
 
 uint64_t rt_clock_origin_ns(void) { return ns0; }
+uint64_t rt_clock_origin_tsc(void) { return tsc0; }
 
-void rt_clock_params(uint64_t *a, uint64_t *b, uint64_t *c, uint64_t *d) {
-  *a = tsc0;
-  *b = ns0;
-  *c = tsc1;
-  *d = ns1;
-}
 /* The TSC→ns mapping is piecewise linear and continuous. Records are
  * converted at different times (the flusher converts while the program
  * runs, the exit converts the rest), and one tick must give the same ns

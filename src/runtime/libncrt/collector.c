@@ -761,9 +761,9 @@ static uint64_t throttle_batch(uint64_t global_count) {
 /* Mean duration in microseconds of `count` ranges lasting `total` ticks. */
 static double ticks_mean_us(uint64_t total, uint64_t count) {
   if (rt_opt.use_tsc) {
-    /* ticks -> ns with the ratio measured so far */
-    uint64_t tsc0, ns0, tsc1, ns1;
-    rt_clock_params(&tsc0, &ns0, &tsc1, &ns1);
+    /* ticks -> ns with the ratio measured so far, from the origin alone
+     * (the calibration's pair is the flusher's to write: not read here) */
+    uint64_t tsc0 = rt_clock_origin_tsc(), ns0 = rt_clock_origin_ns();
     uint64_t n1 = rt_mono_ns(), k1 = now_ticks();
     double r = k1 > tsc0 ? (double)(n1 - ns0) / (double)(k1 - tsc0) : 1.0;
     return (double)total * r / 1e3 / (double)count;

@@ -99,7 +99,7 @@ void rt_clock_init(void);            /* the origin: once per process (a forked c
 void rt_clock_calibrate(void);
 uint64_t rt_ticks_to_ns(uint64_t ticks);
 uint64_t rt_clock_origin_ns(void);   /* CLOCK_MONOTONIC ns when we started */
-void rt_clock_params(uint64_t *tsc0, uint64_t *ns0, uint64_t *tsc1, uint64_t *ns1);
+uint64_t rt_clock_origin_tsc(void);  /* and the TSC then (both set once, at init: any thread may read them) */
 /* A clock as one (tsc, ns) pair after the origin: what a process saves for
  * its finalizer (.info), mapped without this process's calibration */
 typedef struct {

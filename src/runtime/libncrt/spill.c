@@ -386,9 +386,7 @@ void info_save(int die) {
   clock_gettime(CLOCK_REALTIME, &r);
   uint64_t mono = (uint64_t)m.tv_sec * 1000000000u + (uint64_t)m.tv_nsec;
   uint64_t real = (uint64_t)r.tv_sec * 1000000000u + (uint64_t)r.tv_nsec;
-  uint64_t t0, n0, t1, n1;
-  rt_clock_params(&t0, &n0, &t1, &n1);
-  t1 = t0;
+  uint64_t t0 = rt_clock_origin_tsc(), n0 = rt_clock_origin_ns(), t1 = t0;
 #if defined(__x86_64__)
   if (rt_opt.use_tsc) t1 = __rdtsc();
 #endif
