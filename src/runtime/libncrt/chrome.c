@@ -122,16 +122,33 @@ static int64_t rel(uint64_t ns) { return (int64_t)(ns - src->origin_ns); }
 
 /* The start of a user_annotation event: complete (X, dur follows) or
  * instant (a mark), up to and including its ts. */
-static void put_annotation(Gz *g, int instant, uint32_t name, int pid, uint64_t tid, uint64_t ts_ns) {
-  if (instant) PUTS(g, ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
-  else PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
-  put_name(g, name);
+/* ',"pid":P,"tid":T,"ts":TS': where and when an event is (ts relative to
+ * the trace's base, in µs) */
+static void put_place(Gz *g, int64_t pid, uint64_t tid, uint64_t ts_ns) {
   PUTS(g, ",\"pid\":");
   put_i64(g, pid);
   PUTS(g, ",\"tid\":");
   put_u64(g, tid);
   PUTS(g, ",\"ts\":");
   put_us(g, rel(ts_ns));
+}
+
+/* a thread's (or lane's) thread_sort_index metadata record */
+static void put_sort_index(Gz *g, int64_t pid, uint64_t tid, uint64_t index) {
+  PUTS(g, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+  put_i64(g, pid);
+  PUTS(g, ",\"tid\":");
+  put_u64(g, tid);
+  PUTS(g, ",\"args\":{\"sort_index\":");
+  put_u64(g, index);
+  PUTS(g, "}}");
+}
+
+static void put_annotation(Gz *g, int instant, uint32_t name, int pid, uint64_t tid, uint64_t ts_ns) {
+  if (instant) PUTS(g, ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
+  else PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
+  put_name(g, name);
+  put_place(g, pid, tid, ts_ns);
 }
 
 /* deviceProperties, with Kineto's field names */
@@ -289,13 +306,7 @@ static void put_lane_names(Gz *g, int pid, uint32_t tid, const char *name, unsig
     if (k) snprintf(buf, sizeof buf, " spans %u\",\"ncrt lane of\":%u}}", k + 1, tid);
     else snprintf(buf, sizeof buf, " spans\",\"ncrt lane of\":%u}}", tid);
     put(g, buf, strlen(buf));
-    PUTS(g, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":");
-    put_i64(g, pid);
-    PUTS(g, ",\"tid\":");
-    put_u64(g, LANE_TID(k, tid));
-    PUTS(g, ",\"args\":{\"sort_index\":");
-    put_u64(g, tid);
-    PUTS(g, "}}");
+    put_sort_index(g, pid, LANE_TID(k, tid), tid);
   }
 }
 
@@ -317,12 +328,8 @@ static void put_step_list(Gz *g, int pid, const RtStep *v, size_t n, int ns) {
     if (b < a || !(v[i].captured || in_window(a + (b - a) / 2))) continue;
     PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
     put_i64(g, v[i].index);
-    PUTS(g, "\",\"pid\":");
-    put_i64(g, pid);
-    PUTS(g, ",\"tid\":");
-    put_u64(g, v[i].tid);
-    PUTS(g, ",\"ts\":");
-    put_us(g, rel(a));
+    PUTS(g, "\"");
+    put_place(g, pid, v[i].tid, a);
     PUTS(g, ",\"dur\":");
     put_us(g, (int64_t)(b - a));
     PUTS(g, ",\"args\":{\"ncrt step\":true}}");
@@ -407,13 +414,8 @@ static void put_gpu_head(Gz *g, int pid, const RtGpuRec *r) {
   } else {
     put_name(g, r->name);
   }
-  PUTS(g, ",\"pid\":");
-  if (dev) put_u64(g, r->device);
-  else put_i64(g, r->kind == GPU_MEMORY ? pid : (int64_t)r->pid);
-  PUTS(g, ",\"tid\":");
-  put_u64(g, dev ? r->stream : r->tid);
-  PUTS(g, ",\"ts\":");
-  put_us(g, rel(r->start));
+  put_place(g, dev ? (int64_t)r->device : r->kind == GPU_MEMORY ? pid : (int64_t)r->pid, dev ? r->stream : r->tid,
+            r->start);
   PUTS(g, ",\"dur\":");
   put_us(g, (int64_t)(r->end > r->start ? r->end - r->start : 0));
 }
@@ -467,21 +469,11 @@ static void put_gpu_args(Gz *g, const RtGpuRec *r, const Span *sp) {
 static void put_gpu_flow(Gz *g, const RtGpuRec *r, const RtGpuRec *api) {
   PUTS(g, ",\n{\"ph\":\"s\",\"id\":");
   put_u64(g, r->correlation);
-  PUTS(g, ",\"pid\":");
-  put_i64(g, (int64_t)api->pid);
-  PUTS(g, ",\"tid\":");
-  put_u64(g, api->tid);
-  PUTS(g, ",\"ts\":");
-  put_us(g, rel(api->start));
+  put_place(g, (int64_t)api->pid, api->tid, api->start);
   PUTS(g, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
   PUTS(g, ",\n{\"ph\":\"f\",\"id\":");
   put_u64(g, r->correlation);
-  PUTS(g, ",\"pid\":");
-  put_u64(g, r->device);
-  PUTS(g, ",\"tid\":");
-  put_u64(g, r->stream);
-  PUTS(g, ",\"ts\":");
-  put_us(g, rel(r->start));
+  put_place(g, (int64_t)r->device, r->stream, r->start);
   PUTS(g, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
 }
 
@@ -521,12 +513,7 @@ static void put_annotations(Gz *g, const Anns *an) {
   for (size_t k = 0; k < an->n; k++) {
     PUTS(g, ",\n{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":");
     put_name(g, an->v[k].s->name);
-    PUTS(g, ",\"pid\":");
-    put_u64(g, an->v[k].device);
-    PUTS(g, ",\"tid\":");
-    put_u64(g, an->v[k].stream);
-    PUTS(g, ",\"ts\":");
-    put_us(g, rel(an->v[k].a));
+    put_place(g, (int64_t)an->v[k].device, an->v[k].stream, an->v[k].a);
     PUTS(g, ",\"dur\":");
     put_us(g, (int64_t)(an->v[k].b - an->v[k].a));
     PUTS(g, ",\"args\":{}}");
@@ -826,13 +813,7 @@ static void put_thread_names(Gz *g, const TraceIn *s) {
     PUTS(g, ",\"args\":{\"name\":");
     put(g, s->tnames[i], strlen(s->tnames[i]));
     PUTS(g, "}}");
-    PUTS(g, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":");
-    put_i64(g, s->pid);
-    PUTS(g, ",\"tid\":");
-    put_u64(g, s->tids[i]);
-    PUTS(g, ",\"args\":{\"sort_index\":");
-    put_u64(g, s->tids[i]);
-    PUTS(g, "}}");
+    put_sort_index(g, s->pid, s->tids[i], s->tids[i]);
   }
 }
 

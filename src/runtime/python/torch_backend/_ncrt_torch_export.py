@@ -234,12 +234,18 @@ def write_converted(prof, path, worker, gzip_level, opt):
         f.write("]," + json.dumps(doc, separators=(",", ":"))[1:])
 
 
+_fast = []  # the module, once found: a process writes many traces (cycles)
+
+
 def fast_writer():
     """ncrt_torch_events, the C++ writer built beside this file (where
     torch's C++ headers were), or None: not built, or this process runs
     another torch than the libtorch_cpu it was linked against (named in
     ncrt_torch_events.lib; checked in /proc/self/maps before the import,
-    which would load that library)."""
+    which would load that library). Found once per process; a None is
+    asked again (torch may not be loaded yet)."""
+    if _fast:
+        return _fast[0]
     here = os.path.dirname(os.path.abspath(__file__))
     try:
         with open(os.path.join(here, "ncrt_torch_events.lib")) as f:
@@ -257,6 +263,7 @@ def fast_writer():
                 spec = importlib.util.spec_from_file_location("ncrt_torch_events", path)
                 mod = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(mod)
+                _fast.append(mod)
                 return mod
     except Exception:  # noqa: BLE001
         pass
