@@ -1266,7 +1266,7 @@ def wait_snapshot(p, info, ready, what):
 
 def only_traces_left(d, what):
     """Nothing but env.json and traces: no spill file, no temporary file."""
-    left = [f for f in os.listdir(d) if f != "env.json" and not f.endswith(".trace.json.gz")]
+    left = [f for f in os.listdir(d) if f != "env.json" and not f.endswith((".trace.json.gz", ".pftrace"))]
     check(not left, "%s: left in the run directory: %s" % (what, left))
 
 
@@ -2030,6 +2030,144 @@ def case_handler_new_names(c):
     check(all(v == 1 and int(x[1:]) < calls for x, v in hand.items()), "handler ranges")
     only_traces_left(d, "new-names")
     print("handler ran %d times, %d of its ranges recorded" % (calls, len(hand)))
+
+
+def pftrace_json(c, path):
+    """A .pftrace as the JSON it stands for (`nctrace convert`), as bytes."""
+    out = path + ".json"
+    r = subprocess.run([c.nctrace, "convert", path, "-o", out], capture_output=True, text=True)
+    check(r.returncode == 0, "nctrace convert %s: %s" % (path, r.stderr))
+    with open(out, "rb") as f:
+        data = f.read()
+    os.unlink(out)
+    return data
+
+
+def protoc_decode(path):
+    """The trace decoded by protoc (an independent decoder) against the
+    subset docs/perfetto_subset.proto lists: its text; a field the subset
+    does not name (printed by number) fails."""
+    proto = os.path.join(ROOT, "docs", "perfetto_subset.proto")
+    with open(path, "rb") as f:
+        r = subprocess.run(["protoc", "--decode=perfetto.protos.Trace", "-I", os.path.dirname(proto), proto],
+                           stdin=f, capture_output=True)
+    check(r.returncode == 0, "protoc --decode %s: %s" % (path, r.stderr.decode()[:400]))
+    text = r.stdout.decode()
+    unknown = re.findall(r"^ *[0-9]+: .*$", text, re.M)
+    check(not unknown, "%s: fields outside docs/perfetto_subset.proto: %s" % (path, unknown[:5]))
+    return text
+
+
+def event_kinds(t):
+    """What a trace holds, times aside: (ph, name, depth, args) counted, the
+    pid replaced (two runs), range ids left out."""
+    pid = str(t["ncrt"]["process"]["pid"])
+    k = collections.Counter()
+    for e in t["traceEvents"]:
+        args = json.dumps({x: y for x, y in e.get("args", {}).items() if x not in ("range id",)},
+                          sort_keys=True).replace(pid, "PID")
+        k[(e["ph"], e["name"], e.get("depth"), args)] += 1
+    return k
+
+
+def case_perfetto(c):
+    """--trace-format perfetto (issue 33, item 3): the trace is Perfetto's
+    protobuf. (1) The same spill set written by the finalizer in both
+    formats: the .pftrace read back (`nctrace convert`) is the JSON trace,
+    byte for byte. (2) protoc decodes every .pftrace against the subset the
+    docs list, with no other field, and its slices are the ranges. (3) A
+    live run whose exit is handed over with part converted (.body resumed
+    by the finalizer) holds the same events as the JSON format's run. (4)
+    nctrace summary, report, diff, filter, merge and kernels read it."""
+    if not shutil.which("protoc"):
+        print("skipped: no protoc (Debian's protobuf-compiler) to decode the traces with")
+        return SKIP
+    exe = c.cc("crashload.c", out="crashload")
+    # (1) one spill set, left by an exit handed over with nothing converted
+    # (ncrun killed as its command ends), finalized twice
+    import signal
+    c.runs += 1
+    d = os.path.join(c.tmp, "run%d" % c.runs)
+    e = dict(os.environ, NCRT_HANDOFF="1", NCRT_INCREMENTAL="off")
+    q = subprocess.Popen([c.ncrun, "--run-dir", d, "--", "/bin/sh", "-c", '"$0" exit 60000; kill -9 $PPID', exe],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e, cwd=c.tmp)
+    q.communicate(timeout=120)
+    check(q.returncode == -signal.SIGKILL, "ncrun exited %d" % q.returncode)
+    d2 = d + "-pf"
+    shutil.copytree(d, d2)
+    infos = glob.glob(os.path.join(d2, ".ncrt-*.info"))
+    check(len(infos) == 1, "spill sets: %s" % os.listdir(d2))
+    with open(infos[0]) as f:
+        info = f.read()
+    check("\nformat 0\n" in info, "the snapshot names no format: %r" % info[:300])
+    with open(infos[0], "w") as f:
+        f.write(info.replace("\nformat 0\n", "\nformat 1\n"))
+    for x in (d, d2):
+        r = subprocess.run([c.ncrun, "--finalize", x], capture_output=True, text=True)
+        check(r.returncode == 0, "ncrun --finalize %s: %s" % (x, r.stderr))
+    js = glob.glob(os.path.join(d, "*.pt.trace.json.gz"))
+    pf = glob.glob(os.path.join(d2, "*.pftrace"))
+    check(len(js) == 1 and len(pf) == 1, "traces: %s / %s" % (os.listdir(d), os.listdir(d2)))
+    with open(js[0], "rb") as f:
+        want = gzip.decompress(f.read())
+    got = pftrace_json(c, pf[0])
+    if got != want:
+        at = next(i for i in range(min(len(got), len(want))) if got[i] != want[i]) if got[:len(want)] != want[:len(got)] else min(len(got), len(want))
+        raise Fail("the .pftrace reads back as other JSON at byte %d:\n json: %r\n  pf: %r" % (
+            at, want[max(0, at - 80):at + 80], got[max(0, at - 80):at + 80]))
+    t = json.loads(want)
+    ranges = len([x for x in t["traceEvents"] if x["ph"] == "X" and x["cat"] == "user_annotation"
+                  and "open at exit" not in x.get("args", {}) and not x.get("args", {}).get("start/end")
+                  and not x["name"].startswith("ProfilerStep#")])  # steps: in the tail's JSON
+    text = protoc_decode(pf[0])
+    begins, ends = text.count("type: TYPE_SLICE_BEGIN"), text.count("type: TYPE_SLICE_END")
+    check(begins == ends == ranges > 60000, "slices %d/%d, ranges %d" % (begins, ends, ranges))
+    check(os.path.getsize(pf[0]) < 48 * ranges, "%d bytes for %d ranges" % (os.path.getsize(pf[0]), ranges))
+    only_traces_left(d2, "finalize, perfetto")
+    # (3) a live run in both formats, the exit handed over with a .body
+    got = {}
+    for fmt in ("json", "perfetto"):
+        p, rd = c.run([exe, "exit", "400000", "wait"], opts=["--trace-format", fmt], env={"NCRT_HANDOFF": "1"})
+        names = [f for f in os.listdir(rd) if f != "env.json" and not f.endswith(".md")]
+        check(len(names) == 1, "%s: %s" % (fmt, os.listdir(rd)))
+        path = os.path.join(rd, names[0])
+        if fmt == "json":
+            got[fmt] = load(path)
+        else:
+            check(path.endswith("crashload-rank0.pftrace"), "trace %s" % path)
+            got[fmt] = json.loads(pftrace_json(c, path))
+            check_layout(got[fmt], path)
+            protoc_decode(path)
+            live = path
+    a, b = got["json"], got["perfetto"]
+    check(0 < b["ncrt"].get("handed_over", 0), "perfetto: not handed over (%s)" % b["ncrt"].get("handed_over"))
+    ea, eb = event_kinds(a), event_kinds(b)
+    check(ea == eb, "events differ: %s / %s" % ((ea - eb).most_common(3), (eb - ea).most_common(3)))
+    # (4) the commands read it
+    out = lambda *x: os.path.join(c.tmp, *x)
+    for cmd in (["summary", live, "--top", "0"], ["summary", os.path.dirname(live), "--top", "0"], ["report", live, "-o", out("r.html")],
+                ["diff", js[0], pf[0]], ["filter", live, "-o", out("f.json")],
+                ["merge", live, js[0], "-o", out("m.json.gz")], ["kernels", live]):
+        r = subprocess.run([c.nctrace] + cmd, capture_output=True, text=True)
+        check(r.returncode == 0 and "error" not in r.stderr, "nctrace %s: %s" % (cmd[0], r.stderr[-400:]))
+        if cmd[0] == "summary":
+            check("| hot | user_annotation | 150000 (100000 recorded) |" in r.stdout, "summary %s" % r.stdout[:1500])
+    with open(out("f.json")) as f:
+        kept = counts(json.load(f))
+    check(kept.get("hot") == 100000, "filter kept %s" % kept)
+    with gzip.open(out("m.json.gz")) as f:
+        merged = json.load(f)
+    check(sum(1 for x in merged["traceEvents"] if x.get("name") == "hot") == 100000 + counts(t).get("hot", 0),
+          "merge")
+    # a truncated file is an error at its place, not a crash
+    with open(live, "rb") as f:
+        data = f.read()
+    cut = out("cut.pftrace")
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) // 2])
+    r = subprocess.run([c.nctrace, "summary", cut], capture_output=True, text=True)
+    check(r.returncode == 1 and "cut.pftrace: byte" in r.stderr and "truncated" in r.stderr,
+          "truncated: rc %d %s" % (r.returncode, r.stderr))
 
 
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}

@@ -35,6 +35,7 @@
 
 /* Traces: <dir>/<name>-rank<R>.pt.trace.json.gz (-pid<PID> added when taken) */
 #define NCRT_TRACE_SUFFIX ".trace.json.gz"
+#define NCRT_PFTRACE_SUFFIX ".pftrace" /* NCRT_TRACE_FORMAT=perfetto */
 
 /* The environment ncrun sets for libncrt and the module (docs/runtime.md,
  * "Environment variables"). */
@@ -49,6 +50,7 @@
 #define NCRT_ENV_THROTTLE "NCRT_THROTTLE"
 #define NCRT_ENV_DISK_BUDGET "NCRT_DISK_BUDGET" /* a size: ncrt_parse_size */
 #define NCRT_ENV_GZIP_LEVEL "NCRT_GZIP_LEVEL"
+#define NCRT_ENV_TRACE_FORMAT "NCRT_TRACE_FORMAT" /* "json" (default) or "perfetto" */
 #define NCRT_ENV_CUPTI_LIB "NCRT_CUPTI_LIB"
 #define NCRT_ENV_TORCH "NCRT_TORCH"
 /* ncrun --backend torch: the backend in use, and the torch profiler's

@@ -614,23 +614,62 @@ static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, u
   PUTS(g, "}}");
 }
 
+/* A Perfetto trace's range or mark (perfetto.c): its kind's interning id,
+ * declared with its JSON the first time it appears. One trace is written
+ * at a time (spill.lock, or the finalizer's process), so one capture. */
+static uint64_t pb_kind_of(Gz *g, PbState *pb, const RtRec *r) {
+  int fresh;
+  int jumped = r->kind == REC_RANGE_JUMPED;
+  uint64_t iid = pb_kind(pb, r->name, r->depth, r->cat, r->domain, jumped, &fresh);
+  if (!fresh) return iid;
+  static Gz *cap;
+  if (!cap && (cap = calloc(1, sizeof *cap))) gz_capture(cap);
+  if (!cap) {
+    if (!g->err) g->err = ENOMEM;
+    return 0;
+  }
+  cap->n = cap->memn = 0;
+  cap->err = 0;
+  put_name(cap, r->name);
+  put_range_args(cap, r->name, r->depth, r->cat, r->domain, jumped);
+  gz_drain(cap, Z_NO_FLUSH);
+  if (cap->err) {
+    if (!g->err) g->err = cap->err;
+    return 0;
+  }
+  pb_declare(pb, iid, cap->mem, cap->memn);
+  return iid;
+}
+
 void body_block(Gz *g, uint32_t tid, const RtRec *recs, uint32_t n, void *arg) {
   BodyState *st = arg;
   src = st->in;
   TidSpans *keep = spans_for(tid);
+  if (src->format == TRACE_PERFETTO && !st->pb && !(st->pb = pb_new(st->pid, 0, 0))) {
+    if (!g->err) g->err = ENOMEM;
+    return;
+  }
   for (uint32_t i = 0; i < n; i++) {
     const RtRec *r = &recs[i];
     uint64_t a = to_ns(r->start);
     if (r->kind == REC_RANGE || r->kind == REC_RANGE_JUMPED) {
       uint64_t b = to_ns(r->end);
-      put_annotation(g, 0, r->name, st->pid, tid, a);
-      PUTS(g, ",\"dur\":");
-      put_us(g, (int64_t)(b - a));
-      put_range_args(g, r->name, r->depth, r->cat, r->domain, r->kind == REC_RANGE_JUMPED);
+      if (st->pb) {
+        pb_range(g, st->pb, tid, (uint64_t)rel(a), (uint64_t)rel(b), pb_kind_of(g, st->pb, r));
+      } else {
+        put_annotation(g, 0, r->name, st->pid, tid, a);
+        PUTS(g, ",\"dur\":");
+        put_us(g, (int64_t)(b - a));
+        put_range_args(g, r->name, r->depth, r->cat, r->domain, r->kind == REC_RANGE_JUMPED);
+      }
       if (keep) spans_add(keep, a, b, r->name, r->depth);
     } else if (r->kind == REC_MARK) {
-      put_annotation(g, 1, r->name, st->pid, tid, a);
-      put_range_args(g, r->name, r->depth, r->cat, r->domain, 0);
+      if (st->pb) {
+        pb_mark(g, st->pb, tid, (uint64_t)rel(a), pb_kind_of(g, st->pb, r));
+      } else {
+        put_annotation(g, 1, r->name, st->pid, tid, a);
+        put_range_args(g, r->name, r->depth, r->cat, r->domain, 0);
+      }
     } else {
       if (st->nspans == st->capspans) {
         size_t cap = st->capspans ? st->capspans * 2 : 256;
@@ -651,8 +690,16 @@ void body_block(Gz *g, uint32_t tid, const RtRec *recs, uint32_t n, void *arg) {
  * top-level members that are known only at the end (devices, base time,
  * trace name, the ncrt object) follow the array (trace_tail), so the body
  * can be written while the program runs (incremental conversion below). */
-void trace_head(Gz *g, const TraceIn *s) {
+void trace_head(Gz *out, const TraceIn *s) {
   src = s;
+  Gz *g = out; /* a Perfetto trace: the process's track, then this JSON in a packet */
+  if (s->format == TRACE_PERFETTO) {
+    pb_process(out, s->pid, s->proc_name);
+    if (!(g = pb_json_begin())) {
+      if (!out->err) out->err = ENOMEM;
+      return;
+    }
+  }
   PUTS(g, "{\n\"traceEvents\": [\n{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":");
   put_i64(g, s->pid);
   PUTS(g, ",\"tid\":0,\"args\":{\"name\":");
@@ -663,6 +710,7 @@ void trace_head(Gz *g, const TraceIn *s) {
   PUTS(g, ",\"tid\":0,\"args\":{\"labels\":\"rank ");
   put_i64(g, s->rank);
   PUTS(g, "\"}}");
+  if (g != out) pb_json_end(out, g);
 }
 
 /* GPU records of this trace; the threads that launched GPU work keep
@@ -714,7 +762,7 @@ static void write_from(Gz *g, const TraceIn *s) {
   size_t ngpu = 0;
   RtGpuRec *gpu = gpu_setup(g, s, &ngpu);
   trace_head(g, s);
-  BodyState st = {pid, span_carry, span_carry_n, span_carry_n, s->dropped, s};
+  BodyState st = {pid, span_carry, span_carry_n, span_carry_n, s->dropped, s, NULL};
   span_carry = NULL;
   span_carry_n = 0;
   int mode = s->in_process ? READ_ALIVE : READ_DEAD;
@@ -952,8 +1000,13 @@ static void put_ncrt(Gz *g, const TraceIn *s, uint64_t dropped) {
 
 /* Everything after the body: ranges open at the end, start/end ranges,
  * steps, GPU work, thread names, then the top-level members. */
-void trace_tail(Gz *g, const TraceIn *s, BodyState *st, RtGpuRec *gpu, size_t ngpu) {
+void trace_tail(Gz *out, const TraceIn *s, BodyState *st, RtGpuRec *gpu, size_t ngpu) {
   src = s;
+  Gz *g = out; /* a Perfetto trace: this JSON in packets, then the threads' names */
+  if (s->format == TRACE_PERFETTO && !(g = pb_json_begin())) {
+    if (!out->err) out->err = ENOMEM;
+    g = out;
+  }
   put_open_ranges(g, s);
   put_start_end(g, s, st->spans, st->nspans);
   if (s->live) put_steps(g, s->pid);
@@ -964,6 +1017,12 @@ void trace_tail(Gz *g, const TraceIn *s, BodyState *st, RtGpuRec *gpu, size_t ng
   put_top(g, s);
   put_throttle(g, s);
   put_ncrt(g, s, st->dropped);
+  if (g != out) {
+    pb_json_end(out, g);
+    for (uint32_t i = 0; i < s->nthreads; i++) pb_thread_name(out, s->pid, s->tids[i], s->tnames[i]);
+  }
+  pb_free(st->pb);
+  st->pb = NULL;
 }
 
 /* GPU attribution: the ranges of the launching threads, nothing written */
@@ -1006,7 +1065,7 @@ int write_file(const char *path, const TraceIn *s, int level, const char *done) 
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno ? errno : EIO;
   Gz *g = calloc(1, sizeof *g);
-  int err = g ? gz_open(g, fd, level) : ENOMEM;
+  int err = g ? gz_open_for(g, fd, level, s->format) : ENOMEM;
   if (!err) {
     write_from(g, s);
     gz_finish(g);

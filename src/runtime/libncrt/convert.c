@@ -118,6 +118,7 @@ static void live_in(TraceIn *s) {
   s->domain_json = mem_domain_json;
   s->cat_json = mem_cat_json;
   s->origin_ns = rt_clock_origin_ns();
+  s->format = rt_opt.format;
   s->use_tsc = rt_opt.use_tsc;
   s->devices = rt_devices;
   s->in_window = rt_collector.in_window;
@@ -210,7 +211,7 @@ static void inc_tick(void) {
     inc.fd = open(inc.tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     inc.g = inc.fd >= 0 ? calloc(1, sizeof *inc.g) : NULL;
     inc.on = inc.fd >= 0;
-    if (!inc.g || gz_open(inc.g, inc.fd, rt_opt.level)) {
+    if (!inc.g || gz_open_for(inc.g, inc.fd, rt_opt.level, rt_opt.format)) {
       inc_drop();
       inc.failed = 1; /* the exit writes it all, as without */
       return;
@@ -236,6 +237,7 @@ static int inc_finish(const char *path, const TraceIn *s, const char *done) {
   RtGpuRec *gpu = gpu_setup(g, s, &ngpu);
   if (launchers_known()) read_blocks(s->raw, 0, inc.to, READ_DEAD, spans_block, NULL, g, NULL, NULL, 0, NULL, NULL);
   BodyState st = inc.st;
+  inc.st.pb = NULL; /* trace_tail frees it */
   st.in = s;
   st.dropped += s->dropped;
   st.dropped +=
@@ -314,6 +316,11 @@ static int hand_over(uint64_t to) {
   if (body)
     fprintf(f, "body %llu %llu %llu %llu %u\n", (unsigned long long)inc.to, (unsigned long long)inc.g->crc,
             (unsigned long long)inc.g->len, (unsigned long long)inc.st.dropped, inc.skip);
+  if (body && inc.st.pb) { /* the finalizer's interning ids and sequences follow these */
+    uint64_t iid, seq;
+    pb_next_ids(inc.st.pb, &iid, &seq);
+    fprintf(f, "pb %llu %llu\n", (unsigned long long)iid, (unsigned long long)seq);
+  }
   fprintf(f, "exit %llu\nwritten %llu\nthrottle %ld %.17g\n", (unsigned long long)rt_proc.exit_ns,
           (unsigned long long)rt_mono_ns(), rt_opt.throttle_calls, rt_opt.throttle_us);
   uint32_t nn = rt_name_count();
@@ -352,7 +359,9 @@ static int hand_over(uint64_t to) {
   names_save();
   info_save(1);
   if (body) {
-    deflateEnd(&inc.g->z);
+    if (!inc.g->plain) deflateEnd(&inc.g->z);
+    pb_free(inc.st.pb);
+    inc.st.pb = NULL;
     free(inc.g);
     inc.g = NULL;
     if (close(inc.fd) != 0) err = 1;
@@ -432,10 +441,11 @@ static int open_frames(OpenFrame **out, size_t *n) {
  * has -pid<P> in its name already (options.c) and no rank in the file
  * name; a name another process took (not one we wrote): -pid<P>-rank<R> */
 static void trace_path(char *path, size_t cap, const char *dir, const char *name) {
-  if (rt_proc.is_rank) snprintf(path, cap, "%s/%s-rank%d.pt.trace.json.gz", dir, name, rt_opt.rank);
-  else snprintf(path, cap, "%s/%s.pt.trace.json.gz", dir, name);
+  const char *sfx = rt_trace_suffix(rt_opt.format);
+  if (rt_proc.is_rank) snprintf(path, cap, "%s/%s-rank%d%s", dir, name, rt_opt.rank, sfx);
+  else snprintf(path, cap, "%s/%s%s", dir, name, sfx);
   if (access(path, F_OK) == 0 && !wrote(path))
-    snprintf(path, cap, "%s/%s-pid%d-rank%d.pt.trace.json.gz", dir, name, (int)getpid(), rt_opt.rank);
+    snprintf(path, cap, "%s/%s-pid%d-rank%d%s", dir, name, (int)getpid(), rt_opt.rank, sfx);
 }
 
 /* This process's records [trace_from, to) and its GPU work as the trace

@@ -143,6 +143,7 @@ static int hand_read(const char *pre, Hand *h) {
     if (sscanf(l, "records %llu", &a) == 1) h->records = a;
     else if (sscanf(l, "body %llu %llu %llu %llu %u", &a, &b, &c, &d, &u) == 5)
       h->body = 1, h->body_to = a, h->crc = b, h->len = c, h->body_dropped = d, h->body_skip = u;
+    else if (sscanf(l, "pb %llu %llu", &a, &b) == 2) h->pb_iid = a, h->pb_seq = b;
     else if (sscanf(l, "exit %llu", &a) == 1) h->exit_ns = a;
     else if (sscanf(l, "written %llu", &a) == 1) h->written_ns = a;
     else if (sscanf(l, "throttle %ld %lg", &li, &x) == 2) h->throttle_calls = li, h->throttle_us = x;
@@ -210,16 +211,19 @@ static int resume_file(const char *body, const char *path, const TraceIn *s, Han
     g->fd = fd;
     g->crc = (uint32_t)h->crc;
     g->len = (uint32_t)h->len;
+    g->plain = s->format == TRACE_PERFETTO; /* packets go on after the process's */
     /* raw deflate after the process's sync flush: its blocks follow the
      * process's on a byte boundary, one stream, one member */
-    if (deflateInit2(&g->z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) err = ENOMEM;
+    if (!g->plain && deflateInit2(&g->z, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) err = ENOMEM;
   }
   if (!err) {
     size_t ngpu = 0;
     RtGpuRec *gpu = gpu_setup(g, s, &ngpu);
     if (launchers_known())
       read_blocks(s->raw, 0, h->body_to, READ_DEAD, spans_block, NULL, g, NULL, NULL, 0, NULL, NULL);
-    BodyState st = {s->pid, h->spans, h->nspans, h->nspans, h->body_dropped + s->dropped, s};
+    BodyState st = {s->pid, h->spans, h->nspans, h->nspans, h->body_dropped + s->dropped, s, NULL};
+    /* a Perfetto body: new interning ids and sequences after the process's */
+    if (s->format == TRACE_PERFETTO && !(st.pb = pb_new(s->pid, h->pb_iid, h->pb_seq))) g->err = ENOMEM;
     h->spans = NULL; /* trace_tail owns them now */
     h->nspans = 0;
     st.dropped += read_blocks(s->raw, h->body_to, s->to, READ_DEAD, body_block, spans_block, g, &st, NULL, h->body_skip,
@@ -245,17 +249,20 @@ static void finalize_cleanup(const char *dir, const char *pre, long pid) {
   /* a handed-over set's pid may be a new process's by now: its trace in
    * the making is its own */
   if (pid != (long)getpid() && running(pid)) return;
-  /* a trace it was writing when it died (<name>.trace.json.gz.tmp<PID>) */
-  char tail[64];
-  snprintf(tail, sizeof tail, ".trace.json.gz.tmp%ld", pid);
-  size_t tl = strlen(tail);
+  /* a trace it was writing when it died (<name><suffix>.tmp<PID>, either format) */
+  char tail[2][64];
+  snprintf(tail[0], sizeof tail[0], "%s.tmp%ld", rt_trace_suffix(TRACE_JSON), pid);
+  snprintf(tail[1], sizeof tail[1], "%s.tmp%ld", rt_trace_suffix(TRACE_PERFETTO), pid);
   DIR *d = opendir(dir);
   struct dirent *e;
   while (d && (e = readdir(d))) {
     size_t l = strlen(e->d_name);
-    if (l > tl && !strcmp(e->d_name + l - tl, tail)) {
-      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-      unlink(p);
+    for (int k = 0; k < 2; k++) {
+      size_t tl = strlen(tail[k]);
+      if (l > tl && !strcmp(e->d_name + l - tl, tail[k])) {
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+      }
     }
   }
   if (d) closedir(d);
@@ -327,7 +334,7 @@ static int info_line(Fin *f, char *l) {
   unsigned long long a, b, c, d, e;
   int k;
   if (sscanf(l, "rank %d", &s->rank) == 1 || sscanf(l, "world %d", &s->world) == 1 ||
-      sscanf(l, "level %d", &f->level) == 1)
+      sscanf(l, "level %d", &f->level) == 1 || sscanf(l, "format %d", &s->format) == 1)
     return 1;
   if (sscanf(l, "clock %d %llu %llu %llu %llu", &f->clock.use_tsc, &a, &b, &c, &d) == 5) {
     f->clock.tsc0 = a, f->clock.ns0 = b, f->clock.tsc1 = c, f->clock.ns1 = d;
@@ -501,9 +508,10 @@ static void fin_sources(Fin *f, int handed, long pid) {
 static int fin_write(Fin *f, const char *dir, const char *pre, long pid, Hand *hand, int handed, int quiet) {
   TraceIn *s = &f->s;
   char path[2300];
-  if (s->is_rank) snprintf(path, sizeof path, "%s/%s-rank%d.pt.trace.json.gz", dir, f->trace, s->rank);
-  else snprintf(path, sizeof path, "%s/%s.pt.trace.json.gz", dir, f->trace);
-  if (access(path, F_OK) == 0) snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d.pt.trace.json.gz", dir, f->trace, pid, s->rank);
+  const char *sfx = rt_trace_suffix(s->format);
+  if (s->is_rank) snprintf(path, sizeof path, "%s/%s-rank%d%s", dir, f->trace, s->rank, sfx);
+  else snprintf(path, sizeof path, "%s/%s%s", dir, f->trace, sfx);
+  if (access(path, F_OK) == 0) snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d%s", dir, f->trace, pid, s->rank, sfx);
   char body[2100];
   snprintf(body, sizeof body, "%s.body", pre);
   int err = handed && hand->body && access(body, F_OK) == 0 ? resume_file(body, path, s, hand, f->level)

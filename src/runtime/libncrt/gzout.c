@@ -4,6 +4,10 @@
  * first), which a finalizer can go on with after a sync flush (finalize.c,
  * resume_file). The puts of JSON text are inline in writer.h.
  *
+ * A plain Gz (gz_open_for a Perfetto trace) writes its bytes as they are;
+ * a capture (gz_capture) keeps them in memory, for a piece of JSON that a
+ * packet wraps (perfetto.c).
+ *
  * Contract: the first error stays in g->err and stops the compression;
  * the caller checks it once, at the end. No lock, no global state. */
 #define _GNU_SOURCE
@@ -11,6 +15,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 int write_all(int fd, const void *p, size_t n) {
@@ -25,8 +30,32 @@ int write_all(int fd, const void *p, size_t n) {
   return 0;
 }
 
+/* A capture's bytes to its memory (gz_capture) */
+static void keep(Gz *g) {
+  if (g->memn + g->n + 1 > g->memcap) {
+    size_t cap = g->memcap ? g->memcap : 1 << 16;
+    while (cap < g->memn + g->n + 1) cap *= 2;
+    char *m = realloc(g->mem, cap);
+    if (!m) {
+      g->err = ENOMEM;
+      return;
+    }
+    g->mem = m;
+    g->memcap = cap;
+  }
+  memcpy(g->mem + g->memn, g->buf, g->n);
+  g->memn += g->n;
+  g->mem[g->memn] = 0;
+}
+
 void gz_drain(Gz *g, int mode) {
   if (g->err) { /* the file is lost already: stop compressing */
+    g->n = 0;
+    return;
+  }
+  if (g->plain) {
+    if (g->fd < 0) keep(g);
+    else g->err = write_all(g->fd, g->buf, g->n);
     g->n = 0;
     return;
   }
@@ -52,7 +81,23 @@ int gz_open(Gz *g, int fd, int level) {
   return write_all(fd, hdr, sizeof hdr);
 }
 
+int gz_open_for(Gz *g, int fd, int level, int format) {
+  if (format != TRACE_PERFETTO) return gz_open(g, fd, level);
+  g->fd = fd;
+  g->plain = 1;
+  return 0;
+}
+
+void gz_capture(Gz *g) {
+  g->fd = -1;
+  g->plain = 1;
+}
+
 void gz_finish(Gz *g) {
+  if (g->plain) {
+    gz_drain(g, Z_FINISH);
+    return;
+  }
   gz_drain(g, Z_FINISH);
   deflateEnd(&g->z);
   unsigned char t[8];

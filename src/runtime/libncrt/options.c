@@ -10,6 +10,8 @@
  *   NCRT_CAPTURE_RANGE  fnmatch pattern: record only while such a range is open
  *   NCRT_THROTTLE       CALLS[:US] (default 100000: calls alone), "off" or 0 to disable
  *   NCRT_GZIP_LEVEL     zlib level (default 1)
+ *   NCRT_TRACE_FORMAT   json (default: <name>.pt.trace.json.gz) or perfetto
+ *                       (<name>.pftrace, Perfetto's protobuf)
  *   NCRT_CLOCK          tsc | monotonic (default tsc where invariant)
  *   NCRT_QUIET          1: no "ncrt:" messages
  *   NCRT_INCREMENTAL    off: no conversion while the program runs; the whole
@@ -367,6 +369,10 @@ int rt_options_load(void) {
   rt_opt.disk_budget = disk_budget(env(NCRT_ENV_DISK_BUDGET));
   rt_opt.level = env(NCRT_ENV_GZIP_LEVEL) ? atoi(env(NCRT_ENV_GZIP_LEVEL)) : 1;
   if (rt_opt.level < 0 || rt_opt.level > 9) rt_opt.level = 1;
+  const char *tf = env(NCRT_ENV_TRACE_FORMAT);
+  rt_opt.format = tf && !strcmp(tf, "perfetto") ? TRACE_PERFETTO : TRACE_JSON;
+  if (tf && *tf && strcmp(tf, "perfetto") && strcmp(tf, "json"))
+    rt_say("NCRT_TRACE_FORMAT=%s is neither json nor perfetto: json is written", tf);
   rt_opt.dormant = env(NCRT_ENV_DORMANT) && atoi(env(NCRT_ENV_DORMANT)) > 0;
   /* whose claim sends SIGTERM (rt_spill_thread): "own-exit" a thread's
    * claim on its own records in _exit's save, "own-spill" in its own spill

@@ -46,6 +46,7 @@ typedef struct {
   long throttle_calls;          /* 0: no throttle */
   double throttle_us;           /* 0: calls alone decide; else also an exclusive mean under it */
   int level;                    /* zlib level */
+  int format;                   /* TRACE_JSON or TRACE_PERFETTO (NCRT_TRACE_FORMAT) */
   int quiet;
   int use_tsc;
   int dormant;                  /* NCRT_DORMANT: capture off until started, no trace at exit unless on */
@@ -53,6 +54,11 @@ typedef struct {
                                  * flusher's, 2 a thread's own in _exit's save, 3 in its own spill;
                                  * see rt_spill_thread */
 } RtOptions;
+
+/* The trace's format: Kineto's gzip'ed JSON (<name>.pt.trace.json.gz), or
+ * Perfetto's protobuf (<name>.pftrace: the ranges as TrackEvents, the rest
+ * as the same JSON embedded; docs/design.md, "The binary trace"). */
+enum { TRACE_JSON = 0, TRACE_PERFETTO = 1 };
 
 extern RtOptions rt_opt;
 int rt_options_load(void); /* -1: options libncrt cannot honour (said): record nothing */

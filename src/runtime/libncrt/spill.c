@@ -398,6 +398,8 @@ void info_save(int die) {
   o_u64(&o, (uint64_t)rt_opt.world_size);
   o_str(&o, "\nlevel ");
   o_u64(&o, (uint64_t)rt_opt.level);
+  o_str(&o, "\nformat ");
+  o_u64(&o, (uint64_t)rt_opt.format);
   o_str(&o, "\nclock ");
   o_u64(&o, (uint64_t)rt_opt.use_tsc);
   o_put(&o, " ", 1);

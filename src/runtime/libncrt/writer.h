@@ -2,7 +2,10 @@
  *
  * The writer turns what the collector recorded into traces. Its files, each
  * calling only the ones listed before it (tests/arch: no circles):
- *   gzout.c     one gzip stream with a byte buffer in front; the JSON puts
+ *   gzout.c     one gzip stream with a byte buffer in front (or a plain
+ *               file, or a capture in memory); the JSON puts
+ *   perfetto.c  Perfetto's protobuf: packets, the ranges as TrackEvents, the
+ *               JSON parts wrapped (the binary format, TRACE_PERFETTO)
  *   spill.c     the spill files written while the program runs (.raw
  *               blocks, .names, .gpu, the .info snapshot), the claims on
  *               threads' records, the saves on the ways out, the disk budget
@@ -27,6 +30,7 @@
 #define NCRT_WRITER_H
 
 #include "rt.h"
+#include "ncrt_protocol.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -42,12 +46,19 @@ typedef struct {
   size_t n;
   int err;
   uint32_t crc, len;
+  int plain;                         /* bytes go to fd as they are (no gzip) */
+  char *mem;                         /* a capture (fd -1): the bytes kept here */
+  size_t memn, memcap;
   char buf[1 << 17];
   unsigned char out[1 << 17];
 } Gz;
 
 int write_all(int fd, const void *p, size_t n); /* 0 or an errno */
 int gz_open(Gz *g, int fd, int level);          /* the header written: 0 or an errno */
+/* A trace file in `format` (rt.h): gzip at level for JSON, plain for
+ * Perfetto's protobuf (its packets are dense already; docs/design.md) */
+int gz_open_for(Gz *g, int fd, int level, int format);
+void gz_capture(Gz *g);                         /* g (zeroed) keeps its bytes in g->mem */
 void gz_drain(Gz *g, int mode);                 /* the buffer through deflate (Z_NO_FLUSH, Z_SYNC_FLUSH, ...) */
 void gz_finish(Gz *g);                          /* the last block and the trailer; g->z ended */
 void put_jstr(Gz *g, const char *s);            /* s as a JSON string */
@@ -96,6 +107,11 @@ static inline void put_us(Gz *g, int64_t ns) {
   put_u64(g, (uint64_t)ns / 1000);
   char d[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10)};
   put(g, d, 4);
+}
+
+/* The trace file's name ends so, for a format (rt.h) */
+static inline const char *rt_trace_suffix(int format) {
+  return format == TRACE_PERFETTO ? NCRT_PFTRACE_SUFFIX : ".pt" NCRT_TRACE_SUFFIX;
 }
 
 /* ---- spill.c: the spill files ---- */
@@ -213,6 +229,7 @@ typedef struct {
   size_t nstep;
   SpanRec *spans;                    /* start/end ranges not ended yet (.body's carry) */
   size_t nspans;
+  uint64_t pb_iid, pb_seq;           /* Perfetto .body: the first interning id and sequence left free */
 } Hand;
 
 /* Everything one trace is made from: the writer's explicit input. The
@@ -220,6 +237,7 @@ typedef struct {
  * opt set), the finalizer from a dead process's files (finalize.c). */
 typedef struct {
   int pid, rank, world, in_process;
+  int format;                        /* TRACE_JSON or TRACE_PERFETTO */
   const Hand *hand;                  /* the finalizer, for a process that handed its exit over */
   const char *proc_name, *trace_name; /* raw text */
   uint64_t base, now;                 /* baseTimeNanoseconds; end of open ranges (mono ns) */
@@ -262,6 +280,8 @@ typedef struct {
   uint64_t gfrom, gto;               /* its records of this trace */
 } TraceIn;
 
+typedef struct PbState PbState;
+
 /* The body's state: start/end ranges seen so far, records lost */
 typedef struct {
   int pid;
@@ -269,7 +289,37 @@ typedef struct {
   size_t nspans, capspans;
   uint64_t dropped;
   const TraceIn *in;                 /* the trace they go to */
+  PbState *pb;                       /* a Perfetto trace's interning and sequences (else NULL) */
 } BodyState;
+
+/* ---- perfetto.c: Perfetto's protobuf ----
+ * A .pftrace is a Trace message: a stream of TracePackets. Push/pop ranges
+ * and marks are TrackEvents (SLICE_BEGIN + SLICE_END, written together when
+ * the range ends; INSTANT), one packet sequence per thread, names interned;
+ * everything else (metadata events, start/end ranges, GPU work, the
+ * top-level members) is the JSON the Kineto layout has, embedded in
+ * chrome_events.legacy_json_trace packets, so that the JSON pieces and the
+ * ranges, decoded in file order, are the JSON trace (nctrace reads it so). */
+PbState *pb_new(int pid, uint64_t first_iid, uint64_t first_seq); /* NULL: out of memory */
+void pb_free(PbState *p);
+void pb_next_ids(const PbState *p, uint64_t *iid, uint64_t *seq); /* the first ones still free */
+/* The interning id of a range's kind (name, depth, category, domain,
+ * closed by longjmp): *fresh when new, then the caller declares it. */
+uint64_t pb_kind(PbState *p, uint32_t name, unsigned depth, unsigned cat, unsigned dom, int jumped, int *fresh);
+/* Declare kind iid by its JSON: the event's name as a JSON string, then
+ * what follows ts/dur in the JSON event. */
+void pb_declare(PbState *p, uint64_t iid, const char *json, size_t jn);
+/* A range [a, b] or a mark at a (ns from the trace's origin) on tid */
+void pb_range(Gz *g, PbState *p, uint32_t tid, uint64_t a, uint64_t b, uint64_t iid);
+void pb_mark(Gz *g, PbState *p, uint32_t tid, uint64_t a, uint64_t iid);
+/* The process's track (at the head); a thread's name (at the tail) */
+void pb_process(Gz *g, int pid, const char *name);
+void pb_thread_name(Gz *g, int pid, uint32_t tid, const char *json_name);
+/* A JSON piece: begin returns a capture to write it into, end wraps what
+ * it holds in a packet on g */
+Gz *pb_json_begin(void);
+void pb_json_end(Gz *g, Gz *cap);
+
 
 /* The head: the events array opens with the process's metadata. */
 void trace_head(Gz *g, const TraceIn *s);

@@ -568,9 +568,15 @@ static int finalize(const char *lib, const char *dir) {
 /* qsort hands pointers to the elements (char *), not the strings */
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Says the traces in dir; with paths, also hands their full paths over
- * (the caller frees them and the array). Returns how many. */
-static int list_files(const char *dir, const char *suffix, char ***paths) {
+/* Says the traces in dir (names ending in suffix, or in also unless NULL);
+ * with paths, also hands their full paths over (the caller frees them and
+ * the array). Returns how many. */
+static bool ends_with(const char *s, size_t l, const char *suffix) {
+  size_t sl = suffix ? strlen(suffix) : 0;
+  return suffix && l > sl && !strcmp(s + l - sl, suffix);
+}
+
+static int list_files(const char *dir, const char *suffix, const char *also, char ***paths) {
   DIR *d = opendir(dir);
   int n = 0;
   if (!d) return 0;
@@ -578,8 +584,7 @@ static int list_files(const char *dir, const char *suffix, char ***paths) {
   char **names = NULL;
   while ((e = readdir(d))) {
     size_t l = strlen(e->d_name);
-    size_t sl = strlen(suffix);
-    if (l > sl && !strcmp(e->d_name + l - sl, suffix)) {
+    if (ends_with(e->d_name, l, suffix) || ends_with(e->d_name, l, also)) {
       names = xrealloc(names, (size_t)(n + 1) * sizeof *names);
       names[n++] = xstrdup(e->d_name);
     }
@@ -603,7 +608,9 @@ static int list_files(const char *dir, const char *suffix, char ***paths) {
   return n;
 }
 
-static int list_traces(const char *dir, char ***paths) { return list_files(dir, NCRT_TRACE_SUFFIX, paths); }
+static int list_traces(const char *dir, char ***paths) {
+  return list_files(dir, NCRT_TRACE_SUFFIX, NCRT_PFTRACE_SUFFIX, paths);
+}
 
 /* nctrace, for the deep-dive stages: beside ncrun (installed bin/), in the
  * build tree's bin/ (ncrun lives in <build>/ncrt), else on PATH. */
@@ -916,7 +923,7 @@ static void finish_run(Run *r) {
   free(b);
   if (r->torch) {
     /* torch.profiler's tensorboard_trace_handler names (what TensorBoard lists) */
-    r->ntraces = list_files(r->dir, ".pt.trace.json.gz", &r->traces);
+    r->ntraces = list_files(r->dir, ".pt.trace.json.gz", NULL, &r->traces);
     if (!r->ntraces) say("no torch.profiler trace (*.pt.trace.json.gz) was written in %s", r->dir);
     else say("run directory: %s", r->dir);
   } else if (!(r->ntraces = list_traces(r->dir, &r->traces))) {

@@ -111,6 +111,10 @@ static const char *check_level(const char *v) {
   return *v && !*end && n >= 0 && n <= 9 ? NULL : "wants a zlib level from 0 to 9";
 }
 
+static const char *check_format(const char *v) {
+  return !strcmp(v, "json") || !strcmp(v, "perfetto") ? NULL : "wants json or perfetto";
+}
+
 static const char *check_readable(const char *v) {
   if (access(v, R_OK) == 0) return NULL;
   snprintf(why, sizeof why, "%s", strerror(errno));
@@ -252,6 +256,10 @@ static const OptRow OPTIONS[] = {
     {NULL, "--record-shapes", NULL, "torch backend: record operator input shapes", NCRT_ENV_RECORD_SHAPES, NULL, NULL,
      1, 0},
     {NULL, "--gzip-level", "N", "zlib level for traces (default 1)", NCRT_ENV_GZIP_LEVEL, check_level, NULL, 1, 0},
+    {NULL, "--trace-format", "FMT",
+     "json (default: <name>.pt.trace.json.gz, Kineto's layout) or perfetto\n"
+     "(<name>.pftrace: Perfetto's protobuf, cheaper for big runs)",
+     NCRT_ENV_TRACE_FORMAT, check_format, NULL, 1, 0},
     {NULL, "--finalize", "RUNDIR",
      "write the traces of processes that died in RUNDIR, or whose exit left\n"
      "them to ncrun (done after every run)",

@@ -3,12 +3,14 @@
 
 #include "util.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #define X_OPT(id, name, value) {name, value},
 static const Opt summary_opts[] = {SUMMARY_OPTS(X_OPT){NULL, 0}};
 static const Opt filter_opts[] = {FILTER_OPTS(X_OPT){NULL, 0}};
 static const Opt merge_opts[] = {MERGE_OPTS(X_OPT){NULL, 0}};
+static const Opt convert_opts[] = {CONVERT_OPTS(X_OPT){NULL, 0}};
 static const Opt report_opts[] = {REPORT_OPTS(X_OPT){NULL, 0}};
 static const Opt kernels_opts[] = {KERNELS_OPTS(X_OPT){NULL, 0}};
 static const Opt diff_opts[] = {DIFF_OPTS(X_OPT){NULL, 0}};
@@ -23,6 +25,7 @@ const Command NCT_COMMANDS[] = {
    "                      [--include-direct-children] [--name GLOB]\n",
    filter_opts, cmd_filter},
   {"merge", "nctrace merge RANK_TRACE... -o OUT\n", merge_opts, cmd_merge},
+  {"convert", "nctrace convert TRACE -o OUT\n", convert_opts, cmd_convert},
   {"report",
    "nctrace report TRACE... -o report.html [--top N] [--step GLOB] [--compare TRACE]...\n"
    "                      [--shadow DIR]\n",
@@ -49,7 +52,10 @@ static int opt_index(const Command *c, const char *a) {
 }
 
 bool opt_count(const char *cmd, const char *opt, const char *v, size_t *out) {
-  if (parse_count(v, out)) return true;
+  if (parse_count(v, out)) {
+    if (!*out) *out = SIZE_MAX; /* 0: all (summary and report once showed none) */
+    return true;
+  }
   nct_error("%s: %s takes a count (0: all), not '%s'", cmd, opt, v);
   return false;
 }

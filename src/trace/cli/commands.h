@@ -37,6 +37,7 @@ const Command *command_find(const char *name);
 #define FILTER_OPTS(X) X(FIL_OUT, "-o", 1) X(FIL_MIN_DUR, "--min-dur-us", 1) \
   X(FIL_KERNELS, "--include-cuda-kernels", 0) X(FIL_CHILDREN, "--include-direct-children", 0) X(FIL_NAME, "--name", 1)
 #define MERGE_OPTS(X) X(MRG_OUT, "-o", 1)
+#define CONVERT_OPTS(X) X(CNV_OUT, "-o", 1)
 #define REPORT_OPTS(X) X(REP_OUT, "-o", 1) X(REP_TOP, "--top", 1) X(REP_STEP, "--step", 1) \
   X(REP_COMPARE, "--compare", 1) X(REP_SHADOW, "--shadow", 1)
 #define KERNELS_OPTS(X) X(KER_RANGE, "--range", 1) X(KER_TOP, "--top", 1) X(KER_FORMAT, "--format", 1) X(KER_OUT, "-o", 1)
@@ -45,6 +46,7 @@ const Command *command_find(const char *name);
 enum { SUMMARY_OPTS(X_ENUM) };
 enum { FILTER_OPTS(X_ENUM) };
 enum { MERGE_OPTS(X_ENUM) };
+enum { CONVERT_OPTS(X_ENUM) };
 enum { REPORT_OPTS(X_ENUM) };
 enum { KERNELS_OPTS(X_ENUM) };
 enum { DIFF_OPTS(X_ENUM) };
@@ -54,8 +56,9 @@ enum { DIFF_OPTS(X_ENUM) };
  * "--"), or OPT_BAD after saying "CMD: unknown or incomplete option". */
 enum { OPT_ARG = -1, OPT_BAD = -2 };
 int opt_next(const char *cmd, int argc, char **argv, int *i, const char **val);
-/* An option's value that must be a count (--top): true with it in *out,
- * else false after saying "CMD: OPT takes a count (0: all), not 'V'". */
+/* An option's value that must be a count (--top): true with it in *out
+ * (0, all, as SIZE_MAX), else false after saying "CMD: OPT takes a count
+ * (0: all), not 'V'". */
 bool opt_count(const char *cmd, const char *opt, const char *v, size_t *out);
 /* Does opt (e.g. "-o") take a value in cmd? */
 bool opt_takes_value(const char *cmd, const char *opt);
@@ -67,6 +70,7 @@ int usage_error(const char *cmd, const char *why);
 int cmd_summary(int argc, char **argv);
 int cmd_filter(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
 int cmd_diff(int argc, char **argv);

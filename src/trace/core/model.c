@@ -510,7 +510,7 @@ static void *half_main(void *arg) {
 
 /* Where the second half may start: 0 if nowhere (or not worth it). */
 static uint64_t split_point(const char *path) {
-  if (!trace_second_thread()) return 0;
+  if (!trace_second_thread() || trace_is_perfetto(path)) return 0;
   FILE *f = fopen(path, "rb");
   if (!f) return 0;
   uint64_t at = 0;

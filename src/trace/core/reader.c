@@ -3,6 +3,7 @@
 
 const NctProgress *nct_progress;
 #include "inflate.h"
+#include "pbread.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,6 +27,7 @@ struct Walker {
   const char *path;
   gzFile gz;
   Inflater *inf;       /* a gzip input's inflating thread (inflate.c), or NULL */
+  PbRead *pb;          /* a Perfetto trace, read as the JSON it stands for (pbread.h), or NULL */
   char *buf;
   size_t cap;
   const char *p, *end; /* unread window [p, end) inside buf */
@@ -85,6 +87,11 @@ static void position(Walker *w, const char *at, uint64_t *line, uint64_t *col) {
 
 const char *walk_where(Walker *w, const char *at) {
   static __thread char text[4096];
+  if (w->pb) { /* no line in a binary file: the place in the JSON it stands for */
+    snprintf(text, sizeof text, "%s: (its JSON, byte %llu)", w->path,
+             (unsigned long long)(w->dropped + (uint64_t)(at - w->buf)));
+    return text;
+  }
   uint64_t line, col;
   position(w, at, &line, &col);
   snprintf(text, sizeof text, "%s:%llu:%llu", w->path, (unsigned long long)line,
@@ -124,7 +131,13 @@ static int refill(Walker *w) {
   int got, zerr = Z_OK;
   const char *zmsg;
   uint64_t zoff;
-  if (w->inf) {
+  if (w->pb) {
+    long k = pbread_read(w->pb, w->buf + keep, room);
+    if (k < 0) return -1; /* reported */
+    got = (int)k;
+    zmsg = "";
+    zoff = pbread_offset(w->pb);
+  } else if (w->inf) {
     got = inflater_read(w->inf, w->buf + keep, room, &zerr, &zmsg, &zoff);
   } else {
     got = gzread(w->gz, w->buf + keep, (unsigned)room);
@@ -509,8 +522,9 @@ static int walker_open(Walker *w, const char *path, bool inflate) {
   struct stat sb;
   uint64_t size = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
   if (w->progress && nct_progress) nct_progress->begin(path, size);
+  if (pbread_sniff(w->gz, path)) w->pb = pbread_open(w->gz, path);
   /* gzip of 1 MB or more (some 10 MB of JSON): inflate on a second core */
-  if (inflate && size >= (1u << 20) && !gzdirect(w->gz) && trace_second_thread())
+  else if (inflate && size >= (1u << 20) && !gzdirect(w->gz) && trace_second_thread())
     w->inf = inflater_start(w->gz);
   if (w->inf && getenv("NCTRACE_SPLIT_REPORT")) nct_note("%s inflated on a second thread", path);
   w->cap = INIT_WINDOW;
@@ -522,6 +536,7 @@ static int walker_open(Walker *w, const char *path, bool inflate) {
 static void walker_close(Walker *w) {
   if (w->progress && nct_progress) nct_progress->clear();
   inflater_stop(w->inf);
+  pbread_close(w->pb);
   gzclose(w->gz);
   free(w->buf);
   vec_free(&w->members);
@@ -545,7 +560,7 @@ int trace_walk_from(const char *path, const Visitor *v, uint64_t offset) {
   Walker w;
   if (walker_open(&w, path, false) < 0) return -1;
   int rc = -1;
-  if (gzdirect(w.gz) && gzseek(w.gz, (z_off_t)offset, SEEK_SET) == (z_off_t)offset) {
+  if (!w.pb && gzdirect(w.gz) && gzseek(w.gz, (z_off_t)offset, SEEK_SET) == (z_off_t)offset) {
     w.dropped = offset;
     bool seen = true;
     rc = walk_events(&w, v);
@@ -554,6 +569,13 @@ int trace_walk_from(const char *path, const Visitor *v, uint64_t offset) {
   }
   walker_close(&w);
   return rc < 0 ? -1 : 0;
+}
+
+bool trace_is_perfetto(const char *path) {
+  gzFile g = gzopen(path, "rb");
+  bool pb = g && pbread_sniff(g, path);
+  if (g) gzclose(g);
+  return pb;
 }
 
 /* ---- value helpers ---- */
@@ -768,7 +790,9 @@ bool arr_iter_next(ObjIter *it, Span *elem) {
 static int trace_name(const struct dirent *d) {
   size_t l = strlen(d->d_name);
   return d->d_name[0] != '.' && ((l > 11 && !strcmp(d->d_name + l - 11, ".trace.json")) ||
-                                 (l > 14 && !strcmp(d->d_name + l - 14, ".trace.json.gz")));
+                                 (l > 14 && !strcmp(d->d_name + l - 14, ".trace.json.gz")) ||
+                                 (l > 8 && !strcmp(d->d_name + l - 8, ".pftrace")) ||
+                                 (l > 11 && !strcmp(d->d_name + l - 11, ".pftrace.gz")));
 }
 
 static long rank_of(const char *name) {
@@ -789,7 +813,7 @@ int trace_dir_files(const char *dir, char ***out) {
   if (n < 0) return nct_error("%s: %s", dir, strerror(errno));
   if (!n) {
     free(list);
-    return nct_error("%s: no trace in this directory (*.trace.json or *.trace.json.gz)", dir);
+    return nct_error("%s: no trace in this directory (*.trace.json, *.trace.json.gz or *.pftrace)", dir);
   }
   char **v = xmalloc((size_t)n * sizeof *v);
   for (int i = 0; i < n; i++) {

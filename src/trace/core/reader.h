@@ -14,7 +14,8 @@
  * same code path; a truncated or corrupt gzip stream is an error.
  *
  * Layouts: an object with "traceEvents": [...] (Kineto, ncrt) or a bare
- * array of events (torch's legacy exporter). Members other than traceEvents
+ * array of events (torch's legacy exporter); a Perfetto protobuf trace is
+ * read as the JSON it stands for (pbread.h). Members other than traceEvents
  * go to on_header with their raw value.
  *
  * Ownership: spans handed to callbacks are valid only during the call. */
@@ -60,8 +61,12 @@ int trace_walk_from(const char *path, const Visitor *v, uint64_t offset);
  * *legacy is set when the file is a bare array of events. */
 int trace_walk(const char *path, const Visitor *v, bool *legacy);
 
-/* The traces of a run directory (what ncrun prints): every *.trace.json
- * and *.trace.json.gz in it, ranks in order (ncrun's "-rankN", then the
+/* A Perfetto protobuf trace (pbread.h): read as the JSON it stands for,
+ * never split. */
+bool trace_is_perfetto(const char *path);
+
+/* The traces of a run directory (what ncrun prints): every *.trace.json,
+ * *.trace.json.gz and *.pftrace(.gz) in it, ranks in order (ncrun's "-rankN", then the
  * name). Returns their count (> 0) and malloc'ed paths in *out (each and
  * the array freed by the caller), or -1 (reported: unreadable, or no
  * trace in it). */

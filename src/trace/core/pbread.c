@@ -1,0 +1,457 @@
+/* pbread: Perfetto protobuf to Kineto JSON (pbread.h). The file is read in
+ * blocks; each TracePacket is decoded in place, and what it stands for is
+ * appended to an output buffer that pbread_read hands out. */
+#include "pbread.h"
+
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { IN_BLOCK = 1 << 20, MAX_PACKET = 256 << 20 };
+enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
+#define LITERAL (1ull << 63) /* a kind reference to a name given as text (TrackEvent.name) */
+
+typedef struct {
+  char *json; /* the name as a JSON string, then the rest of the event (its "}" included) */
+  size_t name_n, n;
+} Kind;
+
+typedef struct {
+  int64_t ts;
+  uint64_t kind;
+} Open;
+
+typedef struct {
+  uint64_t uuid;
+  int64_t pid, tid;
+  VEC(Open) open;
+} Track;
+
+struct PbRead {
+  gzFile gz;
+  const char *path;
+  uint8_t *in;
+  size_t in_n, in_p;
+  uint64_t in_off; /* file offset of in[0] */
+  bool in_eof;
+  Buf out;
+  size_t out_p;
+  bool started, made_up, ended;
+  VEC(Kind) kinds;  /* by iid */
+  Intern lits;      /* names given as text */
+  VEC(Track) tracks;
+  I64Map track_of;  /* uuid -> index in tracks */
+  I64Map seq_track; /* sequence -> its default track's uuid */
+  Buf tmp;
+  int err;
+};
+
+/* ---- input ---- */
+
+static int fail(PbRead *r, const char *what) {
+  if (!r->err) nct_error("%s: byte %llu: %s", r->path, (unsigned long long)(r->in_off + r->in_p), what);
+  r->err = 1;
+  return -1;
+}
+
+/* At least k bytes from in_p on (fewer only at the end of the file) */
+static int have(PbRead *r, size_t k) {
+  while (r->in_n - r->in_p < k && !r->in_eof) {
+    size_t keep = r->in_n - r->in_p;
+    if (r->in_p) memmove(r->in, r->in + r->in_p, keep);
+    r->in_off += r->in_p;
+    r->in_p = 0;
+    r->in_n = keep;
+    size_t cap = IN_BLOCK;
+    while (cap < k + 16) cap *= 2;
+    if (cap > IN_BLOCK || !r->in) {
+      uint8_t *b = realloc(r->in, cap + IN_BLOCK);
+      if (!b) return fail(r, "out of memory");
+      r->in = b;
+    }
+    int got = gzread(r->gz, r->in + r->in_n, IN_BLOCK);
+    int zerr;
+    const char *msg = gzerror(r->gz, &zerr);
+    if (got < 0 || (zerr != Z_OK && zerr != Z_BUF_ERROR)) return fail(r, zerr == Z_ERRNO ? strerror(errno) : msg);
+    if (got == 0) r->in_eof = true;
+    r->in_n += (size_t)got;
+  }
+  return 0;
+}
+
+/* ---- wire format ---- */
+
+static bool varint(const uint8_t **p, const uint8_t *e, uint64_t *v) {
+  uint64_t x = 0;
+  for (int s = 0; s < 64 && *p < e; s += 7) {
+    uint8_t b = *(*p)++;
+    x |= (uint64_t)(b & 0x7f) << s;
+    if (!(b & 0x80)) {
+      *v = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+typedef struct {
+  uint32_t field, wire;
+  uint64_t v;             /* a varint's value */
+  const uint8_t *s;       /* a LEN field's bytes */
+  size_t n;
+} Field;
+
+/* The next field of [*p, e): false at the end or on bad bytes (*bad set) */
+static bool next_field(const uint8_t **p, const uint8_t *e, Field *f, bool *bad) {
+  if (*p >= e) return false;
+  uint64_t tag;
+  if (!varint(p, e, &tag)) goto broken;
+  f->field = (uint32_t)(tag >> 3);
+  f->wire = (uint32_t)(tag & 7);
+  switch (f->wire) {
+  case 0:
+    if (!varint(p, e, &f->v)) goto broken;
+    return true;
+  case 1:
+  case 5: {
+    size_t k = f->wire == 1 ? 8 : 4;
+    if ((size_t)(e - *p) < k) goto broken;
+    f->v = 0;
+    for (size_t i = 0; i < k; i++) f->v |= (uint64_t)(*p)[i] << (8 * i);
+    *p += k;
+    return true;
+  }
+  case 2:
+    if (!varint(p, e, &f->v) || f->v > (uint64_t)(e - *p)) goto broken;
+    f->s = *p;
+    f->n = (size_t)f->v;
+    *p += f->n;
+    return true;
+  default:
+    break;
+  }
+broken:
+  *bad = true;
+  return false;
+}
+
+/* ---- output ---- */
+
+static void put_us(Buf *b, int64_t ns) {
+  char t[32];
+  uint64_t a = ns < 0 ? (uint64_t)(-ns) : (uint64_t)ns;
+  int k = snprintf(t, sizeof t, "%s%llu.%03u", ns < 0 ? "-" : "", (unsigned long long)(a / 1000), (unsigned)(a % 1000));
+  buf_add(b, t, (size_t)k);
+}
+
+static void put_int(Buf *b, int64_t v) {
+  char t[24];
+  int k = snprintf(t, sizeof t, "%lld", (long long)v);
+  buf_add(b, t, (size_t)k);
+}
+
+/* The JSON object's start, when the trace gives none (not ours) */
+static void start(PbRead *r) {
+  if (r->started) return;
+  r->started = r->made_up = true;
+  buf_puts(&r->out, "{\"traceEvents\": [\n{\"name\":\"process_labels\",\"ph\":\"M\",\"ts\":0,\"pid\":0,\"tid\":0,"
+                    "\"args\":{\"labels\":\"a Perfetto trace\"}}");
+}
+
+static Track *track(PbRead *r, uint64_t uuid) {
+  int64_t key = (int64_t)uuid == INT64_MIN ? INT64_MIN + 1 : (int64_t)uuid, at;
+  if (i64map_get(&r->track_of, key, &at)) return &r->tracks.v[at];
+  Track t = {uuid, 0, (int64_t)(uint32_t)uuid, {0}};
+  vec_push(&r->tracks, t);
+  i64map_put(&r->track_of, key, (int64_t)r->tracks.n - 1);
+  return &r->tracks.v[r->tracks.n - 1];
+}
+
+static Kind *kind_slot(PbRead *r, uint64_t iid) {
+  if (iid > (1u << 30)) return NULL;
+  while (r->kinds.n <= iid) {
+    Kind k = {0};
+    vec_push(&r->kinds, k);
+  }
+  return &r->kinds.v[iid];
+}
+
+/* A kind's JSON: name, then the rest; a name without ncrt's text gets "}" */
+static void put_kind(PbRead *r, uint64_t ref, bool name_part) {
+  const char *s;
+  size_t n, nn;
+  Kind *k = NULL;
+  if (ref & LITERAL) {
+    r->tmp.len = 0;
+    buf_json_string(&r->tmp, intern_str(&r->lits, (uint32_t)(ref & ~LITERAL)));
+    buf_putc(&r->tmp, '}');
+    s = r->tmp.s, n = r->tmp.len, nn = n - 1;
+  } else if ((k = kind_slot(r, ref)) && k->json) {
+    s = k->json, n = k->n, nn = k->name_n;
+  } else {
+    s = "\"?\"}", n = 4, nn = 3;
+  }
+  if (name_part) buf_add(&r->out, s, nn);
+  else buf_add(&r->out, s + nn, n - nn);
+}
+
+static void event(PbRead *r, Track *t, int type, int64_t ts, int64_t dur, uint64_t kind) {
+  start(r);
+  if (type == INSTANT) buf_puts(&r->out, ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
+  else buf_puts(&r->out, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
+  put_kind(r, kind, true);
+  buf_puts(&r->out, ",\"pid\":");
+  put_int(&r->out, t->pid);
+  buf_puts(&r->out, ",\"tid\":");
+  put_int(&r->out, t->tid);
+  buf_puts(&r->out, ",\"ts\":");
+  put_us(&r->out, ts);
+  if (type != INSTANT) {
+    buf_puts(&r->out, ",\"dur\":");
+    put_us(&r->out, dur);
+  }
+  put_kind(r, kind, false);
+}
+
+/* ---- messages ---- */
+
+static void interned(PbRead *r, const uint8_t *p, const uint8_t *e, bool *bad) {
+  Field f, g;
+  while (next_field(&p, e, &f, bad)) {
+    if (f.wire != 2 || (f.field != 2 && f.field != 3)) continue;
+    uint64_t iid = 0;
+    const uint8_t *s = NULL;
+    size_t n = 0;
+    for (const uint8_t *q = f.s; next_field(&q, f.s + f.n, &g, bad);) {
+      if (g.field == 1 && g.wire == 0) iid = g.v;
+      else if (g.field == 2 && g.wire == 2) s = g.s, n = g.n;
+    }
+    Kind *k = iid ? kind_slot(r, iid) : NULL;
+    if (!k || !s) continue;
+    if (f.field == 3) { /* ncrt's text: "ncrt:" NAME_JSON REST */
+      if (n < 6 || memcmp(s, "ncrt:", 5) || s[5] != '"') continue;
+      size_t j = 6;
+      while (j < n && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
+      if (j >= n) continue;
+      free(k->json);
+      k->json = xmalloc(n - 5 + 1);
+      memcpy(k->json, s + 5, n - 5);
+      k->json[n - 5] = 0;
+      k->n = n - 5;
+      k->name_n = j + 1 - 5;
+    } else if (!k->json) { /* a name alone: as a JSON string, then "}" */
+      char *text = xmalloc(n + 1);
+      memcpy(text, s, n);
+      text[n] = 0;
+      r->tmp.len = 0;
+      buf_json_string(&r->tmp, text);
+      free(text);
+      k->name_n = r->tmp.len;
+      buf_putc(&r->tmp, '}');
+      k->n = r->tmp.len;
+      k->json = xmalloc(k->n + 1);
+      memcpy(k->json, r->tmp.s, k->n + 1);
+    }
+  }
+}
+
+static void descriptor(PbRead *r, const uint8_t *p, const uint8_t *e, bool *bad) {
+  Field f, g;
+  uint64_t uuid = 0;
+  int64_t pid = -1, tid = -1;
+  const uint8_t *name = NULL;
+  size_t nn = 0;
+  bool process = false;
+  while (next_field(&p, e, &f, bad)) {
+    if (f.field == 1 && f.wire == 0) uuid = f.v;
+    else if ((f.field == 3 || f.field == 4) && f.wire == 2) {
+      process = f.field == 3;
+      for (const uint8_t *q = f.s; next_field(&q, f.s + f.n, &g, bad);) {
+        if (g.field == 1 && g.wire == 0) pid = (int32_t)g.v;
+        else if (g.field == 2 && g.wire == 0) tid = (int32_t)g.v;
+        else if (g.field == (process ? 6u : 5u) && g.wire == 2) name = g.s, nn = g.n;
+      }
+    }
+  }
+  if (!uuid || pid < 0) return;
+  Track *t = track(r, uuid);
+  t->pid = pid;
+  t->tid = process ? 0 : tid >= 0 ? tid : pid;
+  if (!name || !r->made_up) return; /* ours: the JSON names them */
+  char *text = xmalloc(nn + 1);
+  memcpy(text, name, nn);
+  text[nn] = 0;
+  buf_puts(&r->out, process ? ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":"
+                            : ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+  put_int(&r->out, t->pid);
+  buf_puts(&r->out, ",\"tid\":");
+  put_int(&r->out, t->tid);
+  buf_puts(&r->out, ",\"args\":{\"name\":");
+  buf_json_string(&r->out, text);
+  buf_puts(&r->out, "}}");
+  free(text);
+}
+
+static void track_event(PbRead *r, const uint8_t *p, const uint8_t *e, uint64_t seq, int64_t ts, bool *bad) {
+  Field f;
+  int type = 0;
+  uint64_t kind = 0, uuid = 0;
+  bool has_uuid = false;
+  while (next_field(&p, e, &f, bad)) {
+    if (f.field == 9 && f.wire == 0) type = (int)f.v;
+    else if (f.field == 10 && f.wire == 0) kind = f.v;
+    else if (f.field == 23 && f.wire == 2) kind = LITERAL | intern(&r->lits, (const char *)f.s, f.n);
+    else if (f.field == 11 && f.wire == 0) uuid = f.v, has_uuid = true;
+  }
+  int64_t def;
+  if (!has_uuid && i64map_get(&r->seq_track, (int64_t)seq, &def)) uuid = (uint64_t)def;
+  Track *t = track(r, uuid);
+  if (type == SLICE_BEGIN) {
+    Open o = {ts, kind};
+    vec_push(&t->open, o);
+  } else if (type == SLICE_END && t->open.n) {
+    Open o = t->open.v[--t->open.n];
+    event(r, t, SLICE_END, o.ts, ts - o.ts, o.kind);
+  } else if (type == INSTANT) {
+    event(r, t, INSTANT, ts, 0, kind);
+  }
+}
+
+static void defaults(PbRead *r, const uint8_t *p, const uint8_t *e, uint64_t seq, bool *bad) {
+  Field f, g;
+  while (next_field(&p, e, &f, bad))
+    if (f.field == 11 && f.wire == 2)
+      for (const uint8_t *q = f.s; next_field(&q, f.s + f.n, &g, bad);)
+        if (g.field == 11 && g.wire == 0) i64map_put(&r->seq_track, (int64_t)seq, (int64_t)g.v);
+}
+
+/* chrome_events: the JSON pieces (legacy_json_trace, USER_TRACE) */
+static void chrome_events(PbRead *r, const uint8_t *p, const uint8_t *e, bool *bad) {
+  Field f, g;
+  while (next_field(&p, e, &f, bad)) {
+    if (f.field != 5 || f.wire != 2) continue;
+    uint64_t type = 0;
+    const uint8_t *s = NULL;
+    size_t n = 0;
+    for (const uint8_t *q = f.s; next_field(&q, f.s + f.n, &g, bad);) {
+      if (g.field == 1 && g.wire == 0) type = g.v;
+      else if (g.field == 2 && g.wire == 2) s = g.s, n = g.n;
+    }
+    if (type != 0 || !s) continue;
+    if (!r->started) r->started = true; /* ours: the first piece opens the object */
+    else if (r->made_up) continue;      /* a foreign trace's JSON: not ours to join */
+    buf_add(&r->out, s, n);
+  }
+}
+
+static int packet(PbRead *r, const uint8_t *p, const uint8_t *e) {
+  Field f;
+  bool bad = false;
+  uint64_t seq = 0;
+  int64_t ts = 0;
+  const uint8_t *te = NULL, *te_end = NULL;
+  /* interned data and defaults before the event that may use them */
+  for (const uint8_t *q = p; next_field(&q, e, &f, &bad);) {
+    if (f.field == 8 && f.wire == 0) ts = (int64_t)f.v;
+    else if (f.field == 10 && f.wire == 0) seq = f.v;
+  }
+  for (const uint8_t *q = p; next_field(&q, e, &f, &bad);) {
+    if (f.wire != 2) continue;
+    switch (f.field) {
+    case 12: interned(r, f.s, f.s + f.n, &bad); break;
+    case 59: defaults(r, f.s, f.s + f.n, seq, &bad); break;
+    case 60: descriptor(r, f.s, f.s + f.n, &bad); break;
+    case 5: chrome_events(r, f.s, f.s + f.n, &bad); break;
+    case 11: te = f.s, te_end = f.s + f.n; break;
+    default: break;
+    }
+  }
+  if (te) track_event(r, te, te_end, seq, ts, &bad);
+  return bad ? fail(r, "not a valid Perfetto TracePacket") : 0;
+}
+
+/* Decode packets until out holds `want` bytes or the file ends */
+static int decode_more(PbRead *r, size_t want) {
+  while (r->out.len - r->out_p < want && !r->ended) {
+    if (have(r, 11) < 0) return -1;
+    if (r->in_p == r->in_n) { /* the end */
+      if (!r->started) start(r);
+      if (r->made_up) buf_puts(&r->out, "\n]}\n");
+      r->ended = true;
+      break;
+    }
+    const uint8_t *p = r->in + r->in_p, *e = r->in + r->in_n;
+    uint64_t tag, len;
+    if (!varint(&p, e, &tag) || (tag & 7) != 2 || !varint(&p, e, &len))
+      return fail(r, "not a Perfetto trace packet (expected field 1, length-delimited)");
+    if (len > MAX_PACKET) return fail(r, "a packet of more than 256 MiB");
+    size_t head = (size_t)(p - (r->in + r->in_p));
+    if (have(r, head + (size_t)len) < 0) return -1;
+    if (r->in_n - r->in_p < head + len) return fail(r, "the file ends inside a packet (truncated)");
+    p = r->in + r->in_p + head;
+    r->in_p += head + (size_t)len;
+    if (tag >> 3 == 1 && packet(r, p, p + len) < 0) return -1;
+  }
+  return 0;
+}
+
+/* ---- the interface ---- */
+
+bool pbread_sniff(gzFile gz, const char *path) {
+  static const char *const names[] = {".pftrace", ".pftrace.gz", ".perfetto-trace", ".perfetto-trace.gz"};
+  size_t l = strlen(path);
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    size_t k = strlen(names[i]);
+    if (l > k && !strcmp(path + l - k, names[i])) return true;
+  }
+  unsigned char b[64];
+  int n = gzread(gz, b, sizeof b);
+  gzrewind(gz);
+  if (n < 2 || b[0] != 0x0a) return false;
+  for (int i = 0; i < n; i++) {
+    if (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') continue;
+    return b[i] != '{' && b[i] != '[';
+  }
+  return false;
+}
+
+PbRead *pbread_open(gzFile gz, const char *path) {
+  PbRead *r = xcalloc(1, sizeof *r);
+  r->gz = gz;
+  r->path = path;
+  return r;
+}
+
+long pbread_read(PbRead *r, char *dst, size_t room) {
+  if (r->err) return -1;
+  if (r->out_p == r->out.len) {
+    r->out.len = r->out_p = 0;
+    /* a window's worth at a time (the reader asks for up to 1 GiB) */
+    if (decode_more(r, room < (1u << 20) ? room : (1u << 20)) < 0) return -1;
+  }
+  size_t k = r->out.len - r->out_p;
+  if (k > room) k = room;
+  memcpy(dst, r->out.s + r->out_p, k);
+  r->out_p += k;
+  return (long)k;
+}
+
+uint64_t pbread_offset(const PbRead *r) { return r->in_off + r->in_p; }
+
+void pbread_close(PbRead *r) {
+  if (!r) return;
+  free(r->in);
+  buf_free(&r->out);
+  buf_free(&r->tmp);
+  for (size_t i = 0; i < r->kinds.n; i++) free(r->kinds.v[i].json);
+  vec_free(&r->kinds);
+  intern_free(&r->lits);
+  for (size_t i = 0; i < r->tracks.n; i++) vec_free(&r->tracks.v[i].open);
+  vec_free(&r->tracks);
+  i64map_free(&r->track_of);
+  i64map_free(&r->seq_track);
+  free(r);
+}
