@@ -288,6 +288,7 @@ def main():
             rows.append(("before: no collector", "exe2", None))
         if a.ncrun:
             rows.append(("under ncrun, default throttle", "exe1", "ncrun"))
+            rows.append(("  the same, --trace-format perfetto", "exe1", "ncrun-pf"))
         if a.peers:
             if shutil.which("uftrace"):
                 rows.append(("uftrace record (-pg build)", "exe_pg", "uftrace"))
@@ -305,8 +306,9 @@ def main():
             for n, p in progs.items():
                 for label, exe, how in rows:
                     cmd = [p[exe]] + p["args"]
-                    if how == "ncrun":
-                        cmd = [ncrun, "-q", "--run-dir", rundir, "--"] + cmd
+                    if how in ("ncrun", "ncrun-pf"):
+                        fmt = ["--trace-format", "perfetto"] if how == "ncrun-pf" else []
+                        cmd = [ncrun, "-q", "--run-dir", rundir] + fmt + ["--"] + cmd
                     elif how in ("uftrace", "uftrace-t"):
                         cmd = ["uftrace", "record", "-d", rundir] + (["-t", "1us"] if how == "uftrace-t" else []) + cmd
                     elif how == "perf":

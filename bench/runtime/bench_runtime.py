@@ -22,6 +22,8 @@ import argparse
 import glob
 import os
 import shutil
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -131,6 +133,46 @@ def write_bench(a, tmp):
     print("writing at exit (incl. process exit): %.2f s (%.0f ns/range)" % (t_end - rec, (t_end - rec) / n * 1e9))
     print("peak RSS of the process: %.0f MiB (%.1f bytes/range)" % (rss / 1024, rss * 1024 / n))
     print("trace file: %.1f MiB (%.1f bytes/range)" % (size / 2**20, size / n))
+
+
+def cpu_of(cmd):
+    """CPU seconds (user + system) of cmd and everything it waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, capture_output=True, text=True, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def format_bench(a, tmp):
+    """Everything a range costs under ncrun --throttle off, for each trace
+    format: recording, spilling, converting, writing, the finalizer
+    included (ncrun's CPU and its children's), the program's own loop
+    taken out (the same binary with no collector). Interleaved rounds."""
+    n = 10000000 if not a.quick else 1000000
+    exe = os.path.join(a.bin, "bench_write10m")
+    rows = {"no collector": [], "json": [], "perfetto": []}
+    size = {}
+    for r in range(a.rounds):
+        rows["no collector"].append(cpu_of([exe, str(n)]))
+        for fmt in ("json", "perfetto"):
+            out = os.path.join(tmp, "f-%s-%d" % (fmt, r))
+            rows[fmt].append(cpu_of(ncrun(["--throttle", "off", "--trace-format", fmt, "--no-summary"], a.ncrt,
+                                          [exe, str(n)], out)))
+            f = [x for x in glob.glob(os.path.join(out, "*")) if x.endswith((".json.gz", ".pftrace"))][0]
+            size[fmt] = os.path.getsize(f)
+            shutil.rmtree(out)
+    base = statistics.median(rows["no collector"])
+    print("\n## Everything a range costs, by trace format: %d ranges, --throttle off, %d rounds" % (n, a.rounds))
+    print("| | CPU s (median) | best | per range, loop taken out | bytes per range | ÷ json |")
+    print("|---|---:|---:|---:|---:|---:|")
+    per = {}
+    for k, v in rows.items():
+        med = statistics.median(v)
+        per[k] = (med - base) / n * 1e6
+        b = "%.1f" % (size[k] / n) if k in size else ""
+        ratio = "%.2f×" % (per[k] / per["json"]) if k != "no collector" else ""
+        print("| %s | %.2f | %.2f | %s | %s | %s |" % (
+            k, med, min(v), "%.3f µs" % per[k] if k != "no collector" else "", b, ratio))
 
 
 TORCH_WRITE = r'''
@@ -255,7 +297,7 @@ def main():
     ap.add_argument("--ncrt", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--baseline-ncrt", help="another build's ncrt folder (libncrt.so, ncrun): C figures side by side")
-    ap.add_argument("--only", choices=["c", "python", "write", "torch", "exit"])
+    ap.add_argument("--only", choices=["c", "python", "write", "torch", "exit", "format"])
     ap.add_argument("--rounds", type=int, default=3, help="exit: interleaved rounds")
     ap.add_argument("--load", type=int, default=0, help="exit: busy loops beside it")
     a = ap.parse_args()
@@ -270,6 +312,8 @@ def main():
             torch_write_bench(a, tmp)
         if a.only in (None, "exit"):
             exit_bench(a, tmp)
+        if a.only in (None, "format"):
+            format_bench(a, tmp)
 
 
 if __name__ == "__main__":

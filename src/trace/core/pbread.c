@@ -140,18 +140,40 @@ broken:
 
 /* ---- output ---- */
 
-static void put_us(Buf *b, int64_t ns) {
-  char t[32];
-  uint64_t a = ns < 0 ? (uint64_t)(-ns) : (uint64_t)ns;
-  int k = snprintf(t, sizeof t, "%s%llu.%03u", ns < 0 ? "-" : "", (unsigned long long)(a / 1000), (unsigned)(a % 1000));
-  buf_add(b, t, (size_t)k);
+/* Decimal digits of v at q (no snprintf: this runs per event) */
+static inline char *digits(char *q, uint64_t v) {
+  char t[24];
+  int i = 24;
+  do {
+    t[--i] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  memcpy(q, t + i, (size_t)(24 - i));
+  return q + (24 - i);
 }
 
-static void put_int(Buf *b, int64_t v) {
-  char t[24];
-  int k = snprintf(t, sizeof t, "%lld", (long long)v);
-  buf_add(b, t, (size_t)k);
+static inline char *put_int(char *q, int64_t v) {
+  if (v < 0) {
+    *q++ = '-';
+    return digits(q, (uint64_t)0 - (uint64_t)v);
+  }
+  return digits(q, (uint64_t)v);
 }
+
+/* ns as µs with three decimals, as the JSON writer puts them */
+static inline char *put_us(char *q, int64_t ns) {
+  uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+  if (ns < 0) *q++ = '-';
+  q = digits(q, a / 1000);
+  unsigned f = (unsigned)(a % 1000);
+  q[0] = '.';
+  q[1] = (char)('0' + f / 100);
+  q[2] = (char)('0' + f / 10 % 10);
+  q[3] = (char)('0' + f % 10);
+  return q + 4;
+}
+
+#define LIT(q, s) (memcpy((q), (s), sizeof(s) - 1), (q) + sizeof(s) - 1)
 
 /* The JSON object's start, when the trace gives none (not ours) */
 static void start(PbRead *r) {
@@ -179,41 +201,46 @@ static Kind *kind_slot(PbRead *r, uint64_t iid) {
   return &r->kinds.v[iid];
 }
 
-/* A kind's JSON: name, then the rest; a name without ncrt's text gets "}" */
-static void put_kind(PbRead *r, uint64_t ref, bool name_part) {
-  const char *s;
-  size_t n, nn;
+/* A kind's JSON (name, then the rest); a name without ncrt's text gets "}" */
+static void kind_json(PbRead *r, uint64_t ref, const char **s, size_t *n, size_t *nn) {
   Kind *k = NULL;
   if (ref & LITERAL) {
     r->tmp.len = 0;
     buf_json_string(&r->tmp, intern_str(&r->lits, (uint32_t)(ref & ~LITERAL)));
     buf_putc(&r->tmp, '}');
-    s = r->tmp.s, n = r->tmp.len, nn = n - 1;
+    *s = r->tmp.s, *n = r->tmp.len, *nn = *n - 1;
   } else if ((k = kind_slot(r, ref)) && k->json) {
-    s = k->json, n = k->n, nn = k->name_n;
+    *s = k->json, *n = k->n, *nn = k->name_n;
   } else {
-    s = "\"?\"}", n = 4, nn = 3;
+    *s = "\"?\"}", *n = 4, *nn = 3;
   }
-  if (name_part) buf_add(&r->out, s, nn);
-  else buf_add(&r->out, s + nn, n - nn);
 }
 
 static void event(PbRead *r, Track *t, int type, int64_t ts, int64_t dur, uint64_t kind) {
   start(r);
-  if (type == INSTANT) buf_puts(&r->out, ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
-  else buf_puts(&r->out, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
-  put_kind(r, kind, true);
-  buf_puts(&r->out, ",\"pid\":");
-  put_int(&r->out, t->pid);
-  buf_puts(&r->out, ",\"tid\":");
-  put_int(&r->out, t->tid);
-  buf_puts(&r->out, ",\"ts\":");
-  put_us(&r->out, ts);
+  const char *s;
+  size_t n, nn;
+  kind_json(r, kind, &s, &n, &nn);
+  buf_reserve(&r->out, n + 160);
+  char *q = r->out.s + r->out.len;
+  if (type == INSTANT) q = LIT(q, ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
+  else q = LIT(q, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
+  memcpy(q, s, nn);
+  q += nn;
+  q = LIT(q, ",\"pid\":");
+  q = put_int(q, t->pid);
+  q = LIT(q, ",\"tid\":");
+  q = put_int(q, t->tid);
+  q = LIT(q, ",\"ts\":");
+  q = put_us(q, ts);
   if (type != INSTANT) {
-    buf_puts(&r->out, ",\"dur\":");
-    put_us(&r->out, dur);
+    q = LIT(q, ",\"dur\":");
+    q = put_us(q, dur);
   }
-  put_kind(r, kind, false);
+  memcpy(q, s + nn, n - nn);
+  q += n - nn;
+  r->out.len = (size_t)(q - r->out.s);
+  r->out.s[r->out.len] = 0;
 }
 
 /* ---- messages ---- */
@@ -286,10 +313,7 @@ static void descriptor(PbRead *r, const uint8_t *p, const uint8_t *e, bool *bad)
   text[nn] = 0;
   buf_puts(&r->out, process ? ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":"
                             : ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":");
-  put_int(&r->out, t->pid);
-  buf_puts(&r->out, ",\"tid\":");
-  put_int(&r->out, t->tid);
-  buf_puts(&r->out, ",\"args\":{\"name\":");
+  buf_printf(&r->out, "%lld,\"tid\":%lld,\"args\":{\"name\":", (long long)t->pid, (long long)t->tid);
   buf_json_string(&r->out, text);
   buf_puts(&r->out, "}}");
   free(text);
