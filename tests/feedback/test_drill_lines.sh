@@ -10,7 +10,8 @@
 # --min-share 25 (the hot line holds about 90 %); the default 1 % is tested
 # on hand-made figures in test_drill.sh.
 #   - one round of drill proposes the operator line; never the raise, never
-#     a line of the cold range; the next run's summary ranks it first
+#     a line of the cold range; the next run's summary ranks it first; the
+#     same from a Perfetto trace (ncrun --trace-format perfetto)
 #   - a second round has nothing left: exit 3, the rule file unchanged
 #   - a statement covered by a range with no call in the trace is never
 #     proposed, even with --min-share 0
@@ -36,7 +37,7 @@ COLD0=$(line_of "def cold(n):")
 run() { # run NAME RULES OUT [ncrewrite options]: instrument SRC into OUT, run it under ncrun into $T/NAME
   local name=$1 rules=$2 out=$3; shift 3
   "$NC" -q "$@" ${rules:+--config "$rules"} "$T/src" "$out" || { bad "instrument for $name"; return; }
-  (cd "$T" && "$NCRUN" --run-dir "$T/$name" ${rules:+--rules "$rules"} --shadow "$out" -- "$PY" "$out/main.py") \
+  (cd "$T" && "$NCRUN" --run-dir "$T/$name" ${NCRUN_OPTS:-} ${rules:+--rules "$rules"} --shadow "$out" -- "$PY" "$out/main.py") \
     > "$T/$name.log" 2>&1 || { bad "run $name"; cat "$T/$name.log"; }
 }
 # the range names of a summary's table, in its order
@@ -58,6 +59,13 @@ run run2 "$R" "$T/out"
 names "$T/run2" > "$T/names2.txt"
 first_line=$(grep '^attention:L' "$T/names2.txt" | head -1)
 [ "$first_line" = "attention:L$HOT" ] && ok || { bad "run 2 ranks attention:L$HOT first, not '$first_line'"; cat "$T/names2.txt"; }
+
+# ---- the same round on a Perfetto trace (--trace-format perfetto) ---------
+cp "$T/orig.yaml" "$T/pf.yaml"
+NCRUN_OPTS="--trace-format perfetto" run runpf "$T/pf.yaml" "$T/outpf"
+ls "$T"/runpf/*.pftrace > /dev/null 2>&1 && ok || bad "the perfetto run wrote no .pftrace"
+expect_rc 0 "drill on a .pftrace" "$NC" drill --config "$T/pf.yaml" --src "$T/src" --trace "$T/runpf" --top 3 --min-share 25
+has "$T/stdout" "+ attn/attention.py:$HOT-$HOT in attention" "drill on a .pftrace proposes the operator line"
 
 # ---- round 2: nothing left, documented exit status 3 ----------------------
 cp "$R" "$T/before2.yaml"
