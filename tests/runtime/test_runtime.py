@@ -2143,6 +2143,19 @@ def case_perfetto(c):
     check(0 < b["ncrt"].get("handed_over", 0), "perfetto: not handed over (%s)" % b["ncrt"].get("handed_over"))
     ea, eb = event_kinds(a), event_kinds(b)
     check(ea == eb, "events differ: %s / %s" % ((ea - eb).most_common(3), (eb - ea).most_common(3)))
+    # eight threads: every range on its thread, nested, protoc's slices per thread
+    exe_t = c.cc("threads.c")
+    p, rd = c.run([exe_t, "8", "20000"], opts=["--throttle", "off", "--trace-format", "perfetto"])
+    path = os.path.join(rd, "threads_c-rank0.pftrace")
+    tt = json.loads(pftrace_json(c, path))
+    check_layout(tt, path)
+    tids = collections.Counter(e["tid"] for e in xs(tt))
+    check(len(tids) == 8 and set(tids.values()) == {20000}, "threads %s" % tids)
+    check(counts(tt) == {"outer": 80000, "inner": 80000}, "names %s" % counts(tt))
+    check_nesting(tt)
+    seqs = collections.Counter(re.findall(r"trusted_packet_sequence_id: ([0-9]+)\n  track_event \{\n    type: TYPE_SLICE_BEGIN",
+                                          protoc_decode(path)))
+    check(len(seqs) == 8 and set(seqs.values()) == {20000}, "slices per sequence %s" % seqs)
     # (4) the commands read it
     out = lambda *x: os.path.join(c.tmp, *x)
     for cmd in (["summary", live, "--top", "0"], ["summary", os.path.dirname(live), "--top", "0"], ["report", live, "-o", out("r.html")],

@@ -68,6 +68,7 @@ struct PbState {
   size_t nkinds;
   PbThread *th;
   size_t nth, capth;
+  size_t last; /* the thread of the last record (a block is one thread's) */
 };
 
 /* ---- encoding ---- */
@@ -259,8 +260,9 @@ void pb_declare(PbState *p, uint64_t iid, const char *json, size_t jn) {
 }
 
 static PbThread *thread_of(Gz *g, PbState *p, uint32_t tid) {
+  if (p->last < p->nth && p->th[p->last].tid == tid) return &p->th[p->last];
   for (size_t i = p->nth; i-- > 0;)
-    if (p->th[i].tid == tid) return &p->th[i];
+    if (p->th[i].tid == tid) return &p->th[p->last = i];
   if (p->nth == p->capth) {
     size_t cap = p->capth ? p->capth * 2 : 16;
     PbThread *t = realloc(p->th, cap * sizeof *t);
@@ -268,6 +270,7 @@ static PbThread *thread_of(Gz *g, PbState *p, uint32_t tid) {
     p->th = t;
     p->capth = cap;
   }
+  p->last = p->nth;
   PbThread *t = &p->th[p->nth++];
   *t = (PbThread){tid, (uint32_t)p->next_seq++, NULL, 0};
   /* its track, then the sequence's first packet: state cleared, default track */
