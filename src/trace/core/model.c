@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include "reader.h"
+#include "sink.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -338,7 +339,7 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
   Trace *t = L->t;
   LoadNotes *nt = &t->notes;
   nt->events++;
-  Span ph = {0}, cat = {0}, name = {0}, pid = {0}, tid = {0}, ts = {0}, dur = {0}, args = {0};
+  Span ph = {0}, cat = {0}, name = {0}, pid = {0}, tid = {0}, ts = {0}, dur = {0}, args = {0}, depth = {0};
   for (size_t i = 0; i < n; i++) {
     Span k = mem[i].key;
     switch (k.n) {
@@ -355,6 +356,9 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
     case 4:
       if (!memcmp(k.s, "name", 4)) name = mem[i].val;
       else if (!memcmp(k.s, "args", 4)) args = mem[i].val;
+      break;
+    case 5:
+      if (!memcmp(k.s, "depth", 5)) depth = mem[i].val; /* ncrt's nesting depth: only a sink reads it */
       break;
     }
   }
@@ -469,6 +473,13 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
     for (size_t k = 0; k < na; k++)
       if (span_eq(am[k].key, "start/end") && am[k].val.n == 4 && !memcmp(am[k].val.s, "true", 4))
         e.flags |= EV_ASYNC;
+  }
+  if (L->m->sink) {
+    EvSink *k = L->m->sink;
+    if (p == 'B') return k->give_up(k, "B/E events");
+    int64_t d = -1;
+    if (depth.s && (!span_int(depth, &d) || d < 0)) d = -1;
+    return k->event(k, t, &e, d);
   }
   if (t->ev.n >= UINT32_MAX) return walk_error(w, raw.s, "more than 4 billion events");
   vec_push(&t->ev, e);
@@ -700,7 +711,9 @@ static int load_file(Model *m, const char *path) {
   t->budget_hit_ts = -1;
   vec_push(&m->traces, t);
   Loader L = {.m = m, .t = t};
-  uint64_t split = split_point(path);
+  /* a sink folds each thread's events in file order: one reader only */
+  uint64_t split = m->sink ? 0 : split_point(path);
+  if (m->sink) m->sink->trace_begin(m->sink, t);
   if (split) {
     Half *h = xcalloc(1, sizeof *h);
     h->path = path;
@@ -722,6 +735,7 @@ static int load_file(Model *m, const char *path) {
   buf_free(&L.tmp2);
   if (rc < 0) return -1;
   fold_lanes(&L);
+  if (m->sink) return m->sink->trace_end(m->sink, t);
   /* B without E: dropped (their end is unknown) */
   for (size_t i = 0; i < t->threads.n; i++) {
     t->notes.unclosed_begin += t->threads.v[i].open.n;

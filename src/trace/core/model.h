@@ -151,10 +151,14 @@ typedef struct {
   NameArg *keys;   /* NAME_ARG_KEYS slots, or NULL: no event of it had args */
 } NameArgs;
 
+/* An event consumer (sink.h); NULL: events are kept in Trace.ev. */
+typedef struct EvSink EvSink;
+
 typedef struct {
   Intern names;
   Intern ids;
   VEC(Trace *) traces;
+  EvSink *sink;   /* NULL: the in-memory path; else events go there (sink.h) */
   bool strict;    /* skipped events are errors */
   bool keep_args; /* fill name_args while loading */
   VEC(NameArgs) name_args; /* by Model.names id; may be shorter than names */
