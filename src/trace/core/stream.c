@@ -237,7 +237,44 @@ static void fold_trace_begin(EvSink *k, Trace *t) {
 
 static const char *const NOT_NESTED = "ranges whose depths do not give the nesting their times give";
 
-/* A range of the nesting (not start/end), in its thread's end order. */
+/* Entry c's ranges all start inside range e and sort after it in the
+ * in-memory walk (by start, longer first): its children. A zero-length
+ * range has none. (They end no later than e: the end order.) */
+static bool inside(const Pend *c, const Ev *e) {
+  return c->last_ts < e->ts + e->dur && (c->first_ts > e->ts || (c->first_ts == e->ts && c->first_dur < e->dur));
+}
+
+/* Entry c's ranges all end before e starts, and the walk pops them before
+ * it comes (a zero-length one at e's start sorts after e if e is longer). */
+static bool before(const Pend *c, const Ev *e) {
+  return c->last_ts + c->last_dur <= e->ts && !(c->last_dur == 0 && c->last_ts == e->ts && e->dur > 0);
+}
+
+/* The later entry b into the earlier one a (both pending under the same
+ * parent-to-be). */
+static void pend_merge(Pend *a, Pend *b) {
+  a->child += b->child;
+  a->last_ts = b->last_ts;
+  a->last_dur = b->last_dur;
+  tab_merge(&a->tab, &b->tab);
+  for (size_t q = 0; q < b->tops.n; q++) pend_top(a, b->tops.v[q].a, b->tops.v[q].b);
+  a->tops_over |= b->tops_over;
+  b->tops.n = 0;
+  b->tops_over = false;
+}
+
+/* A range of the nesting (not start/end), in its thread's end order.
+ *
+ * The stack's entries are pending groups, strictly deeper upwards and
+ * earlier downwards. The range claims, from the top, the entries deeper
+ * than it that lie inside it (its children: whatever depths throttled
+ * ranges left out between); it must come after the entry then on top. The
+ * entries still deeper than it are ranges whose recorded parent is not
+ * this range's (a throttled range held them): no range at its depth or
+ * deeper can claim them any more (it would contain this one), so they join
+ * this range's group at its depth, and the stack stays no taller than the
+ * nesting. A group its claimer only partly contains is a nesting the
+ * depths cannot tell: given up. */
 static int fold_range(Fold *f, const Ev *e, int64_t depth) {
   Summary *s = f->s;
   if (e->thread >= f->threads.n) {
@@ -250,35 +287,19 @@ static int fold_range(Fold *f, const Ev *e, int64_t depth) {
   if (st->used && end < st->last_end) return give_up(&f->sink, "ranges not in the order they end");
   st->used = true;
   st->last_end = end;
-  /* its children: the pending entries deeper than it */
+  /* its children */
   NameTab *T = &f->scratch;
-  int64_t child = 0, fc_ts = 0, fc_dur = 0, lc_ts = 0;
-  bool kids = false;
-  while (st->n && st->v[st->n - 1].depth > depth) {
+  int64_t child = 0;
+  while (st->n && st->v[st->n - 1].depth > depth && inside(&st->v[st->n - 1], e)) {
     Pend *c = &st->v[--st->n];
-    if (!kids) lc_ts = c->last_ts, kids = true;
-    fc_ts = c->first_ts, fc_dur = c->first_dur; /* the entry lowest on the stack is the earliest */
     child += c->child;
     tab_merge(T, &c->tab);
     c->tops.n = 0;
     c->tops_over = false;
   }
-  /* the in-memory walk puts them under it only if they start in it (a
-   * zero-length range has no children) and sort after it (a child starting
-   * with it is shorter) */
-  if (kids && (lc_ts >= end || fc_ts < e->ts || (fc_ts == e->ts && fc_dur >= e->dur))) {
+  if (st->n && !before(&st->v[st->n - 1], e)) {
     tab_clear(T);
     return give_up(&f->sink, NOT_NESTED);
-  }
-  /* and the range before it that is not its child ends before it starts
-   * (and is popped before it: a zero-length one at its start sorts after
-   * it if it is longer) */
-  if (st->n) {
-    const Pend *w = &st->v[st->n - 1];
-    if (w->last_ts + w->last_dur > e->ts || (w->last_dur == 0 && w->last_ts == e->ts && e->dur > 0)) {
-      tab_clear(T);
-      return give_up(&f->sink, NOT_NESTED);
-    }
   }
   RangeRow *r = row_of(&f->rows, e->name);
   r->name = e->name;
@@ -303,10 +324,19 @@ static int fold_range(Fold *f, const Ev *e, int64_t depth) {
   if (e->ts < f->cpu_first) f->cpu_first = e->ts;
   if (end > f->cpu_last) f->cpu_last = end;
   f->nest++;
-  /* pending until its parent comes: beside its same-depth predecessors */
+  /* the earlier entries at its depth or deeper: one group with it */
+  while (st->n >= 2 && st->v[st->n - 2].depth >= depth) pend_merge(&st->v[st->n - 2], &st->v[st->n - 1]), st->n--;
   Pend *p;
-  if (st->n && st->v[st->n - 1].depth == depth) {
+  if (st->n && st->v[st->n - 1].depth >= depth) {
     p = &st->v[st->n - 1];
+    if (depth == 0 && p->depth > 0) {
+      /* nothing claims them now: top-level */
+      for (size_t q = 0; q < p->tops.n; q++) tops_add(f, p->tops.v[q].a, p->tops.v[q].b);
+      p->tops.n = 0;
+      p->tops_over = false;
+      tab_clear(&p->tab);
+    }
+    p->depth = depth;
     p->child += e->dur;
     p->last_ts = e->ts;
     p->last_dur = e->dur;
