@@ -9,27 +9,33 @@
  *
  * It works on ncrt's traces: each range is written when it ends, with its
  * nesting depth ("depth"), so a thread's ranges come children first, in the
- * order they end. Exclusive time in that order: a range at depth d claims
- * the pending entries deeper than d (its children, whatever depths were
- * skipped by throttled ranges) and sums their durations. Inclusive time
- * counts a name's outermost instances only (recursion once): each pending
- * entry carries, per name, the outermost time its subtrees already counted;
- * a range of name N then adds its duration less what its subtree counted
- * for N, and its subtree's table becomes {N: its duration} merged with the
- * rest (tables merge smaller into larger; memory: depth × distinct names).
+ * order they end. Pending ranges wait in groups, one per depth: a range at
+ * depth d claims the groups deeper than d that lie inside it (its children,
+ * whatever depths throttled ranges left out) and sums their durations for
+ * its exclusive time; groups deeper than d left before it belong to a range
+ * that was not recorded, and join its group (nothing at depth d or deeper
+ * can claim them any more), so a stack is no taller than the nesting.
+ * Inclusive time counts a name's outermost instances only (recursion once):
+ * each group carries, per name, the outermost time its subtrees already
+ * counted; a range of name N adds its duration less what its subtree
+ * counted for N, and its subtree's table becomes {N: its duration} merged
+ * with the rest (smaller into larger; memory: depth x distinct names).
  *
- * The fold checks as it goes that the depths give the nesting the
- * in-memory walk would find by time (per thread: ends in order, children
- * inside their parent and sorted after it, a range after the end of the
- * one before it that it does not contain). What it cannot fold it gives up
- * on, and the caller re-reads the files into memory (summary.c):
+ * The fold checks as it goes that this gives the nesting the in-memory walk
+ * finds by time (per thread: ends in order; a claimed group starts inside
+ * its claimer and sorts after it, a zero-length range claims nothing; the
+ * group left on top ends before the range starts). What it cannot fold it
+ * gives up on, and the caller re-reads the files into memory (summary.c):
  *  - a range without "depth" (torch.profiler's and other foreign traces),
- *    ranges whose depths disagree with their times, or not in end order;
+ *    or not in end order;
+ *  - a group its claimer contains only in part: depths and times disagree,
+ *    or a throttled range held recorded ranges while a recorded range at
+ *    its depth held others (one group, two parents);
  *  - GPU ops or CUDA runtime/driver calls (attribution by correlation id
  *    needs the GPU ops, which come last in the file), B/E pairs;
- *  - more than PEND_TOPS disjoint ranges at one depth whose parent was
- *    never recorded (they are top-level for the coverage), and ranges
- *    other than start/end ones on a start/end lane.
+ *  - more than PEND_TOPS disjoint ranges in a group that no parent claims
+ *    (they are top-level for the coverage), and ranges other than start/end
+ *    ones on a start/end lane.
  * What it keeps besides the stacks grows with rarer things than events:
  * names (a row each), step ranges (a StepRow each: the median needs them
  * all) and disjoint top-level ranges (16 bytes each, merged as they touch).
