@@ -23,6 +23,8 @@
  *   --nodepth     leave "depth" out (a foreign trace)
  *   --orphans     some trees' roots not recorded (their children stay
  *                 pending at depth 1: top-level for the coverage)
+ *   --wide N      ranges at depth 1 have N children (more than the
+ *                 streaming fold keeps apart at one depth)
  * Top-level ranges are named train_step (summary --step train_step). */
 #include <stdint.h>
 #include <stdio.h>
@@ -43,7 +45,7 @@ static const char *const NAMES[] = {"train_step", "forward", "layer", "attention
                                     "backward", "recurse", "load_batch", "optimizer"};
 enum { NNAMES = sizeof NAMES / sizeof *NAMES, MAXD = 12 };
 
-static int opt_random, opt_gaps, opt_zero, opt_coarse, opt_nodepth, opt_orphans;
+static int opt_random, opt_gaps, opt_zero, opt_coarse, opt_nodepth, opt_orphans, opt_wide;
 static long long pid = 4242;
 
 /* One event, formatted by hand (printf is the generator's bottleneck). */
@@ -127,7 +129,7 @@ static int64_t tree(int64_t tid, int64_t t0, int depth, int name, uint64_t *budg
   int64_t t = t0 + (opt_random ? tick(0, 2000) : 300);
   int kids = 0;
   if (depth < MAXD - 2 && *budget > 1) {
-    if (opt_random) kids = (int)(rnd() % (depth < 3 ? 6 : 3));
+    if (opt_random) kids = opt_wide && depth == 1 ? opt_wide : (int)(rnd() % (depth < 3 ? 6 : 3));
     else kids = depth == 0 ? 9 : depth < 4 ? 4 : 0; /* 1 + 9 * (1 + 4 * (1 + 4 * (1 + 4))) = 757 per step */
   }
   for (int k = 0; k < kids && *budget > 1; k++) {
@@ -168,6 +170,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--unordered")) unordered = 1;
     else if (!strcmp(a, "--nodepth")) opt_nodepth = 1;
     else if (!strcmp(a, "--orphans")) opt_orphans = 1;
+    else if (!strcmp(a, "--wide") && i + 1 < argc) opt_wide = atoi(argv[++i]);
     else {
       fprintf(stderr, "gen_ncrt_trace: unknown option %s\n", a);
       return 2;

@@ -5,8 +5,9 @@ in-memory path (NCTRACE_STREAM=0), issue 33 item 6.
 1. Same output: on synthetic ncrt-layout traces (bench/trace/gen_ncrt_trace.c:
    threads, recursion, depth gaps, zero-length ranges, whole-microsecond
    times, start/end ranges, throttled names, roots not recorded, events out
-   of end order, no depth), on a real ncrt trace (a threaded, recursive
-   Python program under ncrun, with a name throttled), and on every trace of
+   of end order, no depth, parents with more children than the fold keeps
+   apart), on real ncrt traces (a threaded, recursive Python program under
+   ncrun with a name throttled; a throttled range holding recorded ones), and on every trace of
    the golden cases, `summary` writes byte-identical Markdown and JSON both
    ways. NCTRACE_STREAM_REPORT's note says which path ran: the shapes that
    must stream do, the ones that cannot fall back.
@@ -64,10 +65,12 @@ SHAPES = [
     (["--random", "--async", "40"], "stream"),
     (["--random", "--zero", "30"], None),
     (["--random", "--zero", "30", "--coarse"], None),
-    (["--random", "--gaps", "20"], None),
+    (["--random", "--gaps", "20"], "stream"),
     (["--random", "--gaps", "20", "--coarse", "--zero", "20"], None),
-    (["--random", "--orphans"], None),
-    (["--random", "--orphans", "--gaps", "10", "--async", "10"], None),
+    (["--random", "--orphans"], "stream"),
+    (["--random", "--orphans", "--gaps", "10", "--async", "10"], "stream"),
+    (["--random", "--wide", "100"], "stream"),
+    (["--random", "--wide", "70", "--gaps", "40", "--threads", "2"], None),
     (["--random", "--unordered"], "memory"),
     (["--random", "--nodepth"], "memory"),
 ]
@@ -83,7 +86,7 @@ def differential(nctrace, gen, tmp):
                         ["--step", "train_step"])
             streamed += "summary streamed" in note
     # some of the mixed shapes must stream too, or the test proves little
-    if streamed < 6 * 5 + 3:
+    if streamed < 10 * 5 + 3:
         FAILS.append("only %d synthetic traces streamed" % streamed)
     # several files as one summary (ranks), and a run directory's worth
     paths = []
@@ -134,6 +137,26 @@ for t in ts: t.join()
 '''
 
 
+PROG_THROTTLED = r'''
+import ncrt
+def inner():
+    with ncrt.range("inner"):
+        pass
+def outer(i):
+    with ncrt.range("outer"):
+        if i % 10 == 0:
+            inner()
+def other():
+    with ncrt.range("other"):
+        inner()
+for s in range(300):
+    with ncrt.range("step"):
+        for i in range(20):
+            outer(i)
+        other()
+'''
+
+
 def real_trace(nctrace, ncrun_dir, tmp):
     ncrun = os.path.join(ncrun_dir, "ncrun")
     if not os.path.exists(ncrun):
@@ -150,7 +173,18 @@ def real_trace(nctrace, ncrun_dir, tmp):
         return
     same(nctrace, traces[0], "real ncrt trace", "stream")
     same(nctrace, os.path.dirname(traces[0]), "real ncrt run directory", "stream")
-    print("real ncrt trace: alike, streamed")
+    # a throttled range with recorded ranges inside, beside a recorded one
+    prog2 = os.path.join(tmp, "prog2.py")
+    open(prog2, "w").write(PROG_THROTTLED)
+    runs2 = os.path.join(tmp, "runs2")
+    subprocess.run([ncrun, "-o", runs2, "--throttle", "1000", "--", sys.executable, prog2],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    traces = glob.glob(os.path.join(runs2, "*", "*.trace.json*"))
+    if not traces:
+        FAILS.append("ncrun made no trace of the throttled program")
+        return
+    same(nctrace, traces[0], "real ncrt trace, throttled parent", "stream")
+    print("real ncrt traces: alike, streamed")
 
 
 def peak_mib(cmd, env):

@@ -12,6 +12,11 @@
  * only if no parent claims them. */
 enum { PEND_TOPS = 4096, TOPS_COMPACT = 1 << 16 };
 
+/* Segments kept apart at one depth, so that a range can claim the latest
+ * ones only (stream.h): a claimer with more than SEGS children at a depth
+ * where a throttled range held the ones before may find them merged. */
+enum { SEGS = 32 };
+
 /* ---- per-name tables: name -> outermost time of the name in a subtree ----
  * A dense array of pairs, searched linearly while small (most subtrees have
  * a few names), through an open-addressing index past that. Clearing costs
@@ -107,8 +112,8 @@ static void tab_free(NameTab *t) {
 
 /* ---- per-thread stacks ---- */
 
-/* Ranges at one depth that ended one after the other and whose parent has
- * not come yet (it comes later: it ends after them). */
+/* A segment: ranges at one depth that ended one after the other and whose
+ * parent has not come yet (it comes later: it ends after them). */
 typedef struct {
   int64_t depth;
   int64_t child;               /* their durations: the parent's children's time */
@@ -265,16 +270,12 @@ static void pend_merge(Pend *a, Pend *b) {
 
 /* A range of the nesting (not start/end), in its thread's end order.
  *
- * The stack's entries are pending groups, strictly deeper upwards and
- * earlier downwards. The range claims, from the top, the entries deeper
- * than it that lie inside it (its children: whatever depths throttled
- * ranges left out between); it must come after the entry then on top. The
- * entries still deeper than it are ranges whose recorded parent is not
- * this range's (a throttled range held them): no range at its depth or
- * deeper can claim them any more (it would contain this one), so they join
- * this range's group at its depth, and the stack stays no taller than the
- * nesting. A group its claimer only partly contains is a nesting the
- * depths cannot tell: given up. */
+ * The stack's entries are segments (consecutive ranges at one depth whose
+ * parent has not come), depths not decreasing upwards, earlier downwards.
+ * The range claims, from the top, the segments deeper than it that lie
+ * inside it (its children: whatever depths throttled ranges left out); it
+ * must come after the segment then on top. A segment its claimer only
+ * partly contains is a nesting the depths cannot tell: given up. */
 static int fold_range(Fold *f, const Ev *e, int64_t depth) {
   Summary *s = f->s;
   if (e->thread >= f->threads.n) {
@@ -324,38 +325,47 @@ static int fold_range(Fold *f, const Ev *e, int64_t depth) {
   if (e->ts < f->cpu_first) f->cpu_first = e->ts;
   if (end > f->cpu_last) f->cpu_last = end;
   f->nest++;
-  /* the earlier entries at its depth or deeper: one group with it */
-  while (st->n >= 2 && st->v[st->n - 2].depth >= depth) pend_merge(&st->v[st->n - 2], &st->v[st->n - 1]), st->n--;
-  Pend *p;
-  if (st->n && st->v[st->n - 1].depth >= depth) {
-    p = &st->v[st->n - 1];
-    if (depth == 0 && p->depth > 0) {
-      /* nothing claims them now: top-level */
-      for (size_t q = 0; q < p->tops.n; q++) tops_add(f, p->tops.v[q].a, p->tops.v[q].b);
-      p->tops.n = 0;
-      p->tops_over = false;
-      tab_clear(&p->tab);
-    }
-    p->depth = depth;
-    p->child += e->dur;
-    p->last_ts = e->ts;
-    p->last_dur = e->dur;
-  } else {
-    p = stack_push(st);
-    p->depth = depth;
-    p->child = e->dur;
-    p->first_ts = p->last_ts = e->ts;
-    p->first_dur = p->last_dur = e->dur;
-    p->tops.n = 0;
-    p->tops_over = false;
-  }
+  /* the entries left deeper than it: the ranges that claim them are
+   * shallower than it (one at its depth or deeper would contain it), so
+   * they move to its depth, each still a segment of its own: a claimer may
+   * take only the latest segments of a depth (a throttled range held the
+   * earlier ones) */
+  for (size_t i = st->n; i-- > 0 && st->v[i].depth > depth;) st->v[i].depth = depth;
   if (depth == 0) {
-    /* nothing encloses depth 0: top-level now, its table not needed */
+    /* nothing claims depth 0: the whole stack is top-level, and only its
+     * last range matters to what comes next */
+    for (size_t i = 0; i < st->n; i++) {
+      Pend *q = &st->v[i];
+      for (size_t k = 0; k < q->tops.n; k++) tops_add(f, q->tops.v[k].a, q->tops.v[k].b);
+      q->tops.n = 0;
+      q->tops_over = false;
+      tab_clear(&q->tab);
+    }
     tab_clear(T);
     tops_add(f, e->ts, end);
-  } else {
-    tab_merge(&p->tab, T);
-    pend_top(p, e->ts, end);
+    st->n = 0;
+  }
+  Pend *p = stack_push(st);
+  p->depth = depth;
+  p->child = e->dur;
+  p->first_ts = p->last_ts = e->ts;
+  p->first_dur = p->last_dur = e->dur;
+  p->tops.n = 0;
+  p->tops_over = false;
+  if (depth == 0) return 0;
+  tab_merge(&p->tab, T);
+  pend_top(p, e->ts, end);
+  /* at most 2 SEGS segments at one depth: past that the oldest SEGS + 1
+   * become one (a claimer can still split among the SEGS latest) */
+  if (st->n >= 2 * SEGS && st->v[st->n - 2 * SEGS].depth == depth) {
+    size_t b = st->n - 2 * SEGS;
+    for (size_t i = b + 1; i <= b + SEGS; i++) pend_merge(&st->v[b], &st->v[i]);
+    for (size_t i = b + SEGS + 1; i < st->n; i++) {
+      Pend x = st->v[i - SEGS]; /* swapped, not copied: each slot owns its memory */
+      st->v[i - SEGS] = st->v[i];
+      st->v[i] = x;
+    }
+    st->n -= SEGS;
   }
   return 0;
 }

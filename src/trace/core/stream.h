@@ -9,12 +9,16 @@
  *
  * It works on ncrt's traces: each range is written when it ends, with its
  * nesting depth ("depth"), so a thread's ranges come children first, in the
- * order they end. Pending ranges wait in groups, one per depth: a range at
- * depth d claims the groups deeper than d that lie inside it (its children,
- * whatever depths throttled ranges left out) and sums their durations for
- * its exclusive time; groups deeper than d left before it belong to a range
- * that was not recorded, and join its group (nothing at depth d or deeper
- * can claim them any more), so a stack is no taller than the nesting.
+ * order they end. Pending ranges wait on a per-thread stack of segments
+ * (runs of ranges at one depth): a range at depth d claims the segments
+ * deeper than d that lie inside it (its children, whatever depths throttled
+ * ranges left out) and sums their durations for its exclusive time.
+ * Segments deeper than d left before it belong to ranges whose recorded
+ * parent is shallower (a throttled range held them): nothing at depth d or
+ * deeper can claim them any more, so they move to depth d. A depth keeps
+ * its latest SEGS segments apart (its parent may claim only those: the
+ * ones before were a throttled sibling's) and merges older ones, so a stack
+ * holds at most 2 SEGS segments per level of the nesting.
  * Inclusive time counts a name's outermost instances only (recursion once):
  * each group carries, per name, the outermost time its subtrees already
  * counted; a range of name N adds its duration less what its subtree
@@ -28,9 +32,10 @@
  * gives up on, and the caller re-reads the files into memory (summary.c):
  *  - a range without "depth" (torch.profiler's and other foreign traces),
  *    or not in end order;
- *  - a group its claimer contains only in part: depths and times disagree,
- *    or a throttled range held recorded ranges while a recorded range at
- *    its depth held others (one group, two parents);
+ *  - a segment its claimer contains only in part: depths and times
+ *    disagree (zero-length ranges at another's start or end, equal starts
+ *    and lengths), or a range with more than SEGS children at a depth where
+ *    a throttled range held recorded ones just before (merged segments);
  *  - GPU ops or CUDA runtime/driver calls (attribution by correlation id
  *    needs the GPU ops, which come last in the file), B/E pairs;
  *  - more than PEND_TOPS disjoint ranges in a group that no parent claims
