@@ -104,6 +104,27 @@ def differential(nctrace, gen, tmp):
     print("differential: %d synthetic shapes x 5 seeds, %d streamed" % (len(SHAPES), streamed))
 
 
+def tied_steps(nctrace, tmp):
+    """Steps starting at the same time on two threads (and one nested in
+    another at its start): their rows tie in the step table's order, which
+    must still come out the same both ways."""
+    ev = []
+    for tid, durs in ((1, (50, 40)), (2, (70, 30)), (3, (50, 40))):
+        t = 10
+        for d in durs:
+            ev.append((tid, "leaf", t + 1, 2, 2))
+            ev.append((tid, "train_step", t, d - 5, 1))  # a step nested in a step, same start
+            ev.append((tid, "train_step", t, d, 0))
+            t += 100
+    # libncrt writes blocks of a thread's events: interleave the threads
+    ev.sort(key=lambda e: (e[2] + e[3], e[0]))
+    lines = ['{"ph":"X","cat":"user_annotation","name":"%s","pid":1,"tid":%d,"ts":%d,"dur":%d,"depth":%d}'
+             % (n, tid, ts, d, dp) for tid, n, ts, d, dp in ev]
+    path = os.path.join(tmp, "tied.json")
+    open(path, "w").write('{"traceEvents": [\n' + ",\n".join(lines) + "\n]}\n")
+    same(nctrace, path, "tied steps", "stream", ["--step", "train_step"])
+
+
 def golden(nctrace):
     n = 0
     for path in sorted(glob.glob(os.path.join(HERE, "cases", "*", "*.json*"))):
@@ -220,6 +241,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="nct_stream_")
     try:
         differential(nctrace, gen, tmp)
+        tied_steps(nctrace, tmp)
         golden(nctrace)
         if ncrun_dir:
             real_trace(nctrace, ncrun_dir, tmp)

@@ -147,6 +147,8 @@ typedef struct {
   VEC(Interval) tops;         /* its top-level ranges so far */
   size_t tops_compact;        /* compact tops when it gets this long */
   uint64_t nest, async;       /* nesting ranges, start/end ranges */
+  size_t steps_from;          /* its first row in Summary.steps */
+  VEC(uint32_t) step_thread;  /* the thread of each of its step rows */
   int64_t cpu_first, cpu_last;
 } Fold;
 
@@ -236,6 +238,8 @@ static void fold_trace_begin(EvSink *k, Trace *t) {
   f->tops.n = 0;
   f->tops_compact = TOPS_COMPACT;
   f->nest = f->async = 0;
+  f->steps_from = f->s->steps.n;
+  f->step_thread.n = 0;
   f->cpu_first = INT64_MAX;
   f->cpu_last = INT64_MIN;
 }
@@ -321,6 +325,7 @@ static int fold_range(Fold *f, const Ev *e, int64_t depth) {
   if (is_step(f, e->name)) {
     StepRow sr = {f->ti, e->name, e->ts, e->dur, 0};
     vec_push(&s->steps, sr);
+    vec_push(&f->step_thread, e->thread);
   }
   if (e->ts < f->cpu_first) f->cpu_first = e->ts;
   if (end > f->cpu_last) f->cpu_last = end;
@@ -404,6 +409,34 @@ static int fold_event(EvSink *k, Trace *t, const Ev *e, int64_t depth) {
   return fold_range(f, e, depth);
 }
 
+/* The trace's step rows in the in-memory walk's order: thread by thread
+ * (the fold has them in the file's order, threads interleaved), each
+ * thread's in the order they end. Rows with equal starts then tie in
+ * summary_finish's sort the same way on both paths. */
+static const uint32_t *g_thread; /* qsort has no context argument in C11 */
+static int cmp_step_thread(const void *pa, const void *pb) {
+  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+  if (g_thread[a] != g_thread[b]) return g_thread[a] < g_thread[b] ? -1 : 1;
+  return a < b ? -1 : a > b;
+}
+
+static void order_steps(Fold *f) {
+  size_t n = f->step_thread.n;
+  bool sorted = true;
+  for (size_t i = 1; i < n && sorted; i++) sorted = f->step_thread.v[i - 1] <= f->step_thread.v[i];
+  if (sorted) return;
+  uint32_t *idx = xmalloc(n * sizeof *idx);
+  StepRow *rows = xmalloc(n * sizeof *rows);
+  for (size_t i = 0; i < n; i++) idx[i] = (uint32_t)i;
+  g_thread = f->step_thread.v;
+  qsort(idx, n, sizeof *idx, cmp_step_thread);
+  StepRow *at = f->s->steps.v + f->steps_from;
+  for (size_t i = 0; i < n; i++) rows[i] = at[idx[i]];
+  memcpy(at, rows, n * sizeof *rows);
+  free(idx);
+  free(rows);
+}
+
 static int fold_trace_end(EvSink *k, Trace *t) {
   Fold *f = (Fold *)k;
   int rc = 0;
@@ -424,6 +457,7 @@ static int fold_trace_end(EvSink *k, Trace *t) {
     st->used = false;
   }
   if (rc) return rc;
+  order_steps(f);
   RankRow rr;
   rank_row_init(&rr, t, f->ti); /* now: the process's metadata follows the events */
   rr.ranges = f->nest + f->async;
@@ -471,6 +505,7 @@ int stream_summary(Model *m, const char *const *paths, size_t n, const SummaryOp
   vec_free(&f.rows);
   vec_free(&f.annots);
   vec_free(&f.step);
+  vec_free(&f.step_thread);
   tab_free(&f.scratch);
   return rc;
 }
