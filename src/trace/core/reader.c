@@ -161,8 +161,11 @@ static void init_tables(void) {
   STR_STOP['"'] = STR_STOP['\\'] = 1;
 }
 
-/* p at '"'; returns the byte after the closing quote. */
-static const char *scan_string(Walker *w, const char *p, const char *end) {
+/* p at '"'; returns the byte after the closing quote. Inlined: its
+ * prologue was a third of its cost on the short keys of every event
+ * (callgrind). */
+static inline __attribute__((always_inline)) const char *scan_string(Walker *w, const char *p,
+                                                                     const char *end) {
   const char *start = p++;
   for (;;) {
 #ifdef __SSE2__
