@@ -479,11 +479,21 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
     if (p == 'B') return k->give_up(k, "B/E events");
     int64_t d = -1;
     if (depth.s && (!span_int(depth, &d) || d < 0)) d = -1;
-    return k->event(k, t, &e, d);
+    return model_put_event(L->m, t, &e, d);
   }
   if (t->ev.n >= UINT32_MAX) return walk_error(w, raw.s, "more than 4 billion events");
-  vec_push(&t->ev, e);
-  if (p == 'B') vec_push(&th->open, (uint32_t)(t->ev.n - 1));
+  if (p == 'B') {
+    vec_push(&t->ev, e); /* its dur comes with its E */
+    vec_push(&th->open, (uint32_t)(t->ev.n - 1));
+    return 0;
+  }
+  return model_put_event(L->m, t, &e, -1);
+}
+
+int model_put_event(Model *m, Trace *t, const Ev *e, int64_t depth) {
+  if (m->sink) return m->sink->event(m->sink, t, e, depth);
+  if (t->ev.n >= UINT32_MAX) return nct_error("%s: more than 4 billion events", t->path);
+  vec_push(&t->ev, *e);
   return 0;
 }
 

@@ -164,6 +164,13 @@ typedef struct {
   VEC(NameArgs) name_args; /* by Model.names id; may be shorter than names */
 } Model;
 
+/* One finished event of trace t, as a reader hands it out (sink.h's
+ * contract; depth -1: none): to m->sink when one is set, else appended to
+ * t->ev (the in-memory path). 0, or -1: the sink gave up (not reported),
+ * or more than 4 billion events (reported). model.c's JSON loader calls it;
+ * another format's reader calls it the same way. */
+int model_put_event(Model *m, Trace *t, const Ev *e, int64_t depth);
+
 /* Load one file and append it to m->traces. 0, or -1 (reported). */
 int model_load(Model *m, const char *path);
 void model_free(Model *m);

@@ -2,7 +2,8 @@
  *
  * A reader (model.c's JSON loader; a binary-format reader may feed the same
  * interface) turns each complete event into an Ev (model.h) and gives it,
- * with ncrt's nesting depth, to the Model's sink. Without a sink
+ * with ncrt's nesting depth, to model_put_event (model.h), which hands it
+ * to the Model's sink. Without a sink
  * (Model.sink == NULL) the loader keeps every Ev in Trace.ev: the in-memory
  * path, which every command can analyse. With a sink, the loader keeps
  * nothing per event: the sink folds what it needs (stream.h: `summary` in
