@@ -64,6 +64,7 @@ typedef struct {
   Buf tmp, tmp2;
   ThreadCacheEntry cache[TCACHE];
   unsigned next;
+  unsigned last; /* the cache entry hit last */
   bool saw_be;  /* B/E events: a split load cannot pair them across halves */
   Half *half;   /* the second half of a split load, or NULL */
 } Loader;
@@ -81,16 +82,29 @@ static uint32_t thread_index(Loader *L, uint32_t pid, uint32_t tid) {
   return (uint32_t)L->t->threads.n - 1;
 }
 
+/* a few bytes: a loop is cheaper than a call to memcmp */
+static inline bool same_bytes(const char *a, const char *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+static inline bool cache_hit(const ThreadCacheEntry *c, Span pid, Span tid) {
+  return c->used && c->pn == pid.n && c->tn == tid.n && same_bytes(c->t, tid.s, tid.n) && same_bytes(c->p, pid.s, pid.n);
+}
+
 /* The thread of an event by the raw text of its pid and tid, through a
- * small cache of recent pairs (events alternate between a few threads). */
+ * small cache of recent pairs (events alternate between a few threads,
+ * in blocks: the last hit is tried first). */
 static uint32_t thread_of_event(Loader *L, Span pid, Span tid) {
   if (!pid.s) pid = (Span){"0", 1};
   if (!tid.s) tid = (Span){"0", 1};
-  for (int i = 0; i < TCACHE; i++) {
-    ThreadCacheEntry *c = &L->cache[i];
-    if (c->used && c->pn == pid.n && c->tn == tid.n && !memcmp(c->p, pid.s, pid.n) && !memcmp(c->t, tid.s, tid.n))
-      return c->thread;
-  }
+  if (cache_hit(&L->cache[L->last], pid, tid)) return L->cache[L->last].thread;
+  for (unsigned i = 0; i < TCACHE; i++)
+    if (cache_hit(&L->cache[i], pid, tid)) {
+      L->last = i;
+      return L->cache[i].thread;
+    }
   uint32_t th = thread_index(L, intern(&L->m->ids, pid.s, pid.n), intern(&L->m->ids, tid.s, tid.n));
   if (pid.n <= sizeof L->cache[0].p && tid.n <= sizeof L->cache[0].t) {
     ThreadCacheEntry *c = &L->cache[L->next++ % TCACHE];
