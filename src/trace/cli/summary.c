@@ -1,11 +1,18 @@
 /* summary: `nctrace summary` -- load, analyse, print the summary document
  * as Markdown (doc_write_md) or the JSON (summary_json); with Nsight
  * Compute / Systems CSVs named or found in the run directory, their
- * sections joined to the kernel table (deep_section.h). */
+ * sections joined to the kernel table (deep_section.h).
+ *
+ * The events are folded as they are read when the traces allow it
+ * (stream.h: ncrt's CPU-only traces), else, or with NCTRACE_STREAM=0 (the
+ * tests' way to compare both), loaded into memory (model.h) and analysed
+ * there (analyze.h); both give the same Summary. NCTRACE_STREAM_REPORT
+ * set: a note says which path ran and why. */
 #include "render.h"
 #include "commands.h"
 #include "deep_section.h"
 #include "output.h"
+#include "stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,12 +51,38 @@ int cmd_summary(int argc, char **argv) {
     rc = usage_error("summary", NULL);
     goto done;
   }
-  for (size_t i = 0; i < files.n; i++)
-    if (model_load(&m, files.v[i]) < 0) goto done;
-  model_check_ranks(&m);
-  if (deep_load(&m, ncu.v, ncu.n, nsys.v, nsys.n, &deep) < 0) goto done;
   Summary s;
-  summary_compute(&m, &opt, &s);
+  const char *env = getenv("NCTRACE_STREAM");
+  bool report = getenv("NCTRACE_STREAM_REPORT") != NULL, streamed = false;
+  if (env && !strcmp(env, "0")) {
+    if (report) nct_note("summary read into memory: NCTRACE_STREAM=0");
+  } else if (ncu.n || nsys.n) {
+    if (report) nct_note("summary read into memory: Nsight CSVs are joined to the kernels");
+  } else {
+    const char *why = NULL;
+    int r = stream_summary(&m, files.v, files.n, &opt, &s, &why);
+    if (r < 0) goto done;
+    streamed = r == 1;
+    if (report) {
+      if (streamed) nct_note("summary streamed");
+      else nct_note("summary read into memory: %s", why);
+    }
+    if (!streamed) {
+      bool strict = m.strict;
+      model_free(&m);
+      memset(&m, 0, sizeof m);
+      m.strict = strict;
+    }
+  }
+  if (!streamed)
+    for (size_t i = 0; i < files.n; i++)
+      if (model_load(&m, files.v[i]) < 0) goto done;
+  model_check_ranks(&m);
+  if (deep_load(&m, ncu.v, ncu.n, nsys.v, nsys.n, &deep) < 0) {
+    if (streamed) summary_free(&s);
+    goto done;
+  }
+  if (!streamed) summary_compute(&m, &opt, &s);
   Buf b = {0};
   if (!strcmp(format, "json")) summary_json(&m, &s, &deep, &b);
   else {

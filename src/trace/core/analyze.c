@@ -180,10 +180,6 @@ typedef VEC(uint32_t) EvIdx; /* event indices into the trace */
 typedef VEC(Frame) Frames;
 
 typedef struct {
-  int64_t a, b;
-} Interval;
-
-typedef struct {
   Ctx *c;
   size_t ti;
   const Trace *t;
@@ -197,18 +193,23 @@ typedef struct {
   VEC(Interval) tops; /* top-level ranges of every thread: the coverage */
 } TracePass;
 
+void rank_row_init(RankRow *rr, const Trace *t, size_t ti) {
+  memset(rr, 0, sizeof *rr);
+  rr->trace = ti;
+  rr->rank = t->rank >= 0 ? t->rank : (int64_t)ti;
+  rr->is_rank = !t->proc.known || t->proc.is_rank;
+  rr->events = t->notes.events;
+  rr->cpu_first = rr->gpu_first = INT64_MAX;
+  rr->cpu_last = rr->gpu_last = INT64_MIN;
+}
+
 static void begin_trace(TracePass *p, Ctx *c, size_t ti) {
   memset(p, 0, sizeof *p);
   p->c = c;
   p->ti = ti;
   p->t = c->m->traces.v[ti];
   p->ev = p->t->ev.v;
-  p->rr.trace = ti;
-  p->rr.rank = p->t->rank >= 0 ? p->t->rank : (int64_t)ti;
-  p->rr.is_rank = !p->t->proc.known || p->t->proc.is_rank;
-  p->rr.events = p->t->notes.events;
-  p->rr.cpu_first = p->rr.gpu_first = INT64_MAX;
-  p->rr.cpu_last = p->rr.gpu_last = INT64_MIN;
+  rank_row_init(&p->rr, p->t, ti);
   /* corrmap_init wants the ids' range and count: an array when they are
    * dense (Kineto's are), a hash map otherwise */
   int64_t clo = INT64_MAX, chi = INT64_MIN;
@@ -537,16 +538,16 @@ static int cmp_interval(const void *pa, const void *pb) {
 /* Coverage (analyze.h): the union of the top-level ranges of all threads
  * (start/end ranges included: add_async_range and open_range collect them
  * in tops) within the process's life. */
-static void coverage(TracePass *p) {
-  const Lifetime *l = &p->t->life;
-  Coverage *c = &p->rr.cov;
-  int64_t first = p->rr.cpu_first, last = p->rr.cpu_last;
-  for (size_t i = 0; i < p->tops.n; i++) {
-    if (p->tops.v[i].a < first) first = p->tops.v[i].a;
-    if (p->tops.v[i].b > last) last = p->tops.v[i].b;
+static void coverage(const Trace *t, RankRow *rr, bool gpu, Interval *tops, size_t ntops) {
+  const Lifetime *l = &t->life;
+  Coverage *c = &rr->cov;
+  int64_t first = rr->cpu_first, last = rr->cpu_last;
+  for (size_t i = 0; i < ntops; i++) {
+    if (tops[i].a < first) first = tops[i].a;
+    if (tops[i].b > last) last = tops[i].b;
   }
-  if (p->gpu.n && p->rr.gpu_first < first) first = p->rr.gpu_first;
-  if (p->gpu.n && p->rr.gpu_last > last) last = p->rr.gpu_last;
+  if (gpu && rr->gpu_first < first) first = rr->gpu_first;
+  if (gpu && rr->gpu_last > last) last = rr->gpu_last;
   if (first > last) return; /* no events */
   c->start_known = l->has_start;
   c->start = l->has_start && l->start < first ? l->start : first;
@@ -556,11 +557,11 @@ static void coverage(TracePass *p) {
   if (c->end < last) c->end = last;
   if (l->has_exit && l->has_written && l->written > l->exit) c->profiler_exit = l->written - l->exit;
   c->wall = c->end - c->start;
-  if (p->tops.n > 1) qsort(p->tops.v, p->tops.n, sizeof *p->tops.v, cmp_interval);
+  if (ntops > 1) qsort(tops, ntops, sizeof *tops, cmp_interval);
   int64_t cur_a = 0, cur_b = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN;
-  for (size_t i = 0; i <= p->tops.n; i++) {
-    if (i < p->tops.n && p->tops.v[i].a <= cur_b) {
-      if (p->tops.v[i].b > cur_b) cur_b = p->tops.v[i].b;
+  for (size_t i = 0; i <= ntops; i++) {
+    if (i < ntops && tops[i].a <= cur_b) {
+      if (tops[i].b > cur_b) cur_b = tops[i].b;
       continue;
     }
     if (cur_b != INT64_MIN) {
@@ -568,7 +569,7 @@ static void coverage(TracePass *p) {
       if (cur_a < lo) lo = cur_a;
       if (cur_b > hi) hi = cur_b;
     }
-    if (i < p->tops.n) cur_a = p->tops.v[i].a, cur_b = p->tops.v[i].b;
+    if (i < ntops) cur_a = tops[i].a, cur_b = tops[i].b;
   }
   if (lo == INT64_MAX) {
     c->gaps = c->wall; /* no CPU range at all */
@@ -580,22 +581,25 @@ static void coverage(TracePass *p) {
   if (c->gaps < 0) c->gaps = 0;
 }
 
-/* The step statistics of this trace, its RankRow pushed, the pass freed. */
-static void finish_trace(TracePass *p) {
-  Summary *s = p->c->s;
-  coverage(p);
-  vec_free(&p->tops);
+void summary_add_rank(Summary *s, const Trace *t, RankRow *rr, bool gpu, Interval *tops, size_t ntops) {
+  coverage(t, rr, gpu, tops, ntops);
   VEC(int64_t) durs = {0};
   for (size_t k = 0; k < s->steps.n; k++)
-    if (s->steps.v[k].trace == p->ti) vec_push(&durs, s->steps.v[k].dur);
-  p->rr.steps = stats_of(durs.v, durs.n);
+    if (s->steps.v[k].trace == rr->trace) vec_push(&durs, s->steps.v[k].dur);
+  rr->steps = stats_of(durs.v, durs.n);
   vec_free(&durs);
-  if (p->rr.is_rank) {
+  if (rr->is_rank) {
     bool seen = false;
-    for (size_t k = 0; k < s->ranks.n; k++) seen |= s->ranks.v[k].is_rank && s->ranks.v[k].rank == p->rr.rank;
+    for (size_t k = 0; k < s->ranks.n; k++) seen |= s->ranks.v[k].is_rank && s->ranks.v[k].rank == rr->rank;
     s->nranks += !seen;
   }
-  vec_push(&s->ranks, p->rr);
+  vec_push(&s->ranks, *rr);
+}
+
+/* The step statistics of this trace, its RankRow pushed, the pass freed. */
+static void finish_trace(TracePass *p) {
+  summary_add_rank(p->c->s, p->t, &p->rr, p->gpu.n > 0, p->tops.v, p->tops.n);
+  vec_free(&p->tops);
   corrmap_free(&p->corr_gpu);
   corrmap_free(&p->corr_op);
   corrmap_free(&p->corr_rt);
@@ -992,6 +996,22 @@ void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s) {
     c.is_launch[i] = is_launch_name(nm);
   }
   for (size_t ti = 0; ti < m->traces.n; ti++) analyze_trace(&c, ti);
+  summary_finish(m, s, c.rows, c.annots, c.krows, nn);
+  free(c.rows);
+  free(c.annots);
+  free(c.krows);
+  free(c.depth);
+  free(c.is_step);
+  free(c.is_launch);
+}
+
+void summary_finish(const Model *m, Summary *s, RangeRow *rows, RangeRow *annots, KernelRow *krows, size_t nn) {
+  struct {
+    RangeRow *rows, *annots;
+    KernelRow *krows;
+    bool *is_step;
+  } c = {rows, annots, krows, xcalloc(nn ? nn : 1, sizeof(bool))};
+  for (size_t i = 0; i < nn; i++) c.is_step[i] = fnmatch(s->opt.step_glob, intern_str(&m->names, (uint32_t)i), 0) == 0;
   /* steps named one per step (torch's ProfilerStep#1, #2, ...) are one row:
    * ten of them took ten of the top twenty rows and said nothing a place */
   size_t first_step = nn, nsteps = 0;
@@ -1023,12 +1043,7 @@ void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s) {
   if (s->kernels.n) qsort(s->kernels.v, s->kernels.n, sizeof *s->kernels.v, cmp_kernel_row);
   if (s->steps.n) qsort(s->steps.v, s->steps.n, sizeof *s->steps.v, cmp_step_row);
   find_bottlenecks(m, s);
-  free(c.rows);
-  free(c.annots);
-  free(c.krows);
-  free(c.depth);
   free(c.is_step);
-  free(c.is_launch);
 }
 
 void summary_free(Summary *s) {

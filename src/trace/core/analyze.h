@@ -142,6 +142,24 @@ const char *range_row_name(const Model *m, const Summary *s, const RangeRow *r);
 void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s);
 void summary_free(Summary *s);
 
+/* ---- what summary_compute shares with a streaming fold (stream.h) ----
+ * A fold fills per-name rows (indexed by Model.names id, nn of them), the
+ * Summary's counters and step rows, and one RankRow per trace; these finish
+ * them exactly as summary_compute finishes its own. */
+typedef struct {
+  int64_t a, b;
+} Interval;
+/* A trace's row before its events: rank, events, extents unset. */
+void rank_row_init(RankRow *rr, const Trace *t, size_t ti);
+/* The trace's coverage from its top-level ranges (tops: any order, sorted
+ * here; gpu: the row's GPU extent counts), step statistics from the step
+ * rows of the trace so far, the row pushed onto s->ranks. */
+void summary_add_rank(Summary *s, const Trace *t, RankRow *rr, bool gpu, Interval *tops, size_t ntops);
+/* Steps' rows merged, non-empty rows collected and sorted, bottlenecks:
+ * s->opt set, s->ranks and s->steps complete. rows, annots and krows stay
+ * the caller's (their contents are changed). */
+void summary_finish(const Model *m, Summary *s, RangeRow *rows, RangeRow *annots, KernelRow *krows, size_t nn);
+
 
 const char *copy_kind_name(int k);
 const char *class_name(int c);

@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include "reader.h"
+#include "sink.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -63,6 +64,7 @@ typedef struct {
   Buf tmp, tmp2;
   ThreadCacheEntry cache[TCACHE];
   unsigned next;
+  unsigned last; /* the cache entry hit last */
   bool saw_be;  /* B/E events: a split load cannot pair them across halves */
   Half *half;   /* the second half of a split load, or NULL */
 } Loader;
@@ -80,16 +82,29 @@ static uint32_t thread_index(Loader *L, uint32_t pid, uint32_t tid) {
   return (uint32_t)L->t->threads.n - 1;
 }
 
+/* a few bytes: a loop is cheaper than a call to memcmp */
+static inline bool same_bytes(const char *a, const char *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+static inline bool cache_hit(const ThreadCacheEntry *c, Span pid, Span tid) {
+  return c->used && c->pn == pid.n && c->tn == tid.n && same_bytes(c->t, tid.s, tid.n) && same_bytes(c->p, pid.s, pid.n);
+}
+
 /* The thread of an event by the raw text of its pid and tid, through a
- * small cache of recent pairs (events alternate between a few threads). */
+ * small cache of recent pairs (events alternate between a few threads,
+ * in blocks: the last hit is tried first). */
 static uint32_t thread_of_event(Loader *L, Span pid, Span tid) {
   if (!pid.s) pid = (Span){"0", 1};
   if (!tid.s) tid = (Span){"0", 1};
-  for (int i = 0; i < TCACHE; i++) {
-    ThreadCacheEntry *c = &L->cache[i];
-    if (c->used && c->pn == pid.n && c->tn == tid.n && !memcmp(c->p, pid.s, pid.n) && !memcmp(c->t, tid.s, tid.n))
-      return c->thread;
-  }
+  if (cache_hit(&L->cache[L->last], pid, tid)) return L->cache[L->last].thread;
+  for (unsigned i = 0; i < TCACHE; i++)
+    if (cache_hit(&L->cache[i], pid, tid)) {
+      L->last = i;
+      return L->cache[i].thread;
+    }
   uint32_t th = thread_index(L, intern(&L->m->ids, pid.s, pid.n), intern(&L->m->ids, tid.s, tid.n));
   if (pid.n <= sizeof L->cache[0].p && tid.n <= sizeof L->cache[0].t) {
     ThreadCacheEntry *c = &L->cache[L->next++ % TCACHE];
@@ -338,7 +353,7 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
   Trace *t = L->t;
   LoadNotes *nt = &t->notes;
   nt->events++;
-  Span ph = {0}, cat = {0}, name = {0}, pid = {0}, tid = {0}, ts = {0}, dur = {0}, args = {0};
+  Span ph = {0}, cat = {0}, name = {0}, pid = {0}, tid = {0}, ts = {0}, dur = {0}, args = {0}, depth = {0};
   for (size_t i = 0; i < n; i++) {
     Span k = mem[i].key;
     switch (k.n) {
@@ -355,6 +370,9 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
     case 4:
       if (!memcmp(k.s, "name", 4)) name = mem[i].val;
       else if (!memcmp(k.s, "args", 4)) args = mem[i].val;
+      break;
+    case 5:
+      if (!memcmp(k.s, "depth", 5)) depth = mem[i].val; /* ncrt's nesting depth: only a sink reads it */
       break;
     }
   }
@@ -470,9 +488,26 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
       if (span_eq(am[k].key, "start/end") && am[k].val.n == 4 && !memcmp(am[k].val.s, "true", 4))
         e.flags |= EV_ASYNC;
   }
+  if (L->m->sink) {
+    EvSink *k = L->m->sink;
+    if (p == 'B') return k->give_up(k, "B/E events");
+    int64_t d = -1;
+    if (depth.s && (!span_int(depth, &d) || d < 0)) d = -1;
+    return model_put_event(L->m, t, &e, d);
+  }
   if (t->ev.n >= UINT32_MAX) return walk_error(w, raw.s, "more than 4 billion events");
-  vec_push(&t->ev, e);
-  if (p == 'B') vec_push(&th->open, (uint32_t)(t->ev.n - 1));
+  if (p == 'B') {
+    vec_push(&t->ev, e); /* its dur comes with its E */
+    vec_push(&th->open, (uint32_t)(t->ev.n - 1));
+    return 0;
+  }
+  return model_put_event(L->m, t, &e, -1);
+}
+
+int model_put_event(Model *m, Trace *t, const Ev *e, int64_t depth) {
+  if (m->sink) return m->sink->event(m->sink, t, e, depth);
+  if (t->ev.n >= UINT32_MAX) return nct_error("%s: more than 4 billion events", t->path);
+  vec_push(&t->ev, *e);
   return 0;
 }
 
@@ -700,7 +735,9 @@ static int load_file(Model *m, const char *path) {
   t->budget_hit_ts = -1;
   vec_push(&m->traces, t);
   Loader L = {.m = m, .t = t};
-  uint64_t split = split_point(path);
+  /* a sink folds each thread's events in file order: one reader only */
+  uint64_t split = m->sink ? 0 : split_point(path);
+  if (m->sink) m->sink->trace_begin(m->sink, t);
   if (split) {
     Half *h = xcalloc(1, sizeof *h);
     h->path = path;
@@ -722,6 +759,7 @@ static int load_file(Model *m, const char *path) {
   buf_free(&L.tmp2);
   if (rc < 0) return -1;
   fold_lanes(&L);
+  if (m->sink) return m->sink->trace_end(m->sink, t);
   /* B without E: dropped (their end is unknown) */
   for (size_t i = 0; i < t->threads.n; i++) {
     t->notes.unclosed_begin += t->threads.v[i].open.n;

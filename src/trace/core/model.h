@@ -151,14 +151,25 @@ typedef struct {
   NameArg *keys;   /* NAME_ARG_KEYS slots, or NULL: no event of it had args */
 } NameArgs;
 
+/* An event consumer (sink.h); NULL: events are kept in Trace.ev. */
+typedef struct EvSink EvSink;
+
 typedef struct {
   Intern names;
   Intern ids;
   VEC(Trace *) traces;
+  EvSink *sink;   /* NULL: the in-memory path; else events go there (sink.h) */
   bool strict;    /* skipped events are errors */
   bool keep_args; /* fill name_args while loading */
   VEC(NameArgs) name_args; /* by Model.names id; may be shorter than names */
 } Model;
+
+/* One finished event of trace t, as a reader hands it out (sink.h's
+ * contract; depth -1: none): to m->sink when one is set, else appended to
+ * t->ev (the in-memory path). 0, or -1: the sink gave up (not reported),
+ * or more than 4 billion events (reported). model.c's JSON loader calls it;
+ * another format's reader calls it the same way. */
+int model_put_event(Model *m, Trace *t, const Ev *e, int64_t depth);
 
 /* Load one file and append it to m->traces. 0, or -1 (reported). */
 int model_load(Model *m, const char *path);
