@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!f) abort();
   fwrite(data, 1, size, f);
   fclose(f);
-  Visitor v = {on_header, on_event, NULL, NULL};
+  Visitor v = {on_header, on_event, NULL, NULL, NULL};
   bool legacy;
   /* the reader reports errors on stderr: hide them to keep the fuzzer's
    * output readable (sanitizers write to the descriptor, not the FILE) */

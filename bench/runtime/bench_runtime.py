@@ -143,23 +143,35 @@ def cpu_of(cmd):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def read_cost(nctrace, path):
+    """nctrace summary of path: CPU seconds and peak RSS (MiB), streamed."""
+    p = subprocess.run(["/usr/bin/time", "-f", "cpu %U %S rss %M", nctrace, "summary", path], capture_output=True,
+                       text=True, check=True)
+    f = p.stderr.split("cpu ")[-1].split()
+    return float(f[0]) + float(f[1]), int(f[3]) / 1024
+
+
 def format_bench(a, tmp):
     """Everything a range costs under ncrun --throttle off, for each trace
     format: recording, spilling, converting, writing, the finalizer
     included (ncrun's CPU and its children's), the program's own loop
-    taken out (the same binary with no collector). Interleaved rounds."""
-    n = 10000000 if not a.quick else 1000000
+    taken out (the same binary with no collector). Interleaved rounds.
+    Then what reading each trace back costs (nctrace summary)."""
+    n = a.ranges or (10000000 if not a.quick else 1000000)
     exe = os.path.join(a.bin, "bench_write10m")
+    nctrace = os.path.join(os.path.dirname(os.path.abspath(a.ncrt)), "bin", "nctrace")
     rows = {"no collector": [], "json": [], "perfetto": []}
-    size = {}
+    size, read = {}, {"json": [], "perfetto": []}
     for r in range(a.rounds):
         rows["no collector"].append(cpu_of([exe, str(n)]))
         for fmt in ("json", "perfetto"):
             out = os.path.join(tmp, "f-%s-%d" % (fmt, r))
-            rows[fmt].append(cpu_of(ncrun(["--throttle", "off", "--trace-format", fmt, "--no-summary"], a.ncrt,
-                                          [exe, str(n)], out)))
+            rows[fmt].append(cpu_of(ncrun(["--throttle", "off", "--trace-format", fmt, "--no-summary",
+                                           "--disk-budget", "off"], a.ncrt, [exe, str(n)], out)))
             f = [x for x in glob.glob(os.path.join(out, "*")) if x.endswith((".json.gz", ".pftrace"))][0]
             size[fmt] = os.path.getsize(f)
+            if os.path.exists(nctrace):
+                read[fmt].append(read_cost(nctrace, f))
             shutil.rmtree(out)
     base = statistics.median(rows["no collector"])
     print("\n## Everything a range costs, by trace format: %d ranges, --throttle off, %d rounds" % (n, a.rounds))
@@ -173,6 +185,15 @@ def format_bench(a, tmp):
         ratio = "%.2f×" % (per[k] / per["json"]) if k != "no collector" else ""
         print("| %s | %.2f | %.2f | %s | %s | %s |" % (
             k, med, min(v), "%.3f µs" % per[k] if k != "no collector" else "", b, ratio))
+    if read["json"]:
+        print("\nnctrace summary of the trace (streamed), median CPU s and peak RSS:")
+        print("| format | CPU s | per event | peak RSS MiB | ÷ json |")
+        print("|---|---:|---:|---:|---:|")
+        cj = statistics.median(x[0] for x in read["json"])
+        for fmt in ("json", "perfetto"):
+            c = statistics.median(x[0] for x in read[fmt])
+            m = max(x[1] for x in read[fmt])
+            print("| %s | %.2f | %.3f µs | %.1f | %.2f× |" % (fmt, c, c / n * 1e6, m, c / cj))
 
 
 TORCH_WRITE = r'''
@@ -298,7 +319,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--baseline-ncrt", help="another build's ncrt folder (libncrt.so, ncrun): C figures side by side")
     ap.add_argument("--only", choices=["c", "python", "write", "torch", "exit", "format"])
-    ap.add_argument("--rounds", type=int, default=3, help="exit: interleaved rounds")
+    ap.add_argument("--rounds", type=int, default=3, help="exit, format: interleaved rounds")
+    ap.add_argument("--ranges", type=int, default=0, help="format: ranges per run (default 10^7)")
     ap.add_argument("--load", type=int, default=0, help="exit: busy loops beside it")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

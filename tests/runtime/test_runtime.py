@@ -2123,6 +2123,26 @@ def case_perfetto(c):
     begins, ends = text.count("type: TYPE_SLICE_BEGIN"), text.count("type: TYPE_SLICE_END")
     check(begins == ends == ranges > 60000, "slices %d/%d, ranges %d" % (begins, ends, ranges))
     check(os.path.getsize(pf[0]) < 48 * ranges, "%d bytes for %d ranges" % (os.path.getsize(pf[0]), ranges))
+    # nctrace reads a .pftrace's ranges without their JSON text (pbread's
+    # direct events): the same figures as from the JSON, streamed or not,
+    # and the same report (its hover's args come from each name's args)
+    for how, env in (("streamed", {}), ("in memory", {"NCTRACE_STREAM": "0"})):
+        outs = []
+        for path in (js[0], pf[0]):
+            r = subprocess.run([c.nctrace, "summary", "--format", "json", "--top", "0", path], capture_output=True,
+                               text=True, env=dict(os.environ, **env))
+            check(r.returncode == 0, "summary %s: %s" % (path, r.stderr))
+            outs.append(r.stdout.replace(path, "TRACE").replace(os.path.basename(path), "TRACE"))
+        check(outs[0] == outs[1], "summary %s: the .pftrace's differs from the JSON's" % how)
+    pages = []
+    for path in (js[0], pf[0]):
+        page = os.path.join(c.tmp, "page.html")
+        r = subprocess.run([c.nctrace, "report", path, "-o", page], capture_output=True, text=True)
+        check(r.returncode == 0, "report %s: %s" % (path, r.stderr))
+        with open(page) as f:
+            pages.append(f.read().replace(path, "TRACE").replace(os.path.basename(path), "TRACE")
+                         .replace(d2, "DIR").replace(d, "DIR"))
+    check(pages[0] == pages[1], "report: the .pftrace's page differs from the JSON's")
     only_traces_left(d2, "finalize, perfetto")
     # (3) a live run in both formats, the exit handed over with a .body
     got = {}

@@ -81,7 +81,7 @@ int tracescan_ranges(const char *path, int (*fn)(void *ctx, const TraceRange *r)
     return rc;
   }
   Scan sc = {fn, ctx, {0}, {0}, {0}, {0}};
-  Visitor v = {NULL, on_event, &sc, NULL};
+  Visitor v = {NULL, on_event, &sc, NULL, NULL};
   bool legacy;
   int rc = trace_walk(path, &v, &legacy);
   buf_free(&sc.name), buf_free(&sc.file), buf_free(&sc.thread), buf_free(&sc.tmp);

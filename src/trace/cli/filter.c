@@ -155,7 +155,7 @@ int cmd_filter(int argc, char **argv) {
   int rc = 1;
   if (p.o) {
     out_puts(p.o, legacy ? "[\n" : "{\"traceEvents\": [\n");
-    Visitor v = {p2_header, p2_event, &p, NULL};
+    Visitor v = {p2_header, p2_event, &p, NULL, NULL};
     bool lg;
     int wrc = trace_walk(in, &v, &lg);
     out_puts(p.o, legacy ? "\n]\n" : "\n]");

@@ -173,7 +173,7 @@ int cmd_merge(int argc, char **argv) {
     buf_free(&name);
     buf_free(&tmp);
     MergeCtx c = {&m, t, o, rank, t->has_base ? t->base_ns - base : 0, &written, {0}, {0}, 0};
-    Visitor v = {NULL, merge_event, &c, NULL};
+    Visitor v = {NULL, merge_event, &c, NULL, NULL};
     bool lg;
     wrc = trace_walk(t->path, &v, &lg);
     buf_free(&c.line);

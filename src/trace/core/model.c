@@ -67,7 +67,20 @@ typedef struct {
   unsigned last; /* the cache entry hit last */
   bool saw_be;  /* B/E events: a split load cannot pair them across halves */
   Half *half;   /* the second half of a split load, or NULL */
+  /* a binary trace's ranges (on_direct): what each kind and track is */
+  I64Map kind_of;       /* DirectEv.kind -> index in kinds */
+  VEC(struct DirectKind) kinds;
+  VEC(uint32_t) track_thread; /* DirectEv.track -> thread index + 1, 0 unknown */
 } Loader;
+
+/* A kind of range of a binary trace: its name, depth and args, read once
+ * from its JSON (text: "{" and its REST after the first byte) */
+struct DirectKind {
+  uint32_t name;
+  int64_t depth;
+  char *text;
+  MemberVec args;
+};
 
 static uint32_t thread_index(Loader *L, uint32_t pid, uint32_t tid) {
   int64_t key = (int64_t)((uint64_t)pid << 32 | tid), idx;
@@ -504,6 +517,71 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
   return model_put_event(L->m, t, &e, -1);
 }
 
+/* A binary trace's range or mark (pbread.h), with no JSON to scan: the
+ * same Ev as on_event makes from the range's JSON text (the two agree:
+ * runtime/perfetto compares the summaries both ways). */
+static struct DirectKind *direct_kind(Loader *L, const DirectEv *d) {
+  int64_t key = (int64_t)(d->kind & INT64_MAX), at;
+  if (i64map_get(&L->kind_of, key, &at)) return &L->kinds.v[at];
+  struct DirectKind k = {0};
+  Span nm, name = {d->name, d->name_n};
+  k.name = span_string(name, &L->tmp, &nm) ? intern(&L->m->names, nm.s, nm.n) : intern(&L->m->names, "?", 1);
+  k.depth = -1;
+  k.text = xmalloc(d->rest_n + 1);
+  memcpy(k.text, d->rest, d->rest_n);
+  k.text[d->rest_n] = 0;
+  if (d->rest_n) k.text[0] = '{'; /* ,"depth":2,"args":{..}} as an object */
+  ObjIter it, ia;
+  Member mm;
+  if (d->rest_n > 1 && obj_iter_init(&it, (Span){k.text, d->rest_n}))
+    while (obj_iter_next(&it, &mm)) {
+      if (span_eq(mm.key, "depth") && (!span_int(mm.val, &k.depth) || k.depth < 0)) k.depth = -1;
+      if (span_eq(mm.key, "args") && obj_iter_init(&ia, mm.val))
+        while (obj_iter_next(&ia, &mm)) vec_push(&k.args, mm);
+    }
+  vec_push(&L->kinds, k);
+  i64map_put(&L->kind_of, key, (int64_t)L->kinds.n - 1);
+  return &L->kinds.v[L->kinds.n - 1];
+}
+
+static int on_direct(void *ctx, Walker *w, const DirectEv *d) {
+  Loader *L = ctx;
+  Trace *t = L->t;
+  t->notes.events++;
+  if (d->dur < 0) { /* a mark: as on_event, an instant is not a range */
+    t->notes.ignored_ph++;
+    return 0;
+  }
+  while (L->track_thread.n <= d->track) vec_push(&L->track_thread, 0);
+  uint32_t *tt = &L->track_thread.v[d->track];
+  if (!*tt) {
+    char p[24], q[24];
+    int pn = snprintf(p, sizeof p, "%lld", (long long)d->pid), qn = snprintf(q, sizeof q, "%lld", (long long)d->tid);
+    *tt = 1 + thread_of_event(L, (Span){p, (size_t)pn}, (Span){q, (size_t)qn});
+  }
+  struct DirectKind *k = direct_kind(L, d);
+  Ev e = {0};
+  e.ts = d->ts;
+  e.dur = d->dur;
+  e.corr = e.bytes = -1;
+  e.name = k->name;
+  e.thread = *tt - 1;
+  e.ord = (uint32_t)walk_ordinal(w);
+  e.kind = K_USER_ANNOTATION;
+  if (L->m->keep_args) name_args_note(L->m, e.name, k->args.v, k->args.n);
+  return model_put_event(L->m, t, &e, k->depth);
+}
+
+static void direct_free(Loader *L) {
+  for (size_t i = 0; i < L->kinds.n; i++) {
+    free(L->kinds.v[i].text);
+    vec_free(&L->kinds.v[i].args);
+  }
+  vec_free(&L->kinds);
+  i64map_free(&L->kind_of);
+  vec_free(&L->track_thread);
+}
+
 int model_put_event(Model *m, Trace *t, const Ev *e, int64_t depth) {
   if (m->sink) return m->sink->event(m->sink, t, e, depth);
   if (t->ev.n >= UINT32_MAX) return nct_error("%s: more than 4 billion events", t->path);
@@ -538,7 +616,7 @@ struct Half {
 static void *half_main(void *arg) {
   Half *h = arg;
   nct_silent = true; /* the first reader reports any error again, if it matters */
-  Visitor v = {on_header, on_event, &h->L, NULL};
+  Visitor v = {on_header, on_event, &h->L, NULL, NULL};
   h->rc = trace_walk_from(h->path, &v, h->at);
   return NULL;
 }
@@ -751,12 +829,13 @@ static int load_file(Model *m, const char *path) {
     if (pthread_create(&h->th, NULL, half_main, h) == 0) L.half = h;
     else free(h), split = 0;
   }
-  Visitor v = {on_header, on_event, &L, on_split};
+  Visitor v = {on_header, on_event, &L, on_split, on_direct};
   int rc = trace_walk_split(path, &v, &t->legacy, split);
   if (L.half) on_split(&L, false, 0); /* never reached the boundary: not used */
   else if (!split && getenv("NCTRACE_SPLIT_REPORT")) nct_note("%s read by one thread", path);
   buf_free(&L.tmp);
   buf_free(&L.tmp2);
+  direct_free(&L);
   if (rc < 0) return -1;
   fold_lanes(&L);
   if (m->sink) return m->sink->trace_end(m->sink, t);

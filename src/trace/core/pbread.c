@@ -30,6 +30,8 @@ typedef struct {
   VEC(Open) open;
 } Track;
 
+typedef VEC(DirectEv) DirectQ;
+
 struct PbRead {
   gzFile gz;
   const char *path;
@@ -42,6 +44,10 @@ struct PbRead {
   bool started, made_up, ended;
   VEC(Kind) kinds;  /* by iid */
   Intern lits;      /* names given as text */
+  VEC(char *) lit_json; /* by lits id: as a kind's JSON, made once */
+  bool direct;      /* ranges as 0x01 and a DirectEv (pbread_direct) */
+  DirectQ q;        /* direct events handed out as text, not popped yet */
+  size_t qh;
   VEC(Track) tracks;
   I64Map track_of;  /* uuid -> index in tracks */
   I64Map seq_track; /* sequence -> its default track's uuid */
@@ -205,10 +211,15 @@ static Kind *kind_slot(PbRead *r, uint64_t iid) {
 static void kind_json(PbRead *r, uint64_t ref, const char **s, size_t *n, size_t *nn) {
   Kind *k = NULL;
   if (ref & LITERAL) {
-    r->tmp.len = 0;
-    buf_json_string(&r->tmp, intern_str(&r->lits, (uint32_t)(ref & ~LITERAL)));
-    buf_putc(&r->tmp, '}');
-    *s = r->tmp.s, *n = r->tmp.len, *nn = *n - 1;
+    uint32_t id = (uint32_t)(ref & ~LITERAL);
+    while (r->lit_json.n <= id) vec_push(&r->lit_json, NULL);
+    if (!r->lit_json.v[id]) {
+      r->tmp.len = 0;
+      buf_json_string(&r->tmp, intern_str(&r->lits, id));
+      buf_putc(&r->tmp, '}');
+      r->lit_json.v[id] = xstrdup(r->tmp.s);
+    }
+    *s = r->lit_json.v[id], *n = strlen(*s), *nn = *n - 1;
   } else if ((k = kind_slot(r, ref)) && k->json) {
     *s = k->json, *n = k->n, *nn = k->name_n;
   } else {
@@ -221,6 +232,13 @@ static void event(PbRead *r, Track *t, int type, int64_t ts, int64_t dur, uint64
   const char *s;
   size_t n, nn;
   kind_json(r, kind, &s, &n, &nn);
+  if (r->direct) { /* the walker takes it from the queue at the 0x01 */
+    DirectEv e = {ts, type == INSTANT ? -1 : dur, t->pid, t->tid, (uint32_t)(t - r->tracks.v), kind,
+                  s, nn, s + nn, n - nn};
+    vec_push(&r->q, e);
+    buf_add(&r->out, ",\x01", 2);
+    return;
+  }
   buf_reserve(&r->out, n + 160);
   char *q = r->out.s + r->out.len;
   if (type == INSTANT) q = LIT(q, ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
@@ -399,7 +417,8 @@ static int packet(PbRead *r, const uint8_t *p, const uint8_t *e) {
 
 /* Decode packets until out holds `want` bytes or the file ends */
 static int decode_more(PbRead *r, size_t want) {
-  while (r->out.len - r->out_p < want && !r->ended) {
+  /* the queue too stays bounded: at most 64 Ki events ahead of the walker */
+  while (r->out.len - r->out_p < want && r->q.n - r->qh < (1u << 16) && !r->ended) {
     if (have(r, 11) < 0) return -1;
     if (r->in_p == r->in_n) { /* the end */
       if (!r->started) start(r);
@@ -463,6 +482,15 @@ long pbread_read(PbRead *r, char *dst, size_t room) {
   return (long)k;
 }
 
+void pbread_direct(PbRead *r) { r->direct = true; }
+
+bool pbread_pop(PbRead *r, DirectEv *e) {
+  if (r->qh >= r->q.n) return false;
+  *e = r->q.v[r->qh++];
+  if (r->qh == r->q.n) r->q.n = r->qh = 0;
+  return true;
+}
+
 uint64_t pbread_offset(const PbRead *r) { return r->in_off + r->in_p; }
 
 void pbread_close(PbRead *r) {
@@ -473,6 +501,9 @@ void pbread_close(PbRead *r) {
   for (size_t i = 0; i < r->kinds.n; i++) free(r->kinds.v[i].json);
   vec_free(&r->kinds);
   intern_free(&r->lits);
+  for (size_t i = 0; i < r->lit_json.n; i++) free(r->lit_json.v[i]);
+  vec_free(&r->lit_json);
+  vec_free(&r->q);
   for (size_t i = 0; i < r->tracks.n; i++) vec_free(&r->tracks.v[i].open);
   vec_free(&r->tracks);
   i64map_free(&r->track_of);

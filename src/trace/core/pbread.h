@@ -25,6 +25,22 @@
 
 typedef struct PbRead PbRead;
 
+/* A range or mark handed over as it is, with no JSON text to scan (direct
+ * mode, for reader.h's Visitor.on_direct): a push/pop range ("ph":"X",
+ * "cat":"user_annotation") or a mark ("ph":"i"), whose JSON would be
+ * {"ph":..,"cat":..,"name":NAME,"pid":..,"tid":..,"ts":..,"dur":.. REST.
+ * The texts stay valid until pbread_close (a kind always gives the same). */
+typedef struct {
+  int64_t ts, dur;       /* ns; dur -1 for a mark */
+  int64_t pid, tid;
+  uint32_t track;        /* this reader's number for the (pid, tid) pair, from 0 */
+  uint64_t kind;         /* this reader's key for the NAME and REST pair */
+  const char *name;      /* a JSON string */
+  size_t name_n;
+  const char *rest;      /* ,"depth":N[,"args":{...}]} */
+  size_t rest_n;
+} DirectEv;
+
 /* Is this open file (nothing read from it yet) a Perfetto trace? Its
  * first bytes tell (a JSON trace starts with '{' or '[' after white space;
  * a Perfetto one with packet 1's tag, 0x0a), and so do the names Perfetto
@@ -34,6 +50,11 @@ PbRead *pbread_open(gzFile gz, const char *path);
 /* Up to room bytes of JSON into dst: the count, 0 at the end, -1 on an
  * error (reported: "path: byte N: ..."). */
 long pbread_read(PbRead *r, char *dst, size_t room);
+/* Direct mode (reader.h, Visitor.on_direct): each range or mark is the
+ * byte 0x01 in the JSON text, after its comma, and pbread_pop hands out
+ * its DirectEv, in order. Set before the first read. */
+void pbread_direct(PbRead *r);
+bool pbread_pop(PbRead *r, DirectEv *e);
 /* Bytes of the file read so far (for the progress bar) */
 uint64_t pbread_offset(const PbRead *r);
 void pbread_close(PbRead *r);

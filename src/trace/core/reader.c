@@ -440,14 +440,20 @@ static int walk_events(Walker *w, const Visitor *v) {
   }
   for (;;) {
     if (split_here(w, v)) return 1;
-    const char *start = w->p;
-    const char *q = run_unit(w, unit_event, NULL);
-    if (!q) return -1;
-    start = w->p; /* the window may have moved */
-    Span raw = {start, (size_t)(q - start)};
-    if (v->on_event && v->on_event(v->ctx, w, w->members.v, w->members.n, raw) < 0) return -1;
-    w->ordinal++;
-    w->p = q;
+    if (*w->p == '\x01' && w->pb) { /* a binary trace's range, handed over as it is (pbread.h) */
+      DirectEv e;
+      if (!pbread_pop(w->pb, &e)) return walk_error(w, w->p, "a range with nothing behind it (a bug in pbread)");
+      if (v->on_direct(v->ctx, w, &e) < 0) return -1;
+      w->ordinal++;
+      w->p++;
+    } else {
+      const char *q = run_unit(w, unit_event, NULL);
+      if (!q) return -1;
+      Span raw = {w->p, (size_t)(q - w->p)}; /* w->p: the window may have moved */
+      if (v->on_event && v->on_event(v->ctx, w, w->members.v, w->members.n, raw) < 0) return -1;
+      w->ordinal++;
+      w->p = q;
+    }
     if (need(w, &have) < 0) return -1;
     if (!have) return walk_error(w, w->p, "unexpected end of input inside traceEvents");
     if (*w->p == ']') {
@@ -579,6 +585,7 @@ int trace_walk_split(const char *path, const Visitor *v, bool *legacy, uint64_t 
   Walker w;
   *legacy = false;
   if (walker_open(&w, path, true) < 0) return -1;
+  if (w.pb && v->on_direct) pbread_direct(w.pb);
   w.split_at = split_at;
   int rc = walk_top(&w, v, legacy);
   walker_close(&w);

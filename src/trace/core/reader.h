@@ -22,6 +22,7 @@
 #ifndef NCT_READER_H
 #define NCT_READER_H
 
+#include "pbread.h"
 #include "util.h"
 
 typedef struct {
@@ -38,6 +39,7 @@ typedef VEC(Member) MemberVec;
 typedef struct Walker Walker;
 
 
+
 typedef struct {
   /* Both return 0 to go on, -1 to stop (after reporting). */
   int (*on_header)(void *ctx, Walker *w, Span key, Span val);
@@ -47,6 +49,10 @@ typedef struct {
    * it, after `events` events). Return true to stop there: another reader
    * has the rest. Optional (NULL: never stop). */
   bool (*on_split)(void *ctx, bool exact, uint64_t events);
+  /* A binary trace's range or mark, handed over without its JSON text
+   * (optional: NULL, and such events come as JSON text to on_event, which
+   * filter and merge need to copy them) */
+  int (*on_direct)(void *ctx, Walker *w, const DirectEv *e);
 } Visitor;
 
 /* May a read use a second thread? Not with NCTRACE_THREADS=1 or on one
