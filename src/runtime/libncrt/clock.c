@@ -39,18 +39,23 @@ uint64_t rt_clock_origin_tsc(void) { return tsc0; }
  * new ratio (measured over the whole run so far: the longer, the better)
  * applies only to ticks after the moment it is measured, from where the
  * previous piece ends. Pieces start at doubling run times (20 ms, 40 ms,
- * 80 ms, ...): at most CLOCK_PIECES over any run; the last one stays. */
-#define CLOCK_PIECES 48
-static struct {
-  uint64_t tsc, ns; /* where the piece starts */
-  double r;         /* ns per tick */
-  uint64_t at;      /* CLOCK_MONOTONIC ns when it was measured */
-} piece[CLOCK_PIECES];
+ * 80 ms, ...): at most RT_CLOCK_PIECES over any run; the last one stays.
+ * The snapshot (.info) carries them, and a finalizer maps the ticks the
+ * process left with the same pieces (rt_clock_pair_ns). */
+static RtClockPiece piece[RT_CLOCK_PIECES];
+static double piece_r[RT_CLOCK_PIECES]; /* each piece's ratio, from its measurement */
+static uint64_t piece_at[RT_CLOCK_PIECES]; /* CLOCK_MONOTONIC ns when it was measured */
 static int piece_busy;     /* one calibration at a time (the flusher, the exit) */
 
-static uint64_t piece_map(int k, uint64_t t) {
-  int64_t d = (int64_t)(t - piece[k].tsc);
-  return piece[k].ns + (uint64_t)(int64_t)((double)d * piece[k].r);
+/* A piece's ratio from its measurement: the process and a finalizer, given
+ * the same integers, compute the same double */
+static double ratio(uint64_t tsc0_, uint64_t ns0_, const RtClockPiece *p) {
+  return (double)(p->mn - ns0_) / (double)(p->mt - tsc0_);
+}
+
+static uint64_t map_piece(const RtClockPiece *p, double r, uint64_t t) {
+  int64_t d = (int64_t)(t - p->tsc);
+  return p->ns + (uint64_t)(int64_t)((double)d * r);
 }
 
 /* Pin the TSC→ns ratio on two (tsc, ns) pairs at least 20 ms apart: the
@@ -76,11 +81,13 @@ void rt_clock_calibrate(void) {
   ns1 = n;
   if (__atomic_exchange_n(&piece_busy, 1, __ATOMIC_ACQUIRE)) return;
   int k = __atomic_load_n(&npiece, __ATOMIC_ACQUIRE);
-  if (k < CLOCK_PIECES && t > tsc0 && (k == 0 || n - ns0 >= 2 * (piece[k - 1].at - ns0))) {
-    piece[k].r = (double)(n - ns0) / (double)(t - tsc0);
+  if (k < RT_CLOCK_PIECES && t > tsc0 && (k == 0 || n - ns0 >= 2 * (piece_at[k - 1] - ns0))) {
+    piece[k].mt = t;
+    piece[k].mn = n;
+    piece_r[k] = ratio(tsc0, ns0, &piece[k]);
     piece[k].tsc = k ? t : tsc0;
-    piece[k].ns = k ? piece_map(k - 1, t) : ns0;
-    piece[k].at = n;
+    piece[k].ns = k ? map_piece(&piece[k - 1], piece_r[k - 1], t) : ns0;
+    piece_at[k] = n;
     __atomic_store_n(&npiece, k + 1, __ATOMIC_RELEASE);
   }
   __atomic_store_n(&piece_busy, 0, __ATOMIC_RELEASE);
@@ -92,15 +99,27 @@ uint64_t rt_ticks_to_ns(uint64_t t) {
   int k = __atomic_load_n(&npiece, __ATOMIC_ACQUIRE);
   if (k) {
     while (k > 1 && t < piece[k - 1].tsc) k--;
-    return piece_map(k - 1, t);
+    return map_piece(&piece[k - 1], piece_r[k - 1], t);
   }
   /* not calibrated yet: the one (tsc, ns) pair */
-  RtClock c = {1, tsc0, ns0, tsc1, ns1};
-  return rt_clock_pair_ns(&c, t);
+  if (tsc1 == tsc0) return ns0;
+  double r = (double)(ns1 - ns0) / (double)(tsc1 - tsc0);
+  return ns0 + (uint64_t)(int64_t)((double)(int64_t)(t - tsc0) * r);
+}
+
+int rt_clock_pieces(RtClockPiece *out) {
+  int k = __atomic_load_n(&npiece, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < k; i++) out[i] = piece[i];
+  return k;
 }
 
 uint64_t rt_clock_pair_ns(const RtClock *c, uint64_t t) {
   if (!c->use_tsc) return t;
+  if (c->npiece > 0) { /* the process's own pieces: the same ns as it gave */
+    int k = c->npiece;
+    while (k > 1 && t < c->piece[k - 1].tsc) k--;
+    return map_piece(&c->piece[k - 1], ratio(c->tsc0, c->ns0, &c->piece[k - 1]), t);
+  }
   if (c->tsc1 == c->tsc0) return c->ns0;
   double r = (double)(c->ns1 - c->ns0) / (double)(c->tsc1 - c->tsc0);
   int64_t d = (int64_t)(t - c->tsc0);

@@ -340,6 +340,10 @@ static int info_line(Fin *f, char *l) {
     f->clock.tsc0 = a, f->clock.ns0 = b, f->clock.tsc1 = c, f->clock.ns1 = d;
     return 1;
   }
+  if (sscanf(l, "piece %llu %llu %llu %llu", &a, &b, &c, &d) == 4) {
+    if (f->clock.npiece < RT_CLOCK_PIECES) f->clock.piece[f->clock.npiece++] = (RtClockPiece){a, b, c, d};
+    return 1;
+  }
   if (sscanf(l, "base %llu", &a) == 1) s->base = a;
   else if (sscanf(l, "now %llu", &a) == 1) s->now = a;
   else if (sscanf(l, "from %llu", &a) == 1) s->from = a;

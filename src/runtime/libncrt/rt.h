@@ -106,13 +106,26 @@ void rt_clock_calibrate(void);
 uint64_t rt_ticks_to_ns(uint64_t ticks);
 uint64_t rt_clock_origin_ns(void);   /* CLOCK_MONOTONIC ns when we started */
 uint64_t rt_clock_origin_tsc(void);  /* and the TSC then (both set once, at init: any thread may read them) */
-/* A clock as one (tsc, ns) pair after the origin: what a process saves for
- * its finalizer (.info), mapped without this process's calibration */
+/* A piece of the TSC mapping (clock.c): it starts at (tsc, ns), and its
+ * ratio was measured at (mt, mn): (mn - ns0) / (mt - tsc0) ns per tick */
+typedef struct {
+  uint64_t tsc, ns, mt, mn;
+} RtClockPiece;
+#define RT_CLOCK_PIECES 48
+/* A process's clock as its finalizer maps it (.info): the origin, one
+ * (tsc, ns) pair after it, and the pieces the process mapped its ticks
+ * with, so that both map every tick to the same ns (a part converted by
+ * the process and the rest by the finalizer join without a step) */
 typedef struct {
   int use_tsc;                  /* 0: ticks are CLOCK_MONOTONIC ns already */
   uint64_t tsc0, ns0, tsc1, ns1;
+  int npiece;                   /* 0: the pair alone */
+  RtClockPiece piece[RT_CLOCK_PIECES];
 } RtClock;
 uint64_t rt_clock_pair_ns(const RtClock *c, uint64_t ticks);
+/* This process's pieces so far (at most RT_CLOCK_PIECES; lock free,
+ * async-signal-safe: published pieces never change) */
+int rt_clock_pieces(RtClockPiece *out);
 
 /* ---- names ---- */
 /* NAME_KEPT: judged by the throttle and kept (its mean was over US): the

@@ -410,6 +410,22 @@ void info_save(int die) {
   o_u64(&o, t1);
   o_put(&o, " ", 1);
   o_u64(&o, mono);
+  {
+    /* the pieces the process maps its ticks with (clock.c): the
+     * finalizer's conversion joins the process's without a step */
+    RtClockPiece pc[RT_CLOCK_PIECES];
+    int np = rt_clock_pieces(pc);
+    for (int i = 0; i < np; i++) {
+      o_str(&o, "\npiece ");
+      o_u64(&o, pc[i].tsc);
+      o_put(&o, " ", 1);
+      o_u64(&o, pc[i].ns);
+      o_put(&o, " ", 1);
+      o_u64(&o, pc[i].mt);
+      o_put(&o, " ", 1);
+      o_u64(&o, pc[i].mn);
+    }
+  }
   o_str(&o, "\nbase ");
   o_u64(&o, real - (mono - n0));
   o_str(&o, "\nnow ");
