@@ -1393,15 +1393,7 @@ def case_exit_handoff(c):
     check(0 < b["ncrt"]["handed_over"] < total, "handed over %s of %d records: .body not resumed" % (
         b["ncrt"].get("handed_over"), total))
 
-    def events(t):
-        pid = str(t["ncrt"]["process"]["pid"])
-        k = collections.Counter()
-        for e in t["traceEvents"]:
-            args = json.dumps({x: y for x, y in e.get("args", {}).items() if x not in ("range id",)},
-                              sort_keys=True).replace(pid, "PID")
-            k[(e["ph"], e["name"], e.get("depth"), args)] += 1
-        return k
-    ea, eb = events(a), events(b)
+    ea, eb = event_kinds(a), event_kinds(b)
     check(ea == eb, "events differ: %s / %s" % ((ea - eb).most_common(3), (eb - ea).most_common(3)))
     check(sum(v for (ph, nm, _, _), v in ea.items() if ph == "X" and nm.startswith("ProfilerStep#")) == 4,
           "steps %s" % [k for k in ea if k[1].startswith("ProfilerStep")])

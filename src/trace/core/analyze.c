@@ -228,8 +228,7 @@ static void begin_trace(TracePass *p, Ctx *c, size_t ti) {
 
 /* A start/end range overlaps others freely: no parent, no children, so
  * its whole duration is its exclusive time. */
-static void add_async_range(TracePass *p, const Ev *e) {
-  RangeRow *r = &p->c->rows[e->name];
+void range_row_async(RangeRow *r, const Ev *e) {
   r->name = e->name;
   r->kinds |= 1u << e->kind;
   r->count++;
@@ -238,6 +237,10 @@ static void add_async_range(TracePass *p, const Ev *e) {
   r->async_excl += e->dur;
   r->sum += e->dur;
   if (e->dur > r->max) r->max = e->dur;
+}
+
+static void add_async_range(TracePass *p, const Ev *e) {
+  range_row_async(&p->c->rows[e->name], e);
   p->c->s->async_ranges++;
   p->rr.ranges++;
   vec_push(&p->tops, ((Interval){e->ts, e->ts + e->dur})); /* outside the nesting: top-level for coverage */

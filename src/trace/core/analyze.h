@@ -137,6 +137,10 @@ typedef struct {
  * order in which a stack walk sees ranges nest. */
 void trace_sort_by_thread(const Trace *t, uint32_t *idx, size_t n);
 
+/* A start/end range (EV_ASYNC) into its name's row: outside the nesting,
+ * its whole duration exclusive (the in-memory walk and stream.c) */
+void range_row_async(RangeRow *r, const Ev *e);
+
 /* A range row's name as shown: the step glob for merged step rows. */
 const char *range_row_name(const Model *m, const Summary *s, const RangeRow *r);
 void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s);

@@ -390,16 +390,7 @@ static int fold_event(EvSink *k, Trace *t, const Ev *e, int64_t depth) {
   }
   if (!kind_is_cpu_range(e->kind)) return 0;
   if (e->flags & EV_ASYNC) {
-    /* as analyze.c's add_async_range: outside the nesting */
-    RangeRow *r = row_of(&f->rows, e->name);
-    r->name = e->name;
-    r->kinds |= 1u << e->kind;
-    r->count++;
-    r->incl += e->dur;
-    r->excl += e->dur;
-    r->async_excl += e->dur;
-    r->sum += e->dur;
-    if (e->dur > r->max) r->max = e->dur;
+    range_row_async(row_of(&f->rows, e->name), e);
     f->s->async_ranges++;
     f->async++;
     tops_add(f, e->ts, e->ts + e->dur);
