@@ -51,6 +51,8 @@ struct PbRead {
   VEC(Track) tracks;
   I64Map track_of;  /* uuid -> index in tracks */
   I64Map seq_track; /* sequence -> its default track's uuid */
+  uint64_t last_seq; /* the last default-track event's sequence and track (+1; 0 none) */
+  size_t last_track;
   Buf tmp;
   int err;
 };
@@ -337,6 +339,8 @@ static void descriptor(PbRead *r, const uint8_t *p, const uint8_t *e, bool *bad)
   free(text);
 }
 
+static void slice(PbRead *r, int type, uint64_t kind, bool has_uuid, uint64_t uuid, uint64_t seq, int64_t ts);
+
 static void track_event(PbRead *r, const uint8_t *p, const uint8_t *e, uint64_t seq, int64_t ts, bool *bad) {
   Field f;
   int type = 0;
@@ -348,9 +352,22 @@ static void track_event(PbRead *r, const uint8_t *p, const uint8_t *e, uint64_t 
     else if (f.field == 23 && f.wire == 2) kind = LITERAL | intern(&r->lits, (const char *)f.s, f.n);
     else if (f.field == 11 && f.wire == 0) uuid = f.v, has_uuid = true;
   }
-  int64_t def;
-  if (!has_uuid && i64map_get(&r->seq_track, (int64_t)seq, &def)) uuid = (uint64_t)def;
-  Track *t = track(r, uuid);
+  slice(r, type, kind, has_uuid, uuid, seq, ts);
+}
+
+/* A slice's begin or end, an instant, on the event's track (or its
+ * sequence's default one: the last one is remembered, events of one
+ * sequence come in runs) */
+static void slice(PbRead *r, int type, uint64_t kind, bool has_uuid, uint64_t uuid, uint64_t seq, int64_t ts) {
+  Track *t;
+  if (!has_uuid && r->last_track && r->last_seq == seq) {
+    t = &r->tracks.v[r->last_track - 1];
+  } else {
+    int64_t def;
+    if (!has_uuid && i64map_get(&r->seq_track, (int64_t)seq, &def)) uuid = (uint64_t)def;
+    t = track(r, uuid);
+    if (!has_uuid) r->last_seq = seq, r->last_track = (size_t)(t - r->tracks.v) + 1;
+  }
   if (type == SLICE_BEGIN) {
     Open o = {ts, kind};
     vec_push(&t->open, o);
@@ -367,7 +384,10 @@ static void defaults(PbRead *r, const uint8_t *p, const uint8_t *e, uint64_t seq
   while (next_field(&p, e, &f, bad))
     if (f.field == 11 && f.wire == 2)
       for (const uint8_t *q = f.s; next_field(&q, f.s + f.n, &g, bad);)
-        if (g.field == 11 && g.wire == 0) i64map_put(&r->seq_track, (int64_t)seq, (int64_t)g.v);
+        if (g.field == 11 && g.wire == 0) {
+          i64map_put(&r->seq_track, (int64_t)seq, (int64_t)g.v);
+          r->last_track = 0; /* a sequence's default changed */
+        }
 }
 
 /* chrome_events: the JSON pieces (legacy_json_trace, USER_TRACE) */
@@ -389,7 +409,24 @@ static void chrome_events(PbRead *r, const uint8_t *p, const uint8_t *e, bool *b
   }
 }
 
+/* The packets ncrt writes for its ranges, field by field in its order
+ * (perfetto.c, event_packet): timestamp, sequence, track_event {type,
+ * name_iid?}, sequence_flags 2. true when p..e is one (and done). */
+static bool fast_event(PbRead *r, const uint8_t *p, const uint8_t *e) {
+  uint64_t ts, seq, len, type, iid = 0;
+  if (p >= e || *p++ != 0x40 || !varint(&p, e, &ts)) return false;
+  if (p >= e || *p++ != 0x50 || !varint(&p, e, &seq)) return false;
+  if (p >= e || *p++ != 0x5a || !varint(&p, e, &len) || len > (uint64_t)(e - p)) return false;
+  const uint8_t *te = p + len;
+  if (p >= te || *p++ != 0x48 || !varint(&p, te, &type)) return false;
+  if (p < te && (*p++ != 0x50 || !varint(&p, te, &iid))) return false;
+  if (p != te || e - p != 2 || p[0] != 0x68 || p[1] != 0x02) return false;
+  slice(r, (int)type, iid, false, 0, seq, (int64_t)ts);
+  return true;
+}
+
 static int packet(PbRead *r, const uint8_t *p, const uint8_t *e) {
+  if (fast_event(r, p, e)) return 0;
   Field f;
   bool bad = false;
   uint64_t seq = 0;
