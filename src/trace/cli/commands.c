@@ -25,7 +25,8 @@ const Command NCT_COMMANDS[] = {
   {"merge", "nctrace merge RANK_TRACE... -o OUT\n", merge_opts, cmd_merge},
   {"report",
    "nctrace report TRACE... -o report.html [--top N] [--step GLOB] [--compare TRACE]...\n"
-   "                      [--shadow DIR]\n",
+   "                      [--shadow DIR]\n"
+   "       nctrace report TRACE... --serve [--port N] [the same options]\n",
    report_opts, cmd_report},
   {"kernels", "nctrace kernels TRACE... [--range GLOB] [--top N] [--format md|tsv|json] [-o OUT]\n", kernels_opts,
    cmd_kernels},
