@@ -757,6 +757,7 @@
       cv.dataset.match = found && found.gen === searchGen && found.at >= 0 ? (found.at + 1) + ' of ' + found.n : '';
       cv.dataset.drawms = (performance.now() - t0d).toFixed(2);
       cv.dataset.live = liveUsed;
+      cv.dataset.full = lv.full ? 1 : 0;
       cv.dataset.asks = asks;
       var shown = fmt(Math.max(0, Math.min(v1, SPAN) - Math.max(v0, 0)));
       st.textContent = 'showing ' + shown + ' of ' + fmt(SPAN) + ' (' + fmt(Math.max(v0, 0)) + ' to ' +
