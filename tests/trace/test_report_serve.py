@@ -221,7 +221,7 @@ def deep_zoom(d, evs, label, served, shots=None):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     cv = d.find_element(By.ID, "timeline-canvas")
-    d.execute_script("arguments[0].scrollIntoView({block: 'start'});", cv)
+    d.execute_script("arguments[0].scrollIntoView({block: 'start'});", d.find_element(By.ID, "timeline"))
     W = cv.size["width"]
     px = LABEL + int((W - LABEL) * 0.37)
     v = zoom_to(d, cv, OPS_Y, px, 45000)
@@ -241,7 +241,8 @@ def deep_zoom(d, evs, label, served, shots=None):
     texts = json.loads(T.attr(d, "timeline-canvas", "labeltexts"))
     status = d.find_element(By.CSS_SELECTOR, "#timeline .bar .st").text
     if shots:
-        d.find_element(By.ID, "timeline").screenshot(os.path.join(shots, "report-serve.png"))
+        d.set_window_size(1400, 520)  # the timeline and the tooltip under it
+        d.save_screenshot(os.path.join(shots, "report-serve.png"))
     return target, tip.text, texts, status, v
 
 
