@@ -42,7 +42,7 @@ def rss(pid):
 def deep_event_ms(d, width=40000):
     """ms from the zoom to a drawn answer of the server (the page's clock), and the fetch's own ms."""
     return d.execute_async_script("""
-        var done = arguments[arguments.length - 1], T = window.ncReport.timeline, c = T.span / 2 + 12345;
+        var done = arguments[arguments.length - 1], T = window.ncReport.timeline, c = 420000;
         var cv = document.getElementById('timeline-canvas');
         T.zoom(0, T.span);
         var asks = +cv.dataset.asks, t = performance.now();
@@ -52,6 +52,15 @@ def deep_event_ms(d, width=40000):
           else if (+cv.dataset.asks > asks && +cv.dataset.live > 0) done([performance.now() - t, +cv.dataset.liveask, '']);
           else setTimeout(poll, 1);
         })();""", width)
+
+
+def labels_at(d, width=40000):
+    """(grouped, all) boxes drawn at a width-ns window in the first step's forward (after the server's answer, if any)."""
+    deep_event_ms(d, width) if d.execute_script("return !!JSON.parse(document.getElementById('nc-data')"
+                                                ".textContent).serve;") else \
+        d.execute_script("var T = window.ncReport.timeline, c = 420000; T.zoom(c - arguments[0] / 2, "
+                         "c + arguments[0] / 2);", width)
+    return int(T.attr(d, "timeline-canvas", "grouped")), int(T.attr(d, "timeline-canvas", "boxes"))
 
 
 def main():
@@ -76,13 +85,14 @@ def main():
             heap, pss = T.browser_memory(d, os.path.join(tmp, "profile"))
             med, mx = T.zoom_steps(d)
             print("one-file: report %.1f s, page %d bytes, ready %.2f s, JS heap %.0f MB, PSS %.0f MB, "
-                  "zoom step %.1f ms median, %.1f ms max" % (secs, os.path.getsize(page), ready, heap / 1e6,
-                                                             pss / 1e6, med, mx), flush=True)
+                  "zoom step %.1f ms median, %.1f ms max; %d of %d boxes grouped at a 40 µs window"
+                  % ((secs, os.path.getsize(page), ready, heap / 1e6, pss / 1e6, med, mx) + labels_at(d)),
+                  flush=True)
         t = time.time()
         srv, url, port = S.start_server(exe, [trace])
         up = time.time() - t
-        print("served: URL after %.1f s; server RSS %.0f MB (peak %.0f MB)" % ((up,) + tuple(x / 1e6 for x in rss(srv.pid))),
-              flush=True)
+        print("served: URL after %.1f s; server RSS %.0f MB (peak %.0f MB); page %d bytes"
+              % ((up,) + tuple(x / 1e6 for x in rss(srv.pid)) + (len(S.get(url)[1]),)), flush=True)
         for r in range(a.rounds):
             t = time.time()
             S.open_url(d, url, "served")
@@ -94,9 +104,9 @@ def main():
             fetch = sorted(x[1] for x in deep)
             print("served: ready %.2f s, JS heap %.0f MB, PSS %.0f MB, zoom step %.1f ms median, %.1f ms max; "
                   "one event at a 40 µs window drawn %.1f ms after the zoom (median of 5, max %.1f; the server's "
-                  "answer %.1f ms); server RSS now %.0f MB"
-                  % (ready, heap / 1e6, pss / 1e6, med, mx, total[2], total[-1], fetch[2], rss(srv.pid)[0] / 1e6),
-                  flush=True)
+                  "answer %.1f ms); server RSS now %.0f MB; %d of %d boxes grouped at a 40 µs window"
+                  % ((ready, heap / 1e6, pss / 1e6, med, mx, total[2], total[-1], fetch[2], rss(srv.pid)[0] / 1e6)
+                     + labels_at(d)), flush=True)
         S.stop_server(srv)
         srv = None
     finally:

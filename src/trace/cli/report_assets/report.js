@@ -654,7 +654,7 @@
       ctx.beginPath();
       ticks.forEach(function (t) { var x = Math.round(X(t)) + 0.5; ctx.moveTo(x, AXIS); ctx.lineTo(x, H); });
       ctx.stroke();
-      var top = scroller.scrollTop, drawn = 0, labels = 0, matched = 0, sig = 0, labelTexts = [];
+      var top = scroller.scrollTop, drawn = 0, grouped = 0, labels = 0, matched = 0, sig = 0, labelTexts = [];
       for (var ri = 0; ri < rows.length; ri++) {
         var row = rows[ri], ry = AXIS + row.y - top;
         if (ry + row.h < AXIS || ry > H) continue;
@@ -694,6 +694,7 @@
           ctx.fillStyle = col;
           ctx.fillRect(x0, ry + 1, w, row.h - 2);
           drawn++;
+          if (L.c[k] > 1) grouped++;
           sig = (sig * 31 + nm + (x0 | 0)) % 1000000007;
           if (match && hit) matched++;
           if (L.c[k] > 1 && w > 3) { ctx.fillStyle = hatch; ctx.fillRect(x0, ry + 1, w, row.h - 2); }
@@ -749,6 +750,7 @@
       cv.dataset.ticks = JSON.stringify(ticks.map(function (t) { return relLabel(t - v0, step); }));
       cv.dataset.labeltexts = JSON.stringify(labelTexts);
       cv.dataset.boxes = drawn;
+      cv.dataset.grouped = grouped;
       cv.dataset.labels = labels;
       cv.dataset.matched = matched;
       cv.dataset.view = Math.round(v0) + ',' + Math.round(v1);
