@@ -20,6 +20,11 @@
  * detail) or the page's box budget is spent, so every stretch of the run is
  * drawn at every zoom and the page stays a bounded size on any trace.
  *
+ * With --serve the page is not written but served (serve.h): its data
+ * then says so ("serve"), and the timeline's lanes are kept and indexed
+ * (window.h) so that the page can ask for every event of a window its
+ * levels group.
+ *
  * The page is built in one Buf the command owns and frees. */
 #include "render.h"
 #include "commands.h"
