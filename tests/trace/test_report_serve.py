@@ -23,7 +23,8 @@ In headless Chromium (selenium, real wheel and mouse input): the one-file
 page, zoomed by wheel to a ~40 µs window, draws groups there and its hover
 says "N events"; the served page, zoomed the same way, draws every event of
 the window from the server, and hovering one op shows its name, duration,
-file:line (its args) and its index in the file. Every wait is for a
+file:line (its args) and its index in the file; D (pan) and W (zoom) keep
+every event drawn on its own. Every wait is for a
 condition, none for a time. NCTRACE_SCREENSHOTS=DIR saves the served zoom
 with its tooltip there (docs/img/report-serve.png is made that way).
 Without chromium or selenium: 77 after the server checks."""
@@ -265,6 +266,7 @@ def chromium_part(nctrace, tmp, trace, evs, url):
         assert any(re.match(r"\d+× ", s) for s in texts) and "short events grouped" in status, (texts[:10], status)
         assert re.match(r"\d+ events in ", text), text
         grouped = sum(1 for s in texts if re.match(r"\d+× ", s))
+        one_labels, one_width = len(texts), v[1] - v[0]
         # served: every event of the window, on its own, with name, duration, file:line, args
         shots = os.environ.get("NCTRACE_SCREENSHOTS")
         if shots:
@@ -279,8 +281,20 @@ def chromium_part(nctrace, tmp, trace, evs, url):
         assert text.startswith(target[2] + "\n" + T_fmt(target[1]) + "\n"), (text, want)
         for w in want:
             assert w in text, (w, text)
+        # keys: D pans, W zooms at the pointer; every event stays drawn on its own (from the answer
+        # already there while it covers the view, else from a new one)
+        from selenium.webdriver.common.action_chains import ActionChains
+        cv = d.find_element("id", "timeline-canvas")
+        for key in ("d",) * 8 + ("w",):
+            v0 = T.view(d)
+            ActionChains(d).send_keys(key).perform()
+            T.wait_for(d, lambda: T.view(d) != v0, "%s to move the view" % key)
+            T.wait_for(d, lambda: "every event drawn (from the server)" in
+                       d.find_element("css selector", "#timeline .bar .st").text,
+                       "every event drawn after %s (%s)" % (key, T.attr(d, "timeline-canvas", "liveerror")), 120)
+            assert int(T.attr(d, "timeline-canvas", "grouped")) == 0
         return "one-file page: %d of %d labels grouped at a %.1f µs window; served: %d labels, none grouped; " \
-               "hover %r" % (grouped, len(texts), (v[1] - v[0]) / 1000, len(texts), text.replace("\n", " | "))
+               "hover %r" % (grouped, one_labels, one_width / 1000, len(texts), text.replace("\n", " | "))
     finally:
         d.quit()
 
