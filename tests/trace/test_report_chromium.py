@@ -92,13 +92,18 @@ def check_structure(page_text):
     for want in ("runhdr", "timeline", "flame", "steps", "ranks", "summary", "nc-data"):
         assert want in p.ids, "missing #%s" % want
     assert not p.external, "external resources: %s" % p.external
-    bad = re.findall(r"(?:url\(|@import|https?://|<link\b|\bimport\(|XMLHttpRequest|fetch\()", page_text)
+    # the one network use: the served mode's window question to the page's own server
+    # (`nctrace report --serve`, D.serve), never made by a page written to a file
+    assert page_text.count("fetch(SERVE.api + ") == 1, "the served mode's fetch"
+    bad = re.findall(r"(?:url\(|@import|https?://|<link\b|\bimport\(|XMLHttpRequest|fetch\()",
+                     page_text.replace("fetch(SERVE.api + ", ""))
     assert not bad, "network references: %s" % bad
     kinds = [k for k, _ in p.scripts]
     assert kinds.count("text/javascript") == 1 and "application/json" in kinds, kinds
     data = json.loads([v for k, v in p.scripts if k == "application/json"][0])
     for k in ("timeline", "flame", "steps", "ranks", "names", "name_total"):
         assert k in data, "page data lacks %r" % k
+    assert "serve" not in data, "a page written to a file asks no server"
     text = " ".join(p.text)
     for want in ("Bottlenecks", "Recommendations", "gemm", "Slow rank: rank 1", "Imbalance"):
         assert want in text, "report lacks %r" % want

@@ -28,7 +28,8 @@ const Command NCT_COMMANDS[] = {
   {"convert", "nctrace convert TRACE -o OUT\n", convert_opts, cmd_convert},
   {"report",
    "nctrace report TRACE... -o report.html [--top N] [--step GLOB] [--compare TRACE]...\n"
-   "                      [--shadow DIR]\n",
+   "                      [--shadow DIR]\n"
+   "       nctrace report TRACE... --serve [--port N] [the same options]\n",
    report_opts, cmd_report},
   {"kernels", "nctrace kernels TRACE... [--range GLOB] [--top N] [--format md|tsv|json] [-o OUT]\n", kernels_opts,
    cmd_kernels},

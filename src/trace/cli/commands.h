@@ -39,7 +39,8 @@ const Command *command_find(const char *name);
 #define MERGE_OPTS(X) X(MRG_OUT, "-o", 1)
 #define CONVERT_OPTS(X) X(CNV_OUT, "-o", 1)
 #define REPORT_OPTS(X) X(REP_OUT, "-o", 1) X(REP_TOP, "--top", 1) X(REP_STEP, "--step", 1) \
-  X(REP_COMPARE, "--compare", 1) X(REP_SHADOW, "--shadow", 1)
+  X(REP_COMPARE, "--compare", 1) X(REP_SHADOW, "--shadow", 1) \
+  X(REP_SERVE, "--serve", 0) X(REP_PORT, "--port", 1)
 #define KERNELS_OPTS(X) X(KER_RANGE, "--range", 1) X(KER_TOP, "--top", 1) X(KER_FORMAT, "--format", 1) X(KER_OUT, "-o", 1)
 #define DIFF_OPTS(X) X(DIF_FORMAT, "--format", 1) X(DIF_OUT, "-o", 1) X(DIF_TOP, "--top", 1) X(DIF_STEP, "--step", 1)
 

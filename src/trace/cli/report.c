@@ -20,6 +20,11 @@
  * detail) or the page's box budget is spent, so every stretch of the run is
  * drawn at every zoom and the page stays a bounded size on any trace.
  *
+ * With --serve the page is not written but served (serve.h): its data
+ * then says so ("serve"), and the timeline's lanes are kept and indexed
+ * (window.h) so that the page can ask for every event of a window its
+ * levels group.
+ *
  * The page is built in one Buf the command owns and frees. */
 #include "render.h"
 #include "commands.h"
@@ -30,6 +35,7 @@
 #include "report_assets.h"
 #include "report_source.h"
 #include "rundir.h"
+#include "serve.h"
 
 #include <fnmatch.h>
 #include <math.h>
@@ -325,7 +331,9 @@ static void lane_emit(const Model *m, const Lane *l, int64_t r, Emit *em, PageNa
   agg_flush(em, &a, single);
 }
 
-static void timeline_json(const Model *m, const Summary *s, PageNames *pn, Buf *b) {
+/* keep: NULL, or where the lanes go (the served mode's index) instead of
+ * being freed. */
+static void timeline_json(const Model *m, const Summary *s, PageNames *pn, Buf *b, Tl *keep) {
   Tl tl = {0};
   tl_build(m, &tl);
   int64_t span = tl.t1 - tl.t0 > 0 ? tl.t1 - tl.t0 : 1;
@@ -388,6 +396,10 @@ static void timeline_json(const Model *m, const Summary *s, PageNames *pn, Buf *
   }
   buf_printf(b, "],\"boxes\":%zu}", used);
   buf_free(&tmp);
+  if (keep) {
+    *keep = tl;
+    return;
+  }
   for (size_t i = 0; i < tl.lanes.n; i++) vec_free(&tl.lanes.v[i].ev);
   vec_free(&tl.lanes);
   vec_free(&tl.tracks);
@@ -673,6 +685,9 @@ typedef struct {
   char *label_a, *label_b;
   const Buf *src; /* the source view's JSON member, or NULL */
   const char *env; /* env.json's text, or NULL */
+  Tl *serve;       /* served mode: the timeline's lanes are kept here, and
+                    * page_of (model name -> page name) in *serve_names */
+  int64_t **serve_names;
 } PageIn;
 
 /* The head, the run's files, and the headings of the views the script fills. */
@@ -734,7 +749,7 @@ static void page_data(const PageIn *p, Buf *data) {
   buf_printf(data, "{\"step_glob\":");
   json_script_str(data, p->opt->step_glob);
   buf_putc(data, ',');
-  timeline_json(m, p->s, &pn, data);
+  timeline_json(m, p->s, &pn, data, p->serve);
   buf_putc(data, ',');
   flame_json(m, p->s, &pn, data);
   buf_putc(data, ',');
@@ -756,8 +771,13 @@ static void page_data(const PageIn *p, Buf *data) {
   name_args_json(m, &pn, data);
   buf_puts(data, "},\"name_total\":[");
   for (size_t i = 0; i < pn.total.n; i++) buf_printf(data, "%s%lld", i ? "," : "", (long long)pn.total.v[i]);
-  buf_puts(data, "]}");
-  free(pn.page_of);
+  buf_puts(data, "]");
+  if (p->serve) {
+    /* the page asks the server for the windows its levels group (serve.h) */
+    buf_printf(data, ",\"serve\":{\"api\":\"events\",\"lanes\":%zu}", p->serve->lanes.n);
+    *p->serve_names = pn.page_of;
+  } else free(pn.page_of);
+  buf_putc(data, '}');
   vec_free(&pn.strs);
   for (size_t i = 0; i < pn.extra.n; i++) free(pn.extra.v[i]);
   vec_free(&pn.extra);
@@ -784,12 +804,38 @@ static void page_write(const PageIn *p, Buf *b) {
   buf_puts(b, "</script>\n</body></html>\n");
 }
 
+/* The served mode: a window index per lane of the page's timeline
+ * (window.h), then serve.h's loop until SIGINT/SIGTERM; frees tl's lanes. */
+static int serve_page(const Model *m, Tl *tl, const int64_t *page_names, const Buf *page, int port) {
+  size_t n = tl->lanes.n;
+  WinLane *w = xcalloc(n ? n : 1, sizeof *w);
+  int64_t *shift = xcalloc(n ? n : 1, sizeof *shift);
+  for (size_t i = 0; i < n; i++) {
+    const Lane *l = &tl->lanes.v[i];
+    win_build(&w[i], m->traces.v[l->trace], l->ev.v, l->ev.n);
+    shift[i] = l->off - tl->t0;
+  }
+  ServeSite site = {page->s, page->len, w, n, shift, page_names};
+  int rc = serve_run(&site, port) < 0 ? 1 : 0;
+  for (size_t i = 0; i < n; i++) {
+    win_free(&w[i]);
+    vec_free(&tl->lanes.v[i].ev);
+  }
+  vec_free(&tl->lanes);
+  vec_free(&tl->tracks);
+  free(w);
+  free(shift);
+  return rc;
+}
+
 int cmd_report(int argc, char **argv) {
   Model m = {0}, mb = {0};
   SummaryOptions opt = {"ProfilerStep#*", 20, 20};
   const char *out = NULL, *shadow = NULL;
   VEC(const char *) files = {0};
   VEC(const char *) cmp = {0};
+  bool serve = false;
+  size_t port = 0;
   int rc = 1;
   for (int i = 1; i < argc; i++) {
     const char *v;
@@ -805,12 +851,24 @@ int cmd_report(int argc, char **argv) {
     case REP_STEP: opt.step_glob = v; break;
     case REP_COMPARE: vec_push(&cmp, v); break;
     case REP_SHADOW: shadow = v; break;
+    case REP_SERVE: serve = true; break;
+    case REP_PORT:
+      if (!parse_count(v, &port) || port > 65535) {
+        nct_error("report: --port takes a port number (0..65535; 0: any free one), not '%s'", v);
+        rc = 2;
+        goto done;
+      }
+      break;
     case OPT_ARG: vec_push(&files, argv[i]); break;
     default: rc = 2; goto done;
     }
   }
-  if (!files.n || !out) {
+  if (!files.n || (!out && !serve)) {
     rc = usage_error("report", NULL);
+    goto done;
+  }
+  if (out && serve) {
+    rc = usage_error("report", "report: -o writes the one-file page, --serve serves it: choose one");
     goto done;
   }
   m.keep_args = true; /* the hover shows what a name's args say */
@@ -824,7 +882,7 @@ int cmd_report(int argc, char **argv) {
   summary_compute(&m, &opt, &s);
   DiffResult dr = {0};
   PageIn page = {files.v, files.n, &m, &s, &opt, cmp.n ? &dr : NULL, run_label(files.v, files.n),
-                 cmp.n ? run_label(cmp.v, cmp.n) : NULL, NULL, NULL};
+                 cmp.n ? run_label(cmp.v, cmp.n) : NULL, NULL, NULL, NULL, NULL};
   if (cmp.n) {
     summary_compute(&mb, &opt, &sb);
     diff_compute(&(DiffRun){&m, &s}, 1, &(DiffRun){&mb, &sb}, 1, &dr);
@@ -836,8 +894,13 @@ int cmd_report(int argc, char **argv) {
   free(env_raw);
   page.env = env;
   Buf b = {0};
+  Tl tl = {0};
+  int64_t *page_names = NULL;
+  if (serve) page.serve = &tl, page.serve_names = &page_names;
   page_write(&page, &b);
-  rc = out_write_file(out, &b) < 0 ? 1 : 0;
+  if (serve) rc = serve_page(&m, &tl, page_names, &b, (int)port);
+  else rc = out_write_file(out, &b) < 0 ? 1 : 0;
+  free(page_names);
   buf_free(&b);
   buf_free(&src);
   free(env);

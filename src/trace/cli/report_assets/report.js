@@ -7,7 +7,10 @@
  * source view (the user's files, each wrapped line range with its time;
  * range names in the tables open it).
  * Every canvas keeps what it drew in its data-* attributes (boxes, labels,
- * matched, view, root) for the browser tests. Plain ES2017, no network. */
+ * matched, view, root) for the browser tests. Plain ES2017, no network,
+ * except in the served mode (`nctrace report --serve`, D.serve): there the
+ * timeline asks the page's own server (cli/serve.h) for every event of the
+ * windows its levels would group. */
 (function () {
   'use strict';
   var $ = function (id) { return document.getElementById(id); };
@@ -461,6 +464,51 @@
         return {s: s, d: d, nm: nm, c: c, ex: ex, n: n};
       })};
     });
+    /* The served mode (D.serve): where the level drawn groups short events,
+     * the server sends every event of a window around the view (three view
+     * widths), per lane; a lane with more than CAP events there comes back
+     * null and keeps its groups. The answer is drawn until the view leaves
+     * its window, or zooms well into it while some lane was null. One
+     * question at a time; the view is drawn from the levels meanwhile. */
+    var SERVE = D.serve || null, CAP = 4000, live = null, asking = null, asks = 0;
+    function liveLanes(j) {
+      var lanes = [], full = true;
+      j.lanes.forEach(function (a) {
+        if (!a) { lanes.push(null); full = false; return; }
+        var n = a.length / 6, s = new Float64Array(n), d = new Float64Array(n), nm = new Int32Array(n);
+        var c = new Uint32Array(n), ord = new Float64Array(n), corr = new Float64Array(n), by = new Float64Array(n);
+        for (var k = 0, i = 0; k < n; k++, i += 6) {
+          s[k] = a[i]; d[k] = a[i + 1]; nm[k] = a[i + 2]; c[k] = 1; ord[k] = a[i + 3]; corr[k] = a[i + 4]; by[k] = a[i + 5];
+        }
+        lanes.push({s: s, d: d, nm: nm, c: c, ex: {}, n: n, ord: ord, corr: corr, bytes: by, live: true});
+      });
+      return {a: j.a, b: j.b, l0: j.l0, lanes: lanes, full: full};
+    }
+    function liveCovers(a, b) {
+      return !!live && live.a <= a && live.b >= b && (live.full || (b - a) * 6 > live.b - live.a);
+    }
+    function ask(a, b) {
+      if (asking) return; /* draw() asks again, if still needed, when the answer comes */
+      var w = b - a, qa = Math.floor(a - w), qb = Math.ceil(b + w), t = performance.now();
+      asking = true;
+      asks++;
+      fetch(SERVE.api + '?a=' + qa + '&b=' + qb + '&cap=' + CAP).then(function (r) {
+        if (!r.ok) throw new Error('the server answered ' + r.status);
+        return r.json();
+      }).then(function (j) {
+        live = liveLanes(j);
+        asking = null;
+        cv.dataset.liveask = (performance.now() - t).toFixed(1);
+        draw();
+      }).catch(function (e) {
+        asking = null;
+        cv.dataset.liveerror = String(e);
+      });
+    }
+    function laneOf(lv, lane, useLive) {
+      var x = useLive ? live.lanes[lane - live.l0] : null;
+      return x || lv.lanes[lane];
+    }
     /* rows: a band per rank, then each track's lanes */
     var rows = [], y = 0, ntracks = 0;
     TL.ranks.forEach(function (r) {
@@ -597,7 +645,8 @@
       ctx.clearRect(0, 0, W, H);
       var plotW = W - LABEL, npp = (v1 - v0) / plotW, lvI = pickLevel(npp), lv = levels[lvI];
       var X = function (t) { return LABEL + (t - v0) / npp; };
-      var t0d = performance.now();
+      var t0d = performance.now(), useLive = false, liveUsed = 0, lanesSeen = 0;
+      if (SERVE && !lv.full) { if (liveCovers(v0, v1)) useLive = true; else ask(v0, v1); }
       var step = niceStep(v1 - v0, plotW / 110), ticks = [];
       for (var t = v0 + step; t <= v1; t += step) ticks.push(t);
       ctx.strokeStyle = '#eee';
@@ -605,7 +654,7 @@
       ctx.beginPath();
       ticks.forEach(function (t) { var x = Math.round(X(t)) + 0.5; ctx.moveTo(x, AXIS); ctx.lineTo(x, H); });
       ctx.stroke();
-      var top = scroller.scrollTop, drawn = 0, labels = 0, matched = 0, sig = 0, labelTexts = [];
+      var top = scroller.scrollTop, drawn = 0, grouped = 0, labels = 0, matched = 0, sig = 0, labelTexts = [];
       for (var ri = 0; ri < rows.length; ri++) {
         var row = rows[ri], ry = AXIS + row.y - top;
         if (ry + row.h < AXIS || ry > H) continue;
@@ -619,7 +668,9 @@
           continue;
         }
         if (row.first) { ctx.fillStyle = '#ddd'; ctx.fillRect(0, ry - 2, W, 1); }
-        var L = lv.lanes[row.lane];
+        var L = laneOf(lv, row.lane, useLive);
+        lanesSeen++;
+        if (L.live) liveUsed++;
         var lastPx = -1, lastCol = null;
         ctx.save();
         ctx.beginPath();
@@ -643,6 +694,7 @@
           ctx.fillStyle = col;
           ctx.fillRect(x0, ry + 1, w, row.h - 2);
           drawn++;
+          if (L.c[k] > 1) grouped++;
           sig = (sig * 31 + nm + (x0 | 0)) % 1000000007;
           if (match && hit) matched++;
           if (L.c[k] > 1 && w > 3) { ctx.fillStyle = hatch; ctx.fillRect(x0, ry + 1, w, row.h - 2); }
@@ -698,6 +750,7 @@
       cv.dataset.ticks = JSON.stringify(ticks.map(function (t) { return relLabel(t - v0, step); }));
       cv.dataset.labeltexts = JSON.stringify(labelTexts);
       cv.dataset.boxes = drawn;
+      cv.dataset.grouped = grouped;
       cv.dataset.labels = labels;
       cv.dataset.matched = matched;
       cv.dataset.view = Math.round(v0) + ',' + Math.round(v1);
@@ -705,11 +758,17 @@
       cv.dataset.sig = sig;
       cv.dataset.match = found && found.gen === searchGen && found.at >= 0 ? (found.at + 1) + ' of ' + found.n : '';
       cv.dataset.drawms = (performance.now() - t0d).toFixed(2);
+      cv.dataset.live = liveUsed;
+      cv.dataset.full = lv.full ? 1 : 0;
+      cv.dataset.asks = asks;
       var shown = fmt(Math.max(0, Math.min(v1, SPAN) - Math.max(v0, 0)));
       st.textContent = 'showing ' + shown + ' of ' + fmt(SPAN) + ' (' + fmt(Math.max(v0, 0)) + ' to ' +
         fmt(Math.min(v1, SPAN)) + ') · ' + TL.events + ' events on ' + ntracks + ' tracks, ' + TL.ranks.length +
         ' rank' + (TL.ranks.length === 1 ? '' : 's') + ' · ' + (lv.full ? 'every event drawn' :
-        'zoom level ' + (lvI + 1) + ' of ' + levels.length + ', short events grouped') + ' · ' + drawn + ' boxes' +
+        liveUsed && liveUsed === lanesSeen ? 'every event drawn (from the server)' :
+        'zoom level ' + (lvI + 1) + ' of ' + levels.length + ', short events grouped' +
+        (liveUsed ? ' except on ' + liveUsed + ' lanes (every event, from the server)' : '') +
+        (SERVE && asking ? ' · asking the server for every event' : '')) + ' · ' + drawn + ' boxes' +
         (match ? ' · ' + matchNames + ' names match, ' + matched + ' boxes highlighted' +
           (found && found.gen === searchGen ? ' · match ' + (found.at >= 0 ? (found.at + 1) + ' of ' + found.n
             : found.n + (found.n === 1 ? ' match' : ' matches')) + (found.grouped ? ' (some grouped: zoom in)' : '') +
@@ -723,7 +782,8 @@
       var yy = my - AXIS + scroller.scrollTop, row = null;
       for (var i = 0; i < rows.length; i++) if (yy >= rows[i].y && yy < rows[i].y + rows[i].h) { row = rows[i]; break; }
       if (!row || row.kind !== 'lane') return null;
-      var npp = (v1 - v0) / (W - LABEL), lv = levels[pickLevel(npp)], L = lv.lanes[row.lane];
+      var npp = (v1 - v0) / (W - LABEL), lv = levels[pickLevel(npp)];
+      var L = laneOf(lv, row.lane, !!SERVE && !lv.full && liveCovers(v0, v1));
       var t = v0 + (mx - LABEL) * npp, k = firstBox(L, t - 2 * npp);
       var best = -1;
       for (; k < L.n && L.s[k] <= t + 2 * npp; k++) { best = k; if (L.s[k] + L.d[k] >= t) break; }
@@ -823,6 +883,8 @@
         : nm + '\n' + fmt(L.d[k]);
       text += '\nstarts at ' + fmt(L.s[k]) + '\nrank ' + b.row.rank + ', ' + b.row.track.label;
       if (L.c[k] === 1) text += srcWhere(nm) + argsWhere(L.nm[k]);
+      if (L.live) text += '\nevent ' + L.ord[k] + ' of its file\'s traceEvents' +
+        (L.corr[k] >= 0 ? ', correlation ' + L.corr[k] : '') + (L.bytes[k] >= 0 ? ', ' + L.bytes[k] + ' bytes' : '');
       showTip(ev, text);
     });
     cv.addEventListener('mouseleave', function () { hideTip(); mouseX = -1; });
