@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char FOOTER[] =
-  "TRACE: .json or .json.gz; OUT ending in .gz is written gzip-compressed.\n"
+  "TRACE: .json, .json.gz or .pftrace (Perfetto); OUT ending in .gz is written gzip-compressed.\n"
   "-q, --quiet (any command): no progress bar while big traces are read (it is\n"
   "only ever drawn on a terminal). --version: the version. docs/nctrace.md and\n"
   "nctrace(1) explain each figure.\n";
