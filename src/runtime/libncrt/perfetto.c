@@ -359,13 +359,20 @@ static inline size_t event_packet(uint8_t *b, uint64_t ts, uint32_t seq, unsigne
   return n;
 }
 
-void pb_range(Gz *g, PbState *p, uint32_t tid, uint64_t a, uint64_t b, uint64_t iid) {
+/* tid's sequence with kind iid's name on it, or NULL (g->err set) */
+static PbThread *ready(Gz *g, PbState *p, uint32_t tid, uint64_t iid) {
   PbThread *t = thread_of(g, p, tid);
   if (!t || !iid) {
     if (!g->err) g->err = ENOMEM;
-    return;
+    return NULL;
   }
   intern(g, p, t, iid);
+  return t;
+}
+
+void pb_range(Gz *g, PbState *p, uint32_t tid, uint64_t a, uint64_t b, uint64_t iid) {
+  PbThread *t = ready(g, p, tid, iid);
+  if (!t) return;
   uint8_t buf[96];
   size_t n = event_packet(buf, a, t->seq, 1, iid);
   n += event_packet(buf + n, b, t->seq, 2, 0);
@@ -373,12 +380,8 @@ void pb_range(Gz *g, PbState *p, uint32_t tid, uint64_t a, uint64_t b, uint64_t 
 }
 
 void pb_mark(Gz *g, PbState *p, uint32_t tid, uint64_t a, uint64_t iid) {
-  PbThread *t = thread_of(g, p, tid);
-  if (!t || !iid) {
-    if (!g->err) g->err = ENOMEM;
-    return;
-  }
-  intern(g, p, t, iid);
+  PbThread *t = ready(g, p, tid, iid);
+  if (!t) return;
   uint8_t buf[48];
   put(g, (const char *)buf, event_packet(buf, a, t->seq, 3, iid));
 }

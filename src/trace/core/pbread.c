@@ -42,6 +42,7 @@ struct PbRead {
   Buf out;
   size_t out_p;
   bool started, made_up, ended;
+  bool closed;      /* ours: the last JSON piece ended the document ("}\n") */
   VEC(Kind) kinds;  /* by iid */
   Intern lits;      /* names given as text */
   VEC(char *) lit_json; /* by lits id: as a kind's JSON, made once */
@@ -265,17 +266,25 @@ static void event(PbRead *r, Track *t, int type, int64_t ts, int64_t dur, uint64
 
 /* ---- messages ---- */
 
+/* A message of field 1 (a varint) and field 2 (bytes), as EventName,
+ * DebugAnnotationName and ChromeLegacyJsonTrace are: 0 and NULL when absent */
+static void number_and_bytes(Field m, uint64_t *v, const uint8_t **b, size_t *n, bool *bad) {
+  Field g;
+  *v = 0, *b = NULL, *n = 0;
+  for (const uint8_t *q = m.s; next_field(&q, m.s + m.n, &g, bad);) {
+    if (g.field == 1 && g.wire == 0) *v = g.v;
+    else if (g.field == 2 && g.wire == 2) *b = g.s, *n = g.n;
+  }
+}
+
 static void interned(PbRead *r, const uint8_t *p, const uint8_t *e, bool *bad) {
-  Field f, g;
+  Field f;
   while (next_field(&p, e, &f, bad)) {
     if (f.wire != 2 || (f.field != 2 && f.field != 3)) continue;
-    uint64_t iid = 0;
-    const uint8_t *s = NULL;
-    size_t n = 0;
-    for (const uint8_t *q = f.s; next_field(&q, f.s + f.n, &g, bad);) {
-      if (g.field == 1 && g.wire == 0) iid = g.v;
-      else if (g.field == 2 && g.wire == 2) s = g.s, n = g.n;
-    }
+    uint64_t iid;
+    const uint8_t *s;
+    size_t n;
+    number_and_bytes(f, &iid, &s, &n, bad);
     Kind *k = iid ? kind_slot(r, iid) : NULL;
     if (!k || !s) continue;
     if (f.field == 3) { /* ncrt's text: "ncrt:" NAME_JSON REST */
@@ -392,20 +401,18 @@ static void defaults(PbRead *r, const uint8_t *p, const uint8_t *e, uint64_t seq
 
 /* chrome_events: the JSON pieces (legacy_json_trace, USER_TRACE) */
 static void chrome_events(PbRead *r, const uint8_t *p, const uint8_t *e, bool *bad) {
-  Field f, g;
+  Field f;
   while (next_field(&p, e, &f, bad)) {
     if (f.field != 5 || f.wire != 2) continue;
-    uint64_t type = 0;
-    const uint8_t *s = NULL;
-    size_t n = 0;
-    for (const uint8_t *q = f.s; next_field(&q, f.s + f.n, &g, bad);) {
-      if (g.field == 1 && g.wire == 0) type = g.v;
-      else if (g.field == 2 && g.wire == 2) s = g.s, n = g.n;
-    }
+    uint64_t type;
+    const uint8_t *s;
+    size_t n;
+    number_and_bytes(f, &type, &s, &n, bad);
     if (type != 0 || !s) continue;
     if (!r->started) r->started = true; /* ours: the first piece opens the object */
     else if (r->made_up) continue;      /* a foreign trace's JSON: not ours to join */
     buf_add(&r->out, s, n);
+    r->closed = n >= 2 && s[n - 2] == '}' && s[n - 1] == '\n'; /* events end "}", the object "}\n" */
   }
 }
 
@@ -458,6 +465,8 @@ static int decode_more(PbRead *r, size_t want) {
   while (r->out.len - r->out_p < want && r->q.n - r->qh < (1u << 16) && !r->ended) {
     if (have(r, 11) < 0) return -1;
     if (r->in_p == r->in_n) { /* the end */
+      if (r->started && !r->made_up && !r->closed)
+        return fail(r, "the file ends before its trace does (truncated?)");
       if (!r->started) start(r);
       if (r->made_up) buf_puts(&r->out, "\n]}\n");
       r->ended = true;
