@@ -58,6 +58,13 @@ static uint64_t map_piece(const RtClockPiece *p, double r, uint64_t t) {
   return p->ns + (uint64_t)(int64_t)((double)d * r);
 }
 
+/* The line through (tsc0_, ns0_) and (tsc1_, ns1_), at t */
+static uint64_t pair_map(uint64_t tsc0_, uint64_t ns0_, uint64_t tsc1_, uint64_t ns1_, uint64_t t) {
+  if (tsc1_ == tsc0_) return ns0_;
+  double r = (double)(ns1_ - ns0_) / (double)(tsc1_ - tsc0_);
+  return ns0_ + (uint64_t)(int64_t)((double)(int64_t)(t - tsc0_) * r);
+}
+
 /* Pin the TSC→ns ratio on two (tsc, ns) pairs at least 20 ms apart: the
  * run start and now. Short runs wait the difference once, at write time. */
 void rt_clock_calibrate(void) {
@@ -102,9 +109,7 @@ uint64_t rt_ticks_to_ns(uint64_t t) {
     return map_piece(&piece[k - 1], piece_r[k - 1], t);
   }
   /* not calibrated yet: the one (tsc, ns) pair */
-  if (tsc1 == tsc0) return ns0;
-  double r = (double)(ns1 - ns0) / (double)(tsc1 - tsc0);
-  return ns0 + (uint64_t)(int64_t)((double)(int64_t)(t - tsc0) * r);
+  return pair_map(tsc0, ns0, tsc1, ns1, t);
 }
 
 int rt_clock_pieces(RtClockPiece *out) {
@@ -120,9 +125,6 @@ uint64_t rt_clock_pair_ns(const RtClock *c, uint64_t t) {
     while (k > 1 && t < c->piece[k - 1].tsc) k--;
     return map_piece(&c->piece[k - 1], ratio(c->tsc0, c->ns0, &c->piece[k - 1]), t);
   }
-  if (c->tsc1 == c->tsc0) return c->ns0;
-  double r = (double)(c->ns1 - c->ns0) / (double)(c->tsc1 - c->tsc0);
-  int64_t d = (int64_t)(t - c->tsc0);
-  return c->ns0 + (uint64_t)(int64_t)((double)d * r);
+  return pair_map(c->tsc0, c->ns0, c->tsc1, c->ns1, t);
 }
 

@@ -105,6 +105,12 @@ typedef struct {
   uint64_t events, dropped;
 } Tl;
 
+static void tl_free(Tl *tl) {
+  for (size_t i = 0; i < tl->lanes.n; i++) vec_free(&tl->lanes.v[i].ev);
+  vec_free(&tl->lanes);
+  vec_free(&tl->tracks);
+}
+
 static bool tl_event(const Ev *e) {
   return kind_is_cpu_range(e->kind) || kind_is_gpu_op(e->kind);
 }
@@ -400,9 +406,7 @@ static void timeline_json(const Model *m, const Summary *s, PageNames *pn, Buf *
     *keep = tl;
     return;
   }
-  for (size_t i = 0; i < tl.lanes.n; i++) vec_free(&tl.lanes.v[i].ev);
-  vec_free(&tl.lanes);
-  vec_free(&tl.tracks);
+  tl_free(&tl);
 }
 
 /* ---- flame chart (call paths aggregated over all threads and ranks) ---- */
@@ -817,12 +821,8 @@ static int serve_page(const Model *m, Tl *tl, const int64_t *page_names, const B
   }
   ServeSite site = {page->s, page->len, w, n, shift, page_names};
   int rc = serve_run(&site, port) < 0 ? 1 : 0;
-  for (size_t i = 0; i < n; i++) {
-    win_free(&w[i]);
-    vec_free(&tl->lanes.v[i].ev);
-  }
-  vec_free(&tl->lanes);
-  vec_free(&tl->tracks);
+  for (size_t i = 0; i < n; i++) win_free(&w[i]);
+  tl_free(tl);
   free(w);
   free(shift);
   return rc;
