@@ -395,15 +395,29 @@ def case_throttle_load(c):
     # then is at most 61 deep)
     check(2000 <= n["chain"] <= 2061 and n["leaf"] == 2000 and n["slow"] == 10 and n["main"] == 1, "counts %s" % n)
     check_nesting(idle)
-    # nctrace marks the throttled figures as estimates from the totals
+    # ncrt timed the calls it did not record (issue 40): every name's row
+    # is of all its calls, measured (not scaled), and each call's time is
+    # counted once: the exclusive times add up to main's inclusive time,
+    # and the recursive chain's inclusive time is its outermost calls'
+    # (it cannot exceed main's)
+    for name in ("chain", "leaf"):
+        for k in ("unrecorded_calls", "unrecorded_incl_us", "unrecorded_excl_us", "unrecorded_sum_us"):
+            check(k in th[name], "throttled %s has no %s: %s" % (name, k, th[name]))
+    check(th["leaf"]["unrecorded_calls"] == 3000, "leaf's unrecorded calls: %s" % th["leaf"])
+    check(th["chain"]["unrecorded_calls"] + n["chain"] == 6100, "chain's calls: %s, %d recorded" % (th["chain"], n["chain"]))
     nctrace = c.nctrace
     s = subprocess.run([nctrace, "summary", "--format", "json", os.path.join(c.tmp, "run1")],
                        capture_output=True, text=True)
     check(s.returncode == 0, "summary: %s" % s.stderr)
     rows = {r["name"]: r for r in json.loads(s.stdout)["structured"]["operations"]}
-    leaf = rows["leaf"]
-    check(leaf.get("estimated") and leaf["count"] == 2000 and leaf["total_calls"] == 5000
-          and leaf["inclusive_us_est"] > leaf["inclusive_us"], "leaf row %s" % leaf)
+    leaf, chain, main = rows["leaf"], rows["chain"], rows["main"]
+    check(leaf.get("measured") and not leaf.get("estimated") and leaf["count"] == 5000, "leaf row %s" % leaf)
+    check(chain.get("measured") and chain["count"] == 6100, "chain row %s" % chain)
+    total_excl = sum(r["exclusive_us"] for r in rows.values())
+    check(abs(total_excl - main["inclusive_us"]) <= 0.02 * main["inclusive_us"],
+          "exclusive times add up to %.3f us, main ran %.3f us: %s" % (total_excl, main["inclusive_us"], rows))
+    check(all(r["inclusive_us"] <= main["inclusive_us"] * 1.001 for r in rows.values()),
+          "an inclusive time exceeds main's: %s" % rows)
 
 
 def iters(t):
@@ -2176,7 +2190,9 @@ def case_perfetto(c):
         r = subprocess.run([c.nctrace] + cmd, capture_output=True, text=True)
         check(r.returncode == 0 and "error" not in r.stderr, "nctrace %s: %s" % (cmd[0], r.stderr[-400:]))
         if cmd[0] == "summary":
-            check("| hot | user_annotation | 150000 (100000 recorded) |" in r.stdout, "summary %s" % r.stdout[:1500])
+            # all 150000 calls, measured (100000 recorded, the rest timed)
+            row = [l for l in r.stdout.splitlines() if l.startswith("| hot |")]
+            check(row and row[0].startswith("| hot | user_annotation | 150000 |"), "summary's hot row: %s" % row)
     with open(out("f.json")) as f:
         kept = counts(json.load(f))
     check(kept.get("hot") == 100000, "filter kept %s" % kept)
