@@ -615,10 +615,31 @@ static void notes_section(Doc *d, const Model *m, const Summary *s) {
   free_notes(&notes);
 }
 
+/* What the ranges with the most exclusive time call without a range
+ * (issue 40): their exclusive time holds those calls' time, unseen. */
+static void unranged_section(Doc *d, const Model *m, const Summary *s) {
+  if (!s->unranged.n) return;
+  doc_heading(d, 3, "What the trace cannot see");
+  buf_puts(doc_para(d), "The exclusive time of these ranges includes the time of the functions they call that "
+           "have no range of their own: left out by full trace as straight-line code, not instrumented (see "
+           "`ncrewrite --explain`), or in a library. The shadow tree's manifest lists each range's calls; those "
+           "with a range of their own in these traces are not shown. A function rule (or `full_trace_inline: "
+           "true`) gives one its own range; calls through a pointer cannot be named here.");
+  doc_table(d, "lrl", "range", "exclusive ms", "calls without a range");
+  for (size_t i = 0; i < s->unranged.n; i++) {
+    const UnrangedRow *u = &s->unranged.v[i];
+    doc_row(d);
+    buf_puts(doc_cell(d), intern_str(&m->names, u->name));
+    buf_ms(doc_cell(d), u->excl);
+    buf_puts(doc_cell(d), u->calls);
+  }
+}
+
 void summary_doc_deep(const Model *m, const Summary *s, const Deep *deep, Doc *d) {
   files_section(d, m, s);
   coverage_section(d, m, s);
   operations_section(d, m, s);
+  unranged_section(d, m, s);
   gpu_sections(d, m, s);
   deep_doc(d, m, s, deep);
   steps_section(d, m, s);
@@ -920,6 +941,33 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   json_memcpy(m, s, b);
   json_steps(m, s, b);
 
+  if (s->unranged.n) {
+    /* "unranged_calls": [{"name", "exclusive_us", "calls": [...]}] */
+    json_key(b, "unranged_calls");
+    buf_putc(b, '[');
+    for (size_t i = 0; i < s->unranged.n; i++) {
+      const UnrangedRow *u = &s->unranged.v[i];
+      buf_putc(b, '{');
+      json_str(b, "name", intern_str(&m->names, u->name));
+      json_us(b, "exclusive_us", u->excl);
+      json_key(b, "calls");
+      buf_putc(b, '[');
+      for (const char *p = u->calls; *p;) {
+        const char *e = strstr(p, ", ");
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        tmp.len = 0;
+        buf_add(&tmp, p, l);
+        buf_json_string(b, tmp.s);
+        buf_putc(b, ',');
+        p += l + (e ? 2 : 0);
+      }
+      json_end(b, ']');
+      json_end(b, '}');
+      buf_putc(b, ',');
+    }
+    json_end(b, ']');
+    buf_putc(b, ',');
+  }
   deep_json(b, m, s, deep); /* "ncu", "nsys" when there are */
   throttled_json(b, m);     /* "throttled" when there are */
   Notes notes = {0};

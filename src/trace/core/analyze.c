@@ -1101,4 +1101,6 @@ void summary_free(Summary *s) {
     free(s->bottlenecks.v[i].recommendation);
   }
   vec_free(&s->bottlenecks);
+  for (size_t i = 0; i < s->unranged.n; i++) free(s->unranged.v[i].calls);
+  vec_free(&s->unranged);
 }

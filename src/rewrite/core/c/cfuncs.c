@@ -1092,6 +1092,15 @@ static void read_defs(CFile *c) {
   free(dir);
 }
 
+bool c_is_macro(CFile *c, const char *name) {
+  read_defs(c);
+  if (!c->def_names.n && c->defs.n) {
+    for (size_t i = 0; i < c->defs.n; i++) vec_push(&c->def_names, c->defs.v[i].name);
+    qsort(c->def_names.v, c->def_names.n, sizeof *c->def_names.v, str_cmp);
+  }
+  return c->def_names.n && bsearch(&name, c->def_names.v, c->def_names.n, sizeof *c->def_names.v, str_cmp);
+}
+
 /* A function-like macro that expands to some of its arguments in the
  * order it takes them, and decorations: `#define PNG_FUNCTION(type, name,
  * args, attributes) attributes type name args`. A call whose arguments
@@ -1436,6 +1445,7 @@ char *c_expand_attrs(CFile *c, const char *h, size_t n) {
 }
 
 void c_macros_free(CFile *c) {
+  vec_free(&c->def_names); /* the defs own the names */
   for (size_t i = 0; i < c->defs.n; i++) free(c->defs.v[i].name), free(c->defs.v[i].params), free(c->defs.v[i].body);
   vec_free(&c->defs);
   for (size_t i = 0; i < c->hdrs.n; i++) free(c->hdrs.v[i].path);

@@ -657,6 +657,64 @@ static size_t unblanked_start(CFile *c, size_t b0) {
   return first;
 }
 
+/* The functions f calls that have no range of their own in this file
+ * (left out by full trace, never instrumented, or defined elsewhere: a
+ * library's, or another file's, which the trace tells apart by its own
+ * ranges), ", "-separated in the order of first call, at most
+ * UNRANGED_MAX; calls through a pointer are one entry. Macros the file or
+ * its local headers define are not functions and are left out (a macro
+ * that expands to a call is not seen). NULL when there are none. The
+ * manifest keeps the list, so that nctrace can name what a range's
+ * exclusive time may hold unseen (issue 40). */
+#define UNRANGED_MAX 24
+static char *unranged_calls(CFile *c, const CFunc *f) {
+  if (ts_node_is_null(f->body) || f->rough) return NULL;
+  CStrs seen = {0};
+  Buf out = {0};
+  int more = 0;
+  bool pointer = false;
+  TSTreeCursor cur = ts_tree_cursor_new(f->body);
+  for (;;) {
+    TSNode k = ts_tree_cursor_current_node(&cur);
+    if (is(k, "call_expression")) {
+      TSNode fn = child_by_field(k, "function");
+      if (!ts_node_is_null(fn) && is(fn, "template_function")) fn = child_by_field(fn, "name");
+      if (!ts_node_is_null(fn) && (is(fn, "identifier") || is(fn, "qualified_identifier"))) {
+        char *nm = node_text(c->src, fn);
+        bool skip = !strcmp(nm, f->name) || !strcmp(nm, f->qual);
+        for (size_t i = 0; i < seen.n && !skip; i++) skip = !strcmp(seen.v[i], nm);
+        for (size_t i = 0; i < c->funcs.n && !skip; i++)
+          skip = c->funcs.v[i].wrapped && (!strcmp(c->funcs.v[i].name, nm) || !strcmp(c->funcs.v[i].qual, nm));
+        if (!skip && c_is_macro(c, nm)) skip = true;
+        if (skip) {
+          free(nm);
+        } else {
+          vec_push(&seen, nm);
+          if (seen.n <= UNRANGED_MAX) buf_printf(&out, "%s%s", out.len ? ", " : "", nm);
+          else more++;
+        }
+      } else if (!ts_node_is_null(fn)) {
+        pointer = true;
+      }
+    }
+    if (ts_tree_cursor_goto_first_child(&cur)) continue;
+    bool next = false;
+    do {
+      if (ts_tree_cursor_goto_next_sibling(&cur)) {
+        next = true;
+        break;
+      }
+    } while (ts_tree_cursor_goto_parent(&cur));
+    if (!next) break;
+  }
+  ts_tree_cursor_delete(&cur);
+  if (more) buf_printf(&out, ", %d more", more);
+  if (pointer) buf_printf(&out, "%s(calls through a pointer)", out.len ? ", " : "");
+  for (size_t i = 0; i < seen.n; i++) free(seen.v[i]);
+  vec_free(&seen);
+  return out.len ? buf_steal(&out) : (buf_free(&out), NULL);
+}
+
 static void emit(CFile *c) {
   FileJob *job = c->job;
   for (size_t i = 0; c->psrc && i < c->wraps.n; i++) {
@@ -702,10 +760,13 @@ static void emit(CFile *c) {
       edits_add(&job->edits, c->bom + w->b1, c->bom + w->b1, " }", -order);
     }
     free(m);
-    RangeRec rec = {xstrdup(w->name), w->kind, w->r0 + 1, w->r1 + 1, w->rule};
+    RangeRec rec = {xstrdup(w->name), w->kind, w->r0 + 1, w->r1 + 1, w->rule, NULL};
     if (!strcmp(w->kind, "function") || !strcmp(w->kind, "full-trace")) {
       for (size_t k = 0; k < c->funcs.n; k++)
-        if (!c->funcs.v[k].proto && ts_node_start_byte(c->funcs.v[k].body) == w->b0) rec.line1 = row1(c->funcs.v[k].body) + 1;
+        if (!c->funcs.v[k].proto && ts_node_start_byte(c->funcs.v[k].body) == w->b0) {
+          rec.line1 = row1(c->funcs.v[k].body) + 1;
+          rec.unranged = unranged_calls(c, &c->funcs.v[k]);
+        }
     }
     vec_push(&job->ranges, rec);
   }

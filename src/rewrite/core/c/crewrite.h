@@ -113,6 +113,7 @@ typedef struct {
   VEC(CHdr) hdrs;      /* local headers read */
   size_t hdr_bytes;    /* how much of them was read (bounded) */
   bool defs_read;      /* the file's and all its local headers' #defines are in defs */
+  CStrs def_names;     /* defs' names, sorted (c_is_macro), not owned */
   CStrs attr;          /* sorted: macros that only decorate a declaration */
   char *psrc;          /* what tree-sitter parses: src with the attr macros
                         * blanked (same bytes, same rows); NULL: src */
@@ -128,6 +129,8 @@ bool c_word_in(const char *s, size_t n, const char *w);
 /* Add the functions (with bodies or not), macro-made code and risky
  * macros found under n to c; scope: the enclosing C++ qualified name. */
 void c_funcs_collect(CFile *c, TSNode n, const char *scope);
+/* Is name #defined in the file or a local header it includes (read once)? */
+bool c_is_macro(CFile *c, const char *name);
 /* Full trace's candidates for leaving out (CFunc.inl) whose address the
  * file takes (a use of the name other than a call or its declarator):
  * their inl is cleared and addr set. */
