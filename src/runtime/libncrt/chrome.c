@@ -620,7 +620,7 @@ static void put_range_args(Gz *g, uint32_t name, unsigned depth, unsigned cat, u
 static uint64_t pb_kind_of(Gz *g, PbState *pb, const RtRec *r) {
   int fresh;
   int jumped = r->kind == REC_RANGE_JUMPED;
-  uint64_t iid = pb_kind(pb, r->name, r->depth, r->cat, r->domain, jumped, &fresh);
+  uint64_t iid = pb_kind(pb, r->name, rec_depth(r), r->cat, r->domain, jumped, &fresh);
   if (!fresh) return iid;
   static Gz *cap;
   if (!cap && (cap = calloc(1, sizeof *cap))) gz_capture(cap);
@@ -631,7 +631,7 @@ static uint64_t pb_kind_of(Gz *g, PbState *pb, const RtRec *r) {
   cap->n = cap->memn = 0;
   cap->err = 0;
   put_name(cap, r->name);
-  put_range_args(cap, r->name, r->depth, r->cat, r->domain, jumped);
+  put_range_args(cap, r->name, rec_depth(r), r->cat, r->domain, jumped);
   gz_drain(cap, Z_NO_FLUSH);
   if (cap->err) {
     if (!g->err) g->err = cap->err;
@@ -660,15 +660,15 @@ void body_block(Gz *g, uint32_t tid, const RtRec *recs, uint32_t n, void *arg) {
         put_annotation(g, 0, r->name, st->pid, tid, a);
         PUTS(g, ",\"dur\":");
         put_us(g, (int64_t)(b - a));
-        put_range_args(g, r->name, r->depth, r->cat, r->domain, r->kind == REC_RANGE_JUMPED);
+        put_range_args(g, r->name, rec_depth(r), r->cat, r->domain, r->kind == REC_RANGE_JUMPED);
       }
-      if (keep) spans_add(keep, a, b, r->name, r->depth);
+      if (keep) spans_add(keep, a, b, r->name, rec_depth(r));
     } else if (r->kind == REC_MARK) {
       if (st->pb) {
         pb_mark(g, st->pb, tid, (uint64_t)rel(a), pb_kind_of(g, st->pb, r));
       } else {
         put_annotation(g, 1, r->name, st->pid, tid, a);
-        put_range_args(g, r->name, r->depth, r->cat, r->domain, 0);
+        put_range_args(g, r->name, rec_depth(r), r->cat, r->domain, 0);
       }
     } else {
       if (st->nspans == st->capspans) {
@@ -1074,7 +1074,7 @@ void spans_block(Gz *g, uint32_t tid, const RtRec *recs, uint32_t n, void *arg) 
   TidSpans *keep = spans_for(tid);
   for (uint32_t i = 0; keep && i < n; i++)
     if (recs[i].kind == REC_RANGE || recs[i].kind == REC_RANGE_JUMPED)
-      spans_add(keep, to_ns(recs[i].start), to_ns(recs[i].end), recs[i].name, recs[i].depth);
+      spans_add(keep, to_ns(recs[i].start), to_ns(recs[i].end), recs[i].name, rec_depth(&recs[i]));
 }
 
 /* Write the trace to a temporary name, then rename; "" on success, else

@@ -719,7 +719,7 @@ static inline int push_in(RtThread *t, uint16_t dom, uint32_t name, uint8_t cat,
   uint8_t flags = name_flags(name);
   if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) push_special(t, f, flags);
   f->recorded = recording && !(flags & NAME_THROTTLED);
-  f->child = f->hidden = 0;
+  f->child = f->hidden = f->cov = f->meas = 0;
   f->counted = f->outer = 0;
   /* a throttled name's calls are still counted and timed, for the trace's
    * totals; a recorded one is counted open where its slot is at hand, so
@@ -995,12 +995,16 @@ static inline int pop_in(RtThread *t, uint16_t dom, uint8_t kind) {
       r->domain = f.domain > 255 ? 255 : (uint8_t)f.domain;
       r->kind = kind;
       r->cat = f.cat;
-      r->depth = i > 255 ? 255 : (uint8_t)i;
+      rec_set_depth(r, i);
       rec_commit(t);
     }
-    /* exclusive time: the parent (still at i - 1) learns of this child */
+    /* exclusive time: the parent (still at i - 1) learns of this child;
+     * an unrecorded parent passes it up as time the trace shows */
     uint64_t dur = end - f.start;
-    if (i) t->stack[i - 1].child += dur;
+    if (i) {
+      t->stack[i - 1].child += dur;
+      if (!t->stack[i - 1].recorded) t->stack[i - 1].cov += dur;
+    }
     if (f.counted) {
       RtStat *s = &t->stats[f.name & (RT_NSTATS - 1)];
       if (s->name == f.name && s->open) s->open--;
@@ -1024,10 +1028,22 @@ static inline int pop_in(RtThread *t, uint16_t dom, uint8_t kind) {
       if (f.outer) s->u_incl += dur;
     }
     if (i) {
+      /* what the nearest recorded range's exclusive time in the trace holds
+       * of this call: all of it but the recorded ranges below it (the trace
+       * counts those as that range's children) */
       RtFrame *pf = &t->stack[i - 1];
+      uint64_t meas = dur > f.cov ? dur - f.cov : 0;
       pf->child += dur;
-      if (pf->recorded) pf->hidden += dur;
+      if (pf->recorded) pf->hidden += meas;
+      else pf->cov += f.cov, pf->meas += meas;
     }
+  } else if (i) {
+    /* a throttled call not timed (its slot was taken): its own time stays
+     * in its parent's; what was timed or recorded below it passes up */
+    RtFrame *pf = &t->stack[i - 1];
+    pf->child += f.meas + f.cov;
+    if (pf->recorded) pf->hidden += f.meas;
+    else pf->cov += f.cov, pf->meas += f.meas;
   }
   if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) {
     if (f.gate) {
@@ -1100,7 +1116,7 @@ static void mark_in(RtThread *t, uint16_t dom, const nvtxEventAttributes_t *a, c
   r->domain = dom > 255 ? 255 : (uint8_t)dom;
   r->kind = REC_MARK;
   r->cat = cat;
-  r->depth = t->sp > 255 ? 255 : (uint8_t)t->sp;
+  rec_set_depth(r, t->sp);
   rec_commit(t);
 }
 
@@ -1148,7 +1164,7 @@ static nvtxRangeId_t span_start_in(RtThread *t, uint16_t dom, const nvtxEventAtt
   r->domain = dom > 255 ? 255 : (uint8_t)dom;
   r->kind = REC_SPAN_START;
   r->cat = cat;
-  r->depth = 0;
+  rec_set_depth(r, 0);
   rec_commit(t);
   return (sid << 1) | 1;
 }
@@ -1179,7 +1195,7 @@ static void span_end(nvtxRangeId_t rid) {
     r->domain = 0;
     r->kind = REC_SPAN_END;
     r->cat = 0;
-    r->depth = 0;
+    rec_set_depth(r, 0);
     rec_commit(t);
   }
   LEAVE(t);

@@ -218,8 +218,8 @@ static int grow_keys(PbState *p) {
 }
 
 uint64_t pb_kind(PbState *p, uint32_t name, unsigned depth, unsigned cat, unsigned dom, int jumped, int *fresh) {
-  /* name 32 bits, depth, category and domain 8 each (RtRec), the flag */
-  uint64_t key = ((uint64_t)name << 25 | (uint64_t)(depth & 0xff) << 17 | (uint64_t)(cat & 0xff) << 9 |
+  /* name 24 bits, depth 16, category and domain 8 each (RtRec), the flag */
+  uint64_t key = ((uint64_t)(name & 0xffffff) << 33 | (uint64_t)(depth & 0xffff) << 17 | (uint64_t)(cat & 0xff) << 9 |
                   (uint64_t)(dom & 0xff) << 1 | (jumped ? 1u : 0u)) + 1;
   *fresh = 0;
   if ((p->n + 1) * 2 > p->cap && grow_keys(p)) return 0;

@@ -182,12 +182,22 @@ void rt_name_unrec(uint32_t id, RtUnrec *out);
 enum { REC_RANGE = 0, REC_MARK = 1, REC_SPAN_START = 2, REC_SPAN_END = 3, REC_RANGE_JUMPED = 4 };
 typedef struct {
   uint64_t start, end;          /* ticks; end unused for marks */
-  uint32_t name;
+  uint32_t name : 24;           /* names.c's ids are below 2^24 (RT_NAME_PAGES x RT_NAME_PAGE_N) */
+  uint32_t depth_hi : 8;        /* the depth's high byte (rec_depth) */
   uint8_t domain;               /* domain id (ids above 255 share 255) */
   uint8_t kind;
   uint8_t cat;                  /* NVTX category, 255 = larger */
-  uint8_t depth;                /* nesting depth on its thread */
+  uint8_t depth;                /* nesting depth on its thread: the low byte */
 } RtRec;
+/* A record's nesting depth, 16 bits (more is written as 65535): a deep
+ * recursion (Lua's pcall chains nest 300 deep under a full trace) must
+ * keep its depths, or nctrace cannot fold the ranges as it reads them. */
+static inline unsigned rec_depth(const RtRec *r) { return r->depth | (unsigned)r->depth_hi << 8; }
+static inline void rec_set_depth(RtRec *r, uint32_t d) {
+  if (d > 0xffff) d = 0xffff;
+  r->depth = (uint8_t)d;
+  r->depth_hi = d >> 8;
+}
 
 /* A thread's record buffer. Records [0, n) are committed (n published by
  * the owner with release); "spilled" packs (generation << 32 | index): the
@@ -208,7 +218,11 @@ void rt_chunk_free(RtChunk *c);
 typedef struct {
   uint64_t start;
   uint64_t child;               /* ticks of the ranges directly inside, recorded or timed (exclusive time) */
-  uint64_t hidden;              /* ticks of the unrecorded (throttled) calls directly inside */
+  uint64_t hidden;              /* recorded: ticks of the throttled calls inside it that its range's
+                                 * exclusive time in the trace holds (their time less the recorded
+                                 * ranges below them) */
+  uint64_t cov, meas;           /* unrecorded: ticks of the recorded ranges below it whose nearest
+                                 * recorded ancestor is above it, and of the timed calls below it */
   uint64_t addr;                /* where the opener's scope object lives (ncrt.h), 0: unknown */
   uint32_t name;
   uint16_t domain;
