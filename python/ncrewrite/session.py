@@ -344,9 +344,10 @@ class ProfilingSession:
                 raise TypeError("submit_feedback: %s must be a line number (int), not %r" % (what, v))
             if v < 1:
                 raise ValueError("submit_feedback: %s must be 1 or more (lines count from 1), not %d" % (what, v))
+        root, origin = _module_root(target_module)
         if start_line > end_line:
-            raise ValueError("submit_feedback: start_line %d is after end_line %d" % (start_line, end_line))
-        root, _ = _module_root(target_module)
+            raise ValueError("submit_feedback: start_line %d is after end_line %d in %s (%s)"
+                             % (start_line, end_line, target_module, origin))
         argv = ["ncrewrite", "feedback", "--config", self.rules_path, "--src", root, "--module", target_module,
                 "--lines", "%d-%d" % (start_line, end_line), "--text", feedback_text]
         if snap:

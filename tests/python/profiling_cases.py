@@ -357,7 +357,8 @@ def seeds_case(t, exe, ver, d, env):
             "%s: each run its own trace %s" % (what, out["two"]))
     t.check("seedmod.py:1:1: error:" in out["doc"] and "include a docstring" in out["doc"] and out["doc_unchanged"],
             "%s: feedback over the docstring %r" % (what, out["doc"]))
-    t.check(out["bad"] == ["ValueError: submit_feedback: start_line 20 is after end_line 10",
+    t.check(out["bad"] == ["ValueError: submit_feedback: start_line 20 is after end_line 10 in seedmod (%s)"
+                           % os.path.join(d, "seedmod.py"),
                            "ValueError: submit_feedback: start_line must be 1 or more (lines count from 1), not 0",
                            "TypeError: submit_feedback: start_line must be a line number (int), not '5'"],
             "%s: bad lines %s" % (what, out["bad"]))
