@@ -1184,7 +1184,7 @@ def case_gpu_crash_kill(c):
     def ready(text):  # "gpu FROM END WORK KERNELS": all 9 kernels on disk
         g = [l.split() for l in text.splitlines() if l.startswith("gpu ")]
         return "\nopen " in text and g and int(g[0][4]) >= 9
-    wait_snapshot(p, os.path.join(d, ".ncrt-%d.info" % pid), ready, "the GPU work")
+    wait_snapshot(p, (d, pid, ".info"), ready, "the GPU work")
     os.kill(pid, signal.SIGKILL)
     out, err = p.communicate(timeout=120)
     check(p.returncode == 128 + 9, "ncrun exited %d\n%s" % (p.returncode, err))
@@ -1245,15 +1245,22 @@ def count_named(path, name):
     return found + tail.count(pat), data
 
 
+def spill_file(d, pid, suffix):
+    """A process's spill file: .ncrt-h<HOSTID>-<PID><suffix> (rundir.h,
+    hostid.h); the pattern's own text until it exists."""
+    found = glob.glob(os.path.join(d, ".ncrt-h*-%d%s" % (pid, suffix)))
+    return found[0] if found else os.path.join(d, ".ncrt-h*-%d%s" % (pid, suffix))
+
+
 def wait_snapshot(p, info, ready, what):
-    """Poll the flusher's snapshot file until ready(text) (no timing
+    """info: (run dir, pid, ".info"). Poll the flusher's snapshot file until ready(text) (no timing
     assumption: the condition says the records are on disk); 120 s at most."""
     import time
     deadline = time.monotonic() + 120
     seen = ""
     while time.monotonic() < deadline:
         try:
-            with open(info) as f:
+            with open(spill_file(*info)) as f:
                 seen = f.read()
             if ready(seen):
                 return
@@ -1281,7 +1288,7 @@ def crash_run(c, how):
     p = subprocess.Popen([c.ncrun, "--run-dir", d, "--", exe, "crash"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp)
     pid = int(p.stdout.readline().split()[1])
-    wait_snapshot(p, os.path.join(d, ".ncrt-%d.info" % pid), lambda t: "\nopen " in t, "the open range")
+    wait_snapshot(p, (d, pid, ".info"), lambda t: "\nopen " in t, "the open range")
     if how == "kill":
         os.kill(pid, signal.SIGKILL)
         out, err = p.communicate(timeout=120)
@@ -1641,11 +1648,11 @@ def case_ncrun_killed(c):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp)
     pid = int(p.stdout.readline().split()[1])
     pidfd = os.pidfd_open(pid)
-    info = os.path.join(d, ".ncrt-%d.info" % pid)
+    info = (d, pid, ".info")
     deadline = time.monotonic() + 120
     while True:  # the flusher's snapshot with the open range: every closed range is on disk
         try:
-            with open(info) as f:
+            with open(spill_file(*info)) as f:
                 if "\nopen " in f.read():
                     break
         except FileNotFoundError:

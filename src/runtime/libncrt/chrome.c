@@ -1061,7 +1061,7 @@ int finish_file(const char *tmp, const char *path, const char *done, int err) {
 
 int write_file(const char *path, const TraceIn *s, int level, const char *done) {
   char tmp[2100];
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+  snprintf(tmp, sizeof tmp, "%s.tmp%s-%d", path, rt_host.id, (int)getpid()); /* host: hostid.h */
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno ? errno : EIO;
   Gz *g = calloc(1, sizeof *g);

@@ -17,6 +17,7 @@
 #include "ncbase.h"
 #include "ncrt_protocol.h"
 #include "ncrun.h"
+#include "hostid.h"
 #include "rundir.h"
 #include <dirent.h>
 #include <dlfcn.h>
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -187,6 +189,16 @@ static cJSON *env_json(char **argv, cJSON *opts, const char *lib, const char *cu
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   cJSON_AddStringToObject(root, "host", host);
+  /* which ncrun this is among those sharing the run directory (several
+   * nodes, containers): its host (hostid.h) and pid */
+  NcHost h;
+  nc_host_read(&h);
+  char inv[64];
+  snprintf(inv, sizeof inv, "%s-%d", h.id, (int)getpid());
+  cJSON_AddStringToObject(root, "invocation", inv);
+  cJSON_AddStringToObject(root, "host_id", h.id);
+  cJSON_AddStringToObject(root, "boot_id", h.boot_id);
+  cJSON_AddNumberToObject(root, "pid_ns", (double)h.pid_ns);
   if (uname(&u) == 0) {
     char k[600];
     snprintf(k, sizeof k, "%s %s %s", u.sysname, u.release, u.machine);
@@ -257,11 +269,57 @@ static cJSON *env_json(char **argv, cJSON *opts, const char *lib, const char *cu
   return root;
 }
 
+/* env.json keeps every ncrun that ran in the run directory (the nodes of a
+ * job, each under its own ncrun, sharing one directory): the top level is
+ * the first one's, "invocations" holds each one's whole record, this one's
+ * replaced when it writes again. Writers take turns on a lock of the
+ * directory (where the filesystem has none, as some network ones, the
+ * last writer of two at once wins). */
+static cJSON *env_merge(const char *path, cJSON *env) {
+  const cJSON *me = cJSON_GetObjectItem(env, "invocation");
+  char *text = ncrun_read_file(path, NULL);
+  cJSON *old = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  cJSON *out = old && cJSON_IsObject(old) ? old : NULL;
+  if (!out) {
+    cJSON_Delete(old);
+    out = cJSON_CreateObject();
+  }
+  const cJSON *top = cJSON_GetObjectItem(out, "invocation");
+  cJSON *invs = cJSON_DetachItemFromObject(out, "invocations");
+  if (!cJSON_IsArray(invs)) {
+    cJSON_Delete(invs);
+    invs = cJSON_CreateArray();
+  }
+  if (!top || (cJSON_IsString(top) && cJSON_IsString(me) && !strcmp(top->valuestring, me->valuestring))) {
+    cJSON_Delete(out); /* the first writer, or this one again: its own record on top */
+    out = cJSON_Duplicate(env, 1);
+  }
+  cJSON *mine = cJSON_Duplicate(env, 1);
+  int i = 0, found = 0;
+  for (cJSON *it = invs->child; it && !found; it = it->next, i++) {
+    const cJSON *id = cJSON_GetObjectItem(it, "invocation");
+    if (cJSON_IsString(id) && cJSON_IsString(me) && !strcmp(id->valuestring, me->valuestring)) found = 1;
+  }
+  if (found) cJSON_ReplaceItemInArray(invs, i - 1, mine);
+  else cJSON_AddItemToArray(invs, mine);
+  cJSON_AddItemToObject(out, "invocations", invs);
+  return out;
+}
+
 void ncrun_save_env(const char *dir, cJSON *env) {
-  char *text = cJSON_Print(env);
-  char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
+  char path[PATH_MAX + 16], tmp[PATH_MAX + 80];
   snprintf(path, sizeof path, "%s/" NC_RUN_ENV, dir);
-  snprintf(tmp, sizeof tmp, "%s/." NC_RUN_ENV ".tmp", dir);
+  const cJSON *me = cJSON_GetObjectItem(env, "invocation");
+  snprintf(tmp, sizeof tmp, "%s/." NC_RUN_ENV ".tmp%s", dir, cJSON_IsString(me) ? me->valuestring : "");
+  int lk = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lk >= 0 && flock(lk, LOCK_EX) != 0) {
+    close(lk);
+    lk = -1;
+  }
+  cJSON *all = env_merge(path, env);
+  char *text = all ? cJSON_Print(all) : NULL;
+  cJSON_Delete(all);
   FILE *f = fopen(tmp, "w");
   int ok = f && text && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
   if (f && fclose(f) != 0) ok = 0;
@@ -270,6 +328,7 @@ void ncrun_save_env(const char *dir, cJSON *env) {
     unlink(tmp);
   }
   free(text);
+  if (lk >= 0) close(lk); /* and its lock */
 }
 
 /* The rules file's FNV-1a 64 (the hash the manifest uses), for env.json. */
