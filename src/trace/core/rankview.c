@@ -136,6 +136,21 @@ static void others_text(const Summary *s, size_t skip, Buf *b) {
   vec_free(&r);
 }
 
+/* a name that says collective, or where one runs (DDP's all-reduce runs
+ * in backward) */
+static bool collective_name(const char *name) {
+  static const char *const words[] = {"backward", "all_reduce", "allreduce", "all_gather", "allgather",
+                                      "reduce_scatter", "barrier", "broadcast", "all_to_all", "alltoall",
+                                      "nccl", "gloo", "collective", "sync", "wait", NULL};
+  char low[256];
+  size_t k = 0;
+  for (; name[k] && k + 1 < sizeof low; k++) low[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
+  low[k] = 0;
+  for (const char *const *w = words; *w; w++)
+    if (strstr(low, *w)) return true;
+  return false;
+}
+
 static void ms_text(Buf *b, int64_t ns) { buf_printf(b, "%.1f ms", (double)ns / 1e6); }
 
 bool rankview_straggler(const Model *m, Summary *s, Buf *t, Buf *e, Buf *r, int64_t *score) {
@@ -152,19 +167,25 @@ bool rankview_straggler(const Model *m, Summary *s, Buf *t, Buf *e, Buf *r, int6
   }
   if (steps == UINT64_MAX) steps = 0;
   int64_t per = steps ? (int64_t)steps : 1;
-  /* the name the others wait in: one column far below every other (the
-   * smallest other value exceeds it by at least 1 ms per step and by a
-   * fifth of itself); the widest such gap */
+  /* the name the others wait in: one every rank has (a collective is
+   * called by all), with one column far below every other (the smallest
+   * other value exceeds it by at least 1 ms per step and by a fifth of
+   * itself); the widest such gap, a collective's name first (with two
+   * ranks "rank 0 waits in backward for rank 1's slow_down" and "rank 1
+   * waits in slow_down for rank 0's backward" fit the figures alike) */
   size_t wi = n, slow = 0;
   int64_t gap = 0;
+  bool wcoll = false;
   for (size_t i = 0; i < n; i++) {
     size_t lo = v[i].lo_at;
+    if (v[i].lo <= 0) continue;
     int64_t second = INT64_MAX;
     for (size_t c = 0; c < nc; c++)
       if (c != lo && v[i].per[c] < second) second = v[i].per[c];
     int64_t g = second - v[i].lo;
     if (g < 1000000 * per || g * 5 < second) continue;
-    if (g > gap) gap = g, wi = i, slow = lo;
+    bool coll = collective_name(intern_str(&m->names, v[i].name));
+    if ((coll && !wcoll) || (coll == wcoll && g > gap)) gap = g, wi = i, slow = lo, wcoll = coll;
   }
   /* what the slow rank does meanwhile: a name where it has far more than
    * the others (at least half the others' wait) */

@@ -7,7 +7,8 @@ the other ranks wait for it in `backward` (DDP's all-reduce). Every step
 ends with a `barrier` range (a collective whose end every rank leaves at
 about the same moment: the clock alignment's anchor). The rank comes from
 RANK (a launcher) or, with --rank R, from init_process_group(rank=R); the
-group is destroyed before exit, as programs usually do.
+group is destroyed before exit, as programs usually do. Steps: run it with
+`ncrun --step train_step`.
 """
 import os
 import sys
@@ -60,7 +61,6 @@ def main():
                 opt.zero_grad()
             with ncrt.range("barrier"):
                 dist.barrier()
-        ncrt.step()
     del it
     dist.destroy_process_group()
 
