@@ -1979,7 +1979,7 @@ def case_term_mid_write(c):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp,
                              env=dict(os.environ, NCRT_HANDOFF="off"))
         p.stdout.readline()  # "end_ns": main has returned
-        pids = [f[6:-5] for f in os.listdir(d) if f.startswith(".ncrt-") and f.endswith(".info")]
+        pids = [f[:-5].rsplit("-", 1)[1] for f in os.listdir(d) if f.startswith(".ncrt-h") and f.endswith(".info")]
         sent = False
         if pids:
             try:

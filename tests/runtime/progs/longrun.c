@@ -302,7 +302,8 @@ int main(int argc, char **argv) {
       NCRT_RANGE("inner");
     }
     nvtxMarkA("between");
-    while (body_size(dir) < 4096) usleep(10000);
+    long converted;
+    while ((converted = body_size(dir)) < 4096) usleep(10000);
     for (int i = 0; i < 100000; i++) {
       NCRT_RANGE("outer");
       NCRT_RANGE("inner");
@@ -310,7 +311,7 @@ int main(int argc, char **argv) {
     pthread_t th;
     pthread_create(&th, NULL, one_short, NULL);
     pthread_join(th, NULL);
-    printf("converted_while_running %lld\n", (long long)st.st_size);
+    printf("converted_while_running %lld\n", (long long)converted);
     return 0;
   }
   if (!strcmp(mode, "atexit")) {
