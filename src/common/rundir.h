@@ -25,7 +25,7 @@
 #define NC_RUN_SUMMARY "summary.md"
 #define NC_RUN_PRIVATE ".ncrt-" /* prefix of every private file */
 #define NC_RUN_BUDGET NC_RUN_PRIVATE "budget"
-#define NC_RUN_HOST_MARK "h" /* .ncrt-h<HOSTID>-<PID>: a process's spill set */
+#define NC_RUN_SPILL NC_RUN_PRIVATE "h" /* .ncrt-h<HOSTID>-<PID>.*: a process's spill set (hostid.h) */
 #define NC_RUN_NCU_DIR "ncu"   /* the deep stage of --ncu (ncrun: the backend's name) */
 #define NC_RUN_NSYS_DIR "nsys" /* and of --nsys */
 #define NC_RUN_KERNELS "kernels.tsv"           /* in ncu/ or nsys/ */

@@ -614,14 +614,14 @@ static int running(long pid) {
  * were); -1 when the set is another host's (its pids are not ours to ask
  * about: it may be alive), -2 when name is no spill set. */
 static int own_host_set(const char *name, const NcHost *me) {
-  size_t p = sizeof NC_RUN_PRIVATE - 1, h = sizeof NC_RUN_HOST_MARK - 1;
+  size_t p = sizeof NC_RUN_PRIVATE - 1, h = sizeof NC_RUN_SPILL - 1;
   if (strncmp(name, NC_RUN_PRIVATE, p)) return -2;
   if (name[p] >= '0' && name[p] <= '9') return (int)p; /* .ncrt-<PID>: no host in the name */
-  if (strncmp(name + p, NC_RUN_HOST_MARK, h)) return -2; /* the budget, the torch export's files */
-  const char *id = name + p + h;
+  if (strncmp(name, NC_RUN_SPILL, h)) return -2; /* the budget, the torch export's files */
+  const char *id = name + h;
   if (strlen(id) <= NC_HOSTID_LEN || id[NC_HOSTID_LEN] != '-') return -2;
   if (memcmp(id, me->id, NC_HOSTID_LEN)) return -1;
-  return (int)(p + h + NC_HOSTID_LEN + 1);
+  return (int)(h + NC_HOSTID_LEN + 1);
 }
 
 /* Every process that left spill files in dir and is gone: its trace, from

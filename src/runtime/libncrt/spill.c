@@ -128,7 +128,7 @@ void spill_reset(void) {
   size_t at = s_cpy(spill.prefix, 0, sizeof spill.prefix, rt_opt.out_dir);
   /* .ncrt-h<HOSTID>-<PID>: two hosts' processes with one pid (containers,
    * nodes on a shared filesystem) never share a set (hostid.h) */
-  at = s_cpy(spill.prefix, at, sizeof spill.prefix, "/" NC_RUN_PRIVATE NC_RUN_HOST_MARK);
+  at = s_cpy(spill.prefix, at, sizeof spill.prefix, "/" NC_RUN_SPILL);
   at = s_cpy(spill.prefix, at, sizeof spill.prefix, rt_host.id);
   at = s_cpy(spill.prefix, at, sizeof spill.prefix, "-");
   at = s_u64(spill.prefix, at, sizeof spill.prefix, (uint64_t)getpid());
