@@ -68,15 +68,15 @@ def ranges(tr, name):
     return [e for e in tr["traceEvents"] if e.get("ph") == "X" and e.get("name") == name]
 
 
-def run_nodes(ctx, d, nnodes, nproc, slow=-1, extra_env=None, own_ns=True):
+def run_nodes(ctx, d, nnodes, nproc, slow=-1, extra_env=None, own_ns=True, name="ddp"):
     """nnodes ncruns (each in its own pid namespace when own_ns) sharing
     run directory d, nproc ranks each; returns their (status, stderr)."""
     port = free_port()
     env = dict(os.environ, NCRT_TEST_SLOW_RANK=str(slow), NCRT_TEST_STEPS=str(STEPS), **(extra_env or {}))
     ps = []
     for n in range(nnodes):
-        cmd = [os.path.join(ctx["ncrun"], "ncrun"), "--run-dir", d, "-n", "ddp", "--step", "train_step", "--",
-               PY, LAUNCH, str(n), str(nnodes), str(nproc), str(port), "--", PY, DDP]
+        cmd = [os.path.join(ctx["ncrun"], "ncrun"), "--run-dir", d] + (["-n", name] if name else []) + [
+               "--step", "train_step", "--", PY, LAUNCH, str(n), str(nnodes), str(nproc), str(port), "--", PY, DDP]
         if own_ns:
             cmd = ["unshare", "-p", "-f", "--mount-proc"] + cmd
         ps.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
@@ -210,6 +210,26 @@ def case_one_node(ctx, tmp):
     check_straggler(ctx, [d], 1, 2)
 
 
+def case_init_rank(ctx, tmp):
+    """No rank variable: each rank passes its rank to init_process_group
+    and destroys the group before exit; its worker is forked after init.
+    Each rank's main process is that rank, its worker a helper of it, and
+    the traces are named after the launcher's `--` target."""
+    d = os.path.join(tmp, "run")
+    run_nodes(ctx, d, 1, 2, own_ns=False, name=None, extra_env={"NCRT_TEST_RANK_ARG": "1"})
+    got = {}
+    for p in traces(d):
+        pr = load(p)["ncrt"]["process"]
+        got[os.path.basename(p)] = (pr["rank"], pr["is_rank"], pr["role"], pr["rank_from"])
+    mains = {k: v for k, v in got.items() if v[1]}
+    check(mains == {"ddp_nodes-rank0.pt.trace.json.gz": (0, True, "rank", "torch.distributed"),
+                    "ddp_nodes-rank1.pt.trace.json.gz": (1, True, "rank", "torch.distributed")},
+          "rank traces: %s" % got)
+    helpers = sorted((v[0], v[2]) for v in got.values() if not v[1])
+    check(helpers == [(0, "dataloader worker"), (1, "dataloader worker")], "helpers: %s" % got)
+    check(all(k.startswith("ddp_nodes-") for k in got), "names: %s" % list(got))
+
+
 def case_foreign_set(ctx, tmp):
     """The finalizer leaves another host's spill set alone (its pid means
     nothing here; the process may be alive) and says nothing of it."""
@@ -229,8 +249,9 @@ CASES = {
     "nodes-shared-dir": case_shared_dir,
     "nodes-one-node": case_one_node,
     "nodes-foreign-set": case_foreign_set,
+    "nodes-init-rank": case_init_rank,
 }
-NEEDS_TORCH = {"nodes-shared-dir", "nodes-one-node"}
+NEEDS_TORCH = {"nodes-shared-dir", "nodes-one-node", "nodes-init-rank"}
 
 
 def main():

@@ -1773,10 +1773,27 @@ def case_launcher_name(c):
     with open(fake, "w") as f:
         f.write("#!/bin/sh\nshift 2\nexec \"$@\"\n")
     os.chmod(fake, 0o755)
-    for cmd in ([fake, "-np", "2", exe, "timed", "10"], ["env", "FOO=1", exe, "timed", "10"]):
+    # a launcher of its own with `--` before the program, a shell, and
+    # `python -m torch.distributed.run` (a stand-in module: Debian's torch
+    # 1.13 torchrun does not run on Python 3.11)
+    dashes = os.path.join(c.tmp, "launch.py")
+    with open(dashes, "w") as f:
+        f.write("import os, sys\nk = sys.argv.index('--')\nos.execv(sys.argv[k + 1], sys.argv[k + 1:])\n")
+    run = os.path.join(c.tmp, "torch", "distributed")
+    os.makedirs(run)
+    for f in ("torch/__init__.py", "torch/distributed/__init__.py"):
+        open(os.path.join(c.tmp, f), "w").close()
+    with open(os.path.join(run, "run.py"), "w") as f:
+        f.write("import os, sys\nos.execv(sys.argv[2], sys.argv[2:])\n")
+    for cmd in ([fake, "-np", "2", exe, "timed", "10"], ["env", "FOO=1", exe, "timed", "10"],
+                [PY, dashes, "--nodes", "1", "--", exe, "timed", "10"], ["sh", "-c", "%s timed 10" % exe],
+                [PY, "-m", "torch.distributed.run", "--nproc_per_node=1", exe, "timed", "10"]):
         p, d = c.run(cmd)
-        check(os.path.basename(d).startswith("run") and [os.path.basename(x) for x in traces(d)] ==
-              ["solver-rank0.pt.trace.json.gz"], "%s: traces %s" % (cmd[:2], traces(d)))
+        names = [os.path.basename(x) for x in traces(d)]
+        if cmd[0] == "sh":  # a shell that does not exec its last command: the program is its subprocess
+            names = [re.sub(r"-pid\d+", "-rank0", x) for x in names]
+        check(os.path.basename(d).startswith("run") and names == ["solver-rank0.pt.trace.json.gz"],
+              "%s: traces %s" % (cmd[:2], traces(d)))
         env = json.load(open(os.path.join(d, "env.json")))
         check(env["command"] == cmd, "env.json command %s" % env["command"])
 

@@ -271,6 +271,7 @@ void rt_process_role(const char *role, const char *detail) {
 void rt_process_rank(int rank, int world, const char *from) {
   rt_opt.rank = rank;
   if (world > 0) rt_opt.world_size = world;
+  if (!rt_proc.is_rank && !strcmp(from, NCRT_RANK_INHERITED)) return; /* a helper of that rank */
   set(rt_proc.rank_from, sizeof rt_proc.rank_from, from);
   set(rt_proc.role, sizeof rt_proc.role, "rank");
   rt_proc.role_detail[0] = 0;

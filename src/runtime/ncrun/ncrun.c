@@ -106,11 +106,50 @@ static void prepend(const char *var, const char *dir) {
 }
 
 
+/* A -m module that launches another program (whose name the trace takes) */
+static int launcher_module(const char *m) {
+  static const char *const mods[] = {"torch.distributed.run", "torch.distributed.launch", "deepspeed.launcher.runner",
+                                     "accelerate.commands.launch", NULL};
+  for (int k = 0; mods[k]; k++)
+    if (!strcmp(m, mods[k])) return 1;
+  return 0;
+}
+
 /* The trace's name: the script (x.py, -m module) or the program; behind a
- * launcher (mpirun -np 4 ./solver, srun -n 2 ./a.out) the program it
- * launches, not the launcher. `python -m pkg` -> pkg, `python x/train.py`
- * -> train, `torchrun ... train.py` -> train, `./a.out` -> a.out. */
+ * launcher (mpirun -np 4 ./solver, srun -n 2 ./a.out, python -m
+ * torch.distributed.run) the program it launches, not the launcher; after a
+ * `--` (a launcher's own: `launch.py -- python train.py`) what follows it;
+ * in `sh -c '...'` the command the shell runs. `python -m pkg` -> pkg,
+ * `python x/train.py` -> train, `torchrun ... train.py` -> train,
+ * `./a.out` -> a.out. */
 static void default_name(char **argv, char *out, size_t n) {
+  /* sh -c 'python3 train.py ...': the words of the command */
+  const char *sh = strrchr(argv[0], '/');
+  sh = sh ? sh + 1 : argv[0];
+  if ((!strcmp(sh, "sh") || !strcmp(sh, "bash") || !strcmp(sh, "dash") || !strcmp(sh, "zsh")) && argv[1] &&
+      !strcmp(argv[1], "-c") && argv[2]) {
+    char *copy = strdup(argv[2]), *words[64], *save = NULL;
+    int k = 0;
+    for (char *w = copy ? strtok_r(copy, " \t;&|()", &save) : NULL; w && k < 63; w = strtok_r(NULL, " \t;&|()", &save))
+      if (!strchr(w, '=') || k) words[k++] = w; /* VAR=x before the command */
+    words[k] = NULL;
+    if (k) {
+      default_name(words, out, n);
+      free(copy);
+      return;
+    }
+    free(copy);
+  }
+  /* launcher args -- program args: the program */
+  for (int i = 1; argv[i]; i++)
+    if (!strcmp(argv[i], "--") && argv[i + 1] && argv[i + 1][0] != '-') {
+      char path[PATH_MAX];
+      size_t l = strlen(argv[i + 1]);
+      if ((l > 3 && !strcmp(argv[i + 1] + l - 3, ".py")) || ncrun_resolve_cmd(argv[i + 1], path, sizeof path)) {
+        default_name(argv + i + 1, out, n);
+        return;
+      }
+    }
   static const char *const launchers[] = {"mpirun", "mpiexec", "orterun", "prterun", "srun", "jsrun", "aprun",
                                           "torchrun", "horovodrun", "deepspeed", "numactl", "taskset",
                                           "nsys", "env", "time", "nice", "stdbuf", NULL};
@@ -119,6 +158,8 @@ static void default_name(char **argv, char *out, size_t n) {
   b0 = b0 ? b0 + 1 : argv[0];
   int launcher = 0;
   for (int k = 0; launchers[k] && !launcher; k++) launcher = !strcmp(b0, launchers[k]);
+  for (int i = 1; !launcher && argv[i]; i++) /* python -m torch.distributed.run ... */
+    if (!strcmp(argv[i], "-m") && argv[i + 1] && launcher_module(argv[i + 1])) launcher = i + 2;
   for (int i = launcher; launcher && argv[i]; i++) {
     const char *a = argv[i];
     /* an option's value that is a program name (mpirun --hostfile h) is
@@ -130,7 +171,7 @@ static void default_name(char **argv, char *out, size_t n) {
   }
   for (int i = 0; argv[i]; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "-m") && argv[i + 1]) {
+    if (!strcmp(a, "-m") && argv[i + 1] && !launcher_module(argv[i + 1])) {
       pick = argv[i + 1];
       break;
     }
