@@ -198,6 +198,41 @@ def case_shared_dir(ctx, tmp):
         check_job(d, 2, 2, 3)
     check_merge(ctx, d, 4, tmp)
     check_straggler(ctx, [d], 3, 4)
+    check_clocks(ctx, d, tmp, 2)
+
+
+def check_clocks(ctx, d, tmp, nproc):
+    """Node 1's clock set 250 ms ahead (its traces' baseTimeNanoseconds, as
+    its real-time clock would have made them): merge estimates the offset
+    from the collectives' ends, corrects it to within 1 ms and says so;
+    report says so too."""
+    shifted = os.path.join(tmp, "shifted")
+    os.makedirs(shifted)
+    for p in traces(d):
+        tr = load(p)
+        if tr["ncrt"]["process"]["host"]["node_rank"] == 1:
+            tr["baseTimeNanoseconds"] += 250000000
+        with gzip.open(os.path.join(shifted, os.path.basename(p)), "wt") as f:
+            json.dump(tr, f)
+    out = os.path.join(tmp, "clocks.json.gz")
+    r = nctrace(ctx, "merge", shifted, "-o", out)
+    m = load(out)
+    hosts = m["ncrt"]["clocks"]
+    check(len(hosts) == 2 and hosts[0]["reference"] and hosts[1]["aligned"], "clocks: %s" % hosts)
+    err = hosts[1]["offset_ns"] + 250000000
+    check(abs(err) <= 1000000, "offset %d ns, 250 ms off by %d ns: %s" % (hosts[1]["offset_ns"], err, hosts[1]))
+    check("is +250." in r.stderr or "is +249." in r.stderr, "merge did not say the offset: %s" % r.stderr)
+    # the collectives' ends line up again in the merged timeline
+    ends = {}
+    for e in m["traceEvents"]:
+        if e.get("ph") == "X" and e.get("name") == "barrier":
+            ends.setdefault(e["pid"], []).append(e["ts"] + e["dur"])
+    for v in ends.values():
+        v.sort()
+    diffs = sorted(b - a for a, b in zip(ends[0], ends[nproc]))
+    check(abs(diffs[len(diffs) // 2]) <= 1000.0, "rank %d's barrier ends %s us after rank 0's" % (nproc, diffs))
+    r = nctrace(ctx, "report", shifted, "-o", os.path.join(tmp, "r.html"))
+    check("clocks:" in r.stderr and "corrected" in r.stderr, "report did not say the offset: %s" % r.stderr)
 
 
 def case_one_node(ctx, tmp):

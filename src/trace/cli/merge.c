@@ -12,6 +12,7 @@
  * in their high digits so arrows of different files never pair up.
  * Two passes per file: the model for names and threads, then a stream that
  * rewrites pid, tid, ts (and flow ids) and copies every other member. */
+#include "clocks.h"
 #include "commands.h"
 #include "model.h"
 #include "output.h"
@@ -127,11 +128,27 @@ int cmd_merge(int argc, char **argv) {
     return usage_error("merge", NULL);
   }
   Model m = {0};
+  ClockAlign ca = {0};
   int rc = 1;
   int64_t *rank_of = NULL;
   for (size_t i = 0; i < files.n; i++) {
+    size_t before = m.traces.n;
     if (model_load(&m, files.v[i]) < 0) goto done;
-    vec_free(&m.traces.v[i]->ev); /* only names and threads are needed */
+    for (size_t k = before; k < m.traces.n; k++) { /* a directory is many traces */
+      clock_collect(&ca, &m, k);                     /* the collectives' ends: the hosts' clocks */
+      vec_free(&m.traces.v[k]->ev);                  /* only names and threads are needed */
+    }
+  }
+  clock_align(&ca, &m); /* each host's traces on the first host's clock */
+  {
+    Buf note = {0};
+    clock_align_text(&ca, &note);
+    for (char *l = note.s, *e; l && *l; l = e + 1) {
+      e = strchr(l, '\n');
+      *e = 0;
+      nct_note("merge: %s", l);
+    }
+    buf_free(&note);
   }
   /* ranks: the main processes' distributedInfo.rank unless one is missing
    * or two repeat; a helper process goes with the rank it serves */
@@ -186,8 +203,25 @@ int cmd_merge(int argc, char **argv) {
   }
   {
     Buf b = {0};
-    buf_printf(&b, "\"distributedInfo\": {\"world_size\": %lld}, \"traceName\": \"merged\",\n\"traceEvents\": [\n",
-               (long long)world);
+    buf_printf(&b, "\"distributedInfo\": {\"world_size\": %lld}, \"traceName\": \"merged\",\n", (long long)world);
+    /* the hosts' clock offsets applied (clocks.h) */
+    buf_puts(&b, "\"ncrt\": {\"clocks\": [");
+    for (size_t h = 0; h < ca.hosts.n; h++) {
+      const HostClock *hc = &ca.hosts.v[h];
+      buf_printf(&b, "%s{\"host\": ", h ? ", " : "");
+      buf_json_string(&b, hc->id);
+      buf_puts(&b, ", \"name\": ");
+      buf_json_string(&b, hc->name);
+      buf_printf(&b, ", \"ranks\": [%lld, %lld], \"reference\": %s, \"aligned\": %s, \"offset_ns\": %lld, "
+                 "\"uncertainty_ns\": %lld, \"spread_ns\": %lld, \"anchors\": %zu, \"anchor\": ",
+                 (long long)hc->lo_rank, (long long)hc->hi_rank, hc->reference ? "true" : "false",
+                 hc->aligned ? "true" : "false", (long long)hc->offset_ns, (long long)hc->uncert_ns,
+                 (long long)hc->spread_ns, hc->anchors);
+      buf_json_string(&b, hc->anchor ? hc->anchor : "");
+      if (hc->bounded) buf_printf(&b, ", \"bounds_ns\": [%lld, %lld]", (long long)hc->lo_ns, (long long)hc->hi_ns);
+      buf_putc(&b, '}');
+    }
+    buf_puts(&b, "]},\n\"traceEvents\": [\n");
     out_write(o, b.s, b.len);
     buf_free(&b);
   }
@@ -247,6 +281,7 @@ int cmd_merge(int argc, char **argv) {
   rc = (out_close(o) < 0 || wrc < 0) ? 1 : 0;
 done:
   free(rank_of);
+  clock_align_free(&ca);
   vec_free(&files);
   model_free(&m);
   return rc;

@@ -61,6 +61,8 @@ def main():
                 opt.zero_grad()
             with ncrt.range("barrier"):
                 dist.barrier()
+            with ncrt.range("all_reduce"):
+                dist.all_reduce(torch.ones(1))
     del it
     dist.destroy_process_group()
 
