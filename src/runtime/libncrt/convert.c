@@ -277,6 +277,8 @@ static int inc_finish(const char *path, const TraceIn *s, const char *done) {
 static uint64_t handoff_min(void) {
   const char *fin = getenv(NCRT_ENV_FINALIZER);
   if (!fin || !*fin) return 0;
+  const char *at = strchr(fin, ':'); /* "ncrun:<HOSTID>": the finalizer's host; another host's never finalizes us */
+  if (at && strcmp(at + 1, rt_host.id)) return 0;
   const char *v = getenv(NCRT_ENV_HANDOFF);
   if (!v || !*v) return HANDOFF_DEFAULT;
   int ok;

@@ -884,7 +884,15 @@ static int set_environment(Run *r) {
   /* ncrun finalizes the run's processes when its command ends: an exit with
    * much left to convert hands it over and ends at once (libncrt's writer,
    * "the fast exit"); torch's backend writes its own traces */
-  if (!r->torch) setenv(NCRT_ENV_FINALIZER, "ncrun", 1);
+  if (!r->torch) {
+    /* "ncrun:<HOSTID>": a process on another host (srun, mpirun over
+     * nodes) has no finalizer of ours and converts its exit itself */
+    NcHost h;
+    nc_host_read(&h);
+    char v[64];
+    snprintf(v, sizeof v, "ncrun:%s", h.id);
+    setenv(NCRT_ENV_FINALIZER, v, 1);
+  }
   else unsetenv(NCRT_ENV_FINALIZER);
   prepend("PYTHONPATH", r->pydir);
   if (o->shadow) {
