@@ -118,7 +118,7 @@ def check_job(d, nnodes, nproc, slow):
         steps = ranges(tr, "train_step")
         check(len(steps) == STEPS, "%s: %d train_step ranges, not %d" % (p, len(steps), STEPS))
         check(len(ranges(tr, "slow_down")) == (STEPS if r == slow else 0), "%s: slow_down ranges" % p)
-        check(tr["distributedInfo"]["rank"] == r and tr["distributedInfo"]["world_size"] == world,
+        check(tr["distributedInfo"] == {"backend": "gloo", "rank": r, "world_size": world},
               "%s: distributedInfo %s" % (p, tr["distributedInfo"]))
         h = pr["host"]
         check(h["node_rank"] == r // nproc and h["local_rank"] == r % nproc, "%s: host %s" % (p, h))

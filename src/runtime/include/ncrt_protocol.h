@@ -19,7 +19,7 @@
 /* "role\t<role>\t<detail>": what this process is (the Python module tells
  * it at its first range: "dataloader worker", "pool worker", ...) */
 #define NCRT_ROLE_PREFIX "role\t"
-/* "rank\t<R>\t<W>\t<from>": this process is rank R of W (torch.distributed
+/* "rank\t<R>\t<W>\t<from>[\t<backend>]": this process is rank R of W (torch.distributed
  * once initialized): it becomes that rank's main process, unless from is
  * NCRT_RANK_INHERITED (a forked child holding its parent's group, a
  * DataLoader worker: a helper of rank R) */

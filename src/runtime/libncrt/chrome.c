@@ -869,7 +869,9 @@ static void put_thread_names(Gz *g, const TraceIn *s) {
 static void put_top(Gz *g, const TraceIn *s) {
   PUTS(g, "\n],\n\"schemaVersion\": 1,\n\"deviceProperties\": [");
   put_devices(g);
-  PUTS(g, "],\n\"distributedInfo\": {\"backend\": \"\", \"rank\": ");
+  PUTS(g, "],\n\"distributedInfo\": {\"backend\": ");
+  put_jstr(g, s->backend ? s->backend : "");
+  PUTS(g, ", \"rank\": ");
   put_i64(g, s->rank);
   PUTS(g, ", \"world_size\": ");
   put_i64(g, s->world);

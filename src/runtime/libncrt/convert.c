@@ -111,6 +111,7 @@ static void live_in(TraceIn *s) {
   s->pid = (int)getpid();
   s->rank = rt_opt.rank;
   s->world = rt_opt.world_size;
+  s->backend = rt_proc.backend;
   s->in_process = 1;
   s->proc_name = rt_opt.name;
   s->name_json = esc_name;

@@ -274,6 +274,7 @@ typedef struct {
   TraceIn s;
   char proc[512], trace[512], cupti[300];
   char proc_json[1024];
+  char backend[16];
   RtClock clock;
   int level;
   uint64_t(*win)[2];                 /* capture windows (windows lines) */
@@ -365,6 +366,7 @@ static int info_line(Fin *f, char *l) {
   else if (!strncmp(l, "device ", 7) && fin_ndev < RT_MAX_DEVICES) info_device(l + 7);
   else if (!strncmp(l, "name ", 5)) unjson(l + 5, f->proc, sizeof f->proc);
   else if (!strncmp(l, "process {", 9)) snprintf(f->proc_json, sizeof f->proc_json, "%s", l + 8);
+  else if (sscanf(l, "backend %15[A-Za-z0-9_:-]", f->backend) == 1) s->backend = f->backend;
   else if (sscanf(l, "pstart %llu", &a) == 1) s->pstart = a;
   else if (sscanf(l, "isrank %d", &k) == 1) s->is_rank = k;
   else if (!strncmp(l, "trace ", 6)) unjson(l + 6, f->trace, sizeof f->trace);

@@ -80,6 +80,7 @@ typedef struct {
   uint64_t exit_ns;             /* when the exit write began (0: not yet) */
   int node_rank, local_rank;    /* the launcher's (GROUP_RANK, LOCAL_RANK, SLURM_NODEID, ...), -1 unknown */
   uint64_t real0, mono0;        /* CLOCK_REALTIME and CLOCK_MONOTONIC ns read together at set-up */
+  char backend[16];             /* torch.distributed's backend ("gloo", "nccl"; "" unknown): distributedInfo */
 } RtProcess;
 extern RtProcess rt_proc;
 /* the host this process runs on (hostid.h): its private files' names, the

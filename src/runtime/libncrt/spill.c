@@ -400,6 +400,10 @@ void info_save(int die) {
   o_u64(&o, (uint64_t)rt_opt.rank);
   o_str(&o, "\nworld ");
   o_u64(&o, (uint64_t)rt_opt.world_size);
+  if (rt_proc.backend[0]) {
+    o_str(&o, "\nbackend ");
+    o_str(&o, rt_proc.backend); /* a plain word (collector.c) */
+  }
   o_str(&o, "\nlevel ");
   o_u64(&o, (uint64_t)rt_opt.level);
   o_str(&o, "\nformat ");

@@ -171,14 +171,15 @@ static void tell_role(void) {
  * inherited its parent's group says so: it is a helper of that rank. */
 static void tell_rank(void) {
   PyObject *r = dist_fn ? PyObject_CallNoArgs(dist_fn) : NULL;
-  if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 3) {
+  if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 4) {
     long rank = PyLong_AsLong(PyTuple_GET_ITEM(r, 0)), world = PyLong_AsLong(PyTuple_GET_ITEM(r, 1));
     int inherited = PyObject_IsTrue(PyTuple_GET_ITEM(r, 2)) == 1;
+    const char *backend = PyUnicode_Check(PyTuple_GET_ITEM(r, 3)) ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(r, 3)) : NULL;
     if (rank >= 0 && rank != dist_rank) {
       dist_rank = (int)rank;
-      char m[96];
-      snprintf(m, sizeof m, NCRT_RANK_PREFIX "%ld\t%ld\t%s", rank, world,
-               inherited ? NCRT_RANK_INHERITED : "torch.distributed");
+      char m[128];
+      snprintf(m, sizeof m, NCRT_RANK_PREFIX "%ld\t%ld\t%s\t%.15s", rank, world,
+               inherited ? NCRT_RANK_INHERITED : "torch.distributed", backend ? backend : "");
       control_mark(m);
     }
   }
@@ -660,7 +661,7 @@ static const char helper_src[] =
     "    d = sys.modules.get('torch.distributed')\n"
     "    try:\n"
     "        if d is not None and d.is_available() and d.is_initialized():\n"
-    "            return d.get_rank(), d.get_world_size()\n"
+    "            return d.get_rank(), d.get_world_size(), str(d.get_backend())\n"
     "    except Exception:\n"
     "        pass\n"
     "    return None\n"
@@ -686,7 +687,7 @@ static const char helper_src[] =
     "        except Exception:\n"
     "            pass\n"
     "    r = _dist_now()\n"
-    "    return None if r is None else (r[0], r[1], r == _forked[0])\n"
+    "    return None if r is None else (r[0], r[1], r == _forked[0], r[2])\n"
     "import os as _os\n"
     "if hasattr(_os, 'register_at_fork'):\n"
     "    _os.register_at_fork(after_in_child=_after_fork)\n"
