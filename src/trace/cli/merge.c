@@ -204,9 +204,9 @@ int cmd_merge(int argc, char **argv) {
   {
     Buf b = {0};
     buf_printf(&b, "\"distributedInfo\": {\"world_size\": %lld}, \"traceName\": \"merged\",\n", (long long)world);
-    /* the hosts' clock offsets applied (clocks.h) */
-    buf_puts(&b, "\"ncrt\": {\"clocks\": [");
-    for (size_t h = 0; h < ca.hosts.n; h++) {
+    /* the hosts' clock offsets applied (clocks.h), when there are hosts to align */
+    if (ca.hosts.n > 1) buf_puts(&b, "\"ncrt\": {\"clocks\": [");
+    for (size_t h = 0; ca.hosts.n > 1 && h < ca.hosts.n; h++) {
       const HostClock *hc = &ca.hosts.v[h];
       buf_printf(&b, "%s{\"host\": ", h ? ", " : "");
       buf_json_string(&b, hc->id);
@@ -221,7 +221,8 @@ int cmd_merge(int argc, char **argv) {
       if (hc->bounded) buf_printf(&b, ", \"bounds_ns\": [%lld, %lld]", (long long)hc->lo_ns, (long long)hc->hi_ns);
       buf_putc(&b, '}');
     }
-    buf_puts(&b, "]},\n\"traceEvents\": [\n");
+    if (ca.hosts.n > 1) buf_puts(&b, "]},\n");
+    buf_puts(&b, "\"traceEvents\": [\n");
     out_write(o, b.s, b.len);
     buf_free(&b);
   }

@@ -154,7 +154,8 @@ static int64_t *pair_diffs(const ClockAlign *ca, const Model *m, size_t ref, siz
 int clock_align(ClockAlign *ca, Model *m) {
   for (size_t ti = 0; ti < m->traces.n; ti++) {
     const Trace *t = m->traces.v[ti];
-    HostClock *h = &ca->hosts.v[host_index(ca, t)];
+    size_t hi = host_index(ca, t); /* may grow hosts: index first */
+    HostClock *h = &ca->hosts.v[hi];
     if (!main_process(t) || t->rank < 0) continue;
     if (h->lo_rank < 0 || t->rank < h->lo_rank) h->lo_rank = t->rank;
     if (t->rank > h->hi_rank) h->hi_rank = t->rank;
