@@ -499,7 +499,7 @@ static void process(Run *run, size_t i, void **parser) {
     for (size_t k = 0; k < job.ranges.n; k++) {
       RangeRec *x = &job.ranges.v[k];
       RangeOut o = {xstrdup(x->name), x->kind, x->line0, x->line1, linemap_get(&r->map, x->line0),
-                    linemap_get(&r->map, x->line1), NULL};
+                    linemap_get(&r->map, x->line1), NULL, x->unranged ? xstrdup(x->unranged) : NULL};
       if (x->rule) o.rule_at = xasprintf("%s:%d:%d", run->rules.doc.path, x->rule->at->line, x->rule->at->col);
       vec_push(&r->ranges, o);
     }

@@ -380,5 +380,53 @@ expect_rc 0 "instrument a variable-named range" "$NC" -q --config "$T/vrules.yam
 expect_rc 0 "drill inside a variable-named range" "$NC" drill --config "$T/vrules.yaml" --src "$T/vsrc" --trace "$T/v.json" --top 1
 has "$T/stdout" "+ v.py:3-3 in A.f" "a variable-named range is no sign its lines did not run"
 
+# prune on a full trace (issue 40): a range full trace made has no rule to
+# remove; prune writes an exclude entry for it instead (a new block list; an
+# existing block or flow list grows in its own style; JSON gets a member),
+# and the next run leaves the function out. C and Python alike.
+mkdir -p "$T/fsrc"
+printf 'static unsigned spin(unsigned n) { unsigned x = 0; for (unsigned i = 0; i < n; i++) x += i; return x; }\nint main(void) { unsigned s = 0; for (int i = 0; i < 200; i++) s += spin(10); return (int)(s & 1); }\n' > "$T/fsrc/prog.c"
+printf 'def tiny(i):\n    return [i] * 2\n\n\ndef run():\n    return sum(len(tiny(i)) for i in range(200))\n' > "$T/fsrc/fm.py"
+printf '# full trace\nfull_trace_mode: true\ntargets:\n  prog.c: {}\n  fm: {}\n' > "$T/ft.yaml"
+cp "$T/ft.yaml" "$T/ft-orig.yaml"
+expect_rc 0 "full trace" "$NC" -q --config "$T/ft.yaml" "$T/fsrc" "$T/fout"
+{
+  printf '{"traceEvents":[\n'
+  for i in $(seq 0 199); do
+    ev spin $((i * 10)) 1 "$T/fout/prog.c" 1; printf ',\n'; ev fm.tiny $((i * 10 + 3)) 1 "$T/fout/fm.py" 1; printf ',\n'
+  done
+  ev main 0 9000 "$T/fout/prog.c" 2; printf ',\n'; ev fm.run 0 9000 "$T/fout/fm.py" 5
+  printf ']}\n'
+} > "$T/ft.json"
+expect_rc 0 "prune a full trace" "$NC" prune --config "$T/ft.yaml" --trace "$T/ft.json" --min-calls 100 --max-mean-us 10
+has "$T/stdout" "prune: spin" "prune names spin"
+has "$T/stdout" "full trace made it; exclude entry added" "prune says it excludes"
+printf '# full trace\nfull_trace_mode: true\ntargets:\n  prog.c: {}\n  fm: {}\nexclude:\n  - fm.tiny\n  - spin\n' > "$T/ft-want.yaml"
+same "$T/ft.yaml" "$T/ft-want.yaml" "a new exclude list with both names"
+expect_rc 0 "full trace again" "$NC" -q --explain --config "$T/ft.yaml" "$T/fsrc" "$T/fout"
+has "$T/stdout" "skipped spin: excluded by rule" "the C function is left out next time"
+has "$T/stdout" "skipped tiny: excluded by rule" "the Python function is left out next time"
+has "$T/stdout" "main: full-trace range 'main'" "the rest is still traced"
+expect_rc 0 "undo the exclude" "$NC" feedback --config "$T/ft.yaml" --undo
+same "$T/ft.yaml" "$T/ft-orig.yaml" "undo prune of a full trace"
+# an existing block list grows; a flow list and JSON too
+# (each instrumented again from its own rule file: the trace's ranges are
+# in its manifest)
+printf 'full_trace_mode: true\nexclude:\n  - "*_test"\ntargets:\n  prog.c: {}\n  fm: {}\n' > "$T/ft.yaml"
+expect_rc 0 "full trace (block list)" "$NC" -q --config "$T/ft.yaml" "$T/fsrc" "$T/fout"
+expect_rc 0 "prune into a block list" "$NC" prune --config "$T/ft.yaml" --trace "$T/ft.json" --min-calls 100 --max-mean-us 10
+printf 'full_trace_mode: true\nexclude:\n  - "*_test"\n  - fm.tiny\n  - spin\ntargets:\n  prog.c: {}\n  fm: {}\n' > "$T/ft-want.yaml"
+same "$T/ft.yaml" "$T/ft-want.yaml" "the block list grows"
+printf 'full_trace_mode: true\nexclude: ["*_test"]\ntargets: {prog.c: {}, fm: {}}\n' > "$T/ft.yaml"
+expect_rc 0 "full trace (flow list)" "$NC" -q --config "$T/ft.yaml" "$T/fsrc" "$T/fout"
+expect_rc 0 "prune into a flow list" "$NC" prune --config "$T/ft.yaml" --trace "$T/ft.json" --min-calls 100 --max-mean-us 10
+printf 'full_trace_mode: true\nexclude: ["*_test", fm.tiny, spin]\ntargets: {prog.c: {}, fm: {}}\n' > "$T/ft-want.yaml"
+same "$T/ft.yaml" "$T/ft-want.yaml" "the flow list grows"
+printf '{"full_trace_mode": true, "targets": {"prog.c": {}, "fm": {}}}\n' > "$T/ftrules.json"
+expect_rc 0 "full trace (JSON)" "$NC" -q --config "$T/ftrules.json" "$T/fsrc" "$T/fout"
+expect_rc 0 "prune into JSON" "$NC" prune --config "$T/ftrules.json" --trace "$T/ft.json" --min-calls 100 --max-mean-us 10
+if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d.get("exclude") != ["fm.tiny", "spin"])' "$T/ftrules.json"; then ok
+else bad "JSON rules get an exclude member: $(cat "$T/ftrules.json")"; fi
+
 echo "drill: $pass passed, $fail failed"
 [ "$fail" = 0 ]

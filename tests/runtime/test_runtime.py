@@ -395,15 +395,29 @@ def case_throttle_load(c):
     # then is at most 61 deep)
     check(2000 <= n["chain"] <= 2061 and n["leaf"] == 2000 and n["slow"] == 10 and n["main"] == 1, "counts %s" % n)
     check_nesting(idle)
-    # nctrace marks the throttled figures as estimates from the totals
+    # ncrt timed the calls it did not record (issue 40): every name's row
+    # is of all its calls, measured (not scaled), and each call's time is
+    # counted once: the exclusive times add up to main's inclusive time,
+    # and the recursive chain's inclusive time is its outermost calls'
+    # (it cannot exceed main's)
+    for name in ("chain", "leaf"):
+        for k in ("unrecorded_calls", "unrecorded_incl_us", "unrecorded_excl_us", "unrecorded_sum_us"):
+            check(k in th[name], "throttled %s has no %s: %s" % (name, k, th[name]))
+    check(th["leaf"]["unrecorded_calls"] == 3000, "leaf's unrecorded calls: %s" % th["leaf"])
+    check(th["chain"]["unrecorded_calls"] + n["chain"] == 6100, "chain's calls: %s, %d recorded" % (th["chain"], n["chain"]))
     nctrace = c.nctrace
     s = subprocess.run([nctrace, "summary", "--format", "json", os.path.join(c.tmp, "run1")],
                        capture_output=True, text=True)
     check(s.returncode == 0, "summary: %s" % s.stderr)
     rows = {r["name"]: r for r in json.loads(s.stdout)["structured"]["operations"]}
-    leaf = rows["leaf"]
-    check(leaf.get("estimated") and leaf["count"] == 2000 and leaf["total_calls"] == 5000
-          and leaf["inclusive_us_est"] > leaf["inclusive_us"], "leaf row %s" % leaf)
+    leaf, chain, main = rows["leaf"], rows["chain"], rows["main"]
+    check(leaf.get("measured") and not leaf.get("estimated") and leaf["count"] == 5000, "leaf row %s" % leaf)
+    check(chain.get("measured") and chain["count"] == 6100, "chain row %s" % chain)
+    total_excl = sum(r["exclusive_us"] for r in rows.values())
+    check(abs(total_excl - main["inclusive_us"]) <= 0.02 * main["inclusive_us"],
+          "exclusive times add up to %.3f us, main ran %.3f us: %s" % (total_excl, main["inclusive_us"], rows))
+    check(all(r["inclusive_us"] <= main["inclusive_us"] * 1.001 for r in rows.values()),
+          "an inclusive time exceeds main's: %s" % rows)
 
 
 def iters(t):
@@ -2200,7 +2214,9 @@ def case_perfetto(c):
         r = subprocess.run([c.nctrace] + cmd, capture_output=True, text=True)
         check(r.returncode == 0 and "error" not in r.stderr, "nctrace %s: %s" % (cmd[0], r.stderr[-400:]))
         if cmd[0] == "summary":
-            check("| hot | user_annotation | 150000 (100000 recorded) |" in r.stdout, "summary %s" % r.stdout[:1500])
+            # all 150000 calls, measured (100000 recorded, the rest timed)
+            row = [l for l in r.stdout.splitlines() if l.startswith("| hot |")]
+            check(row and row[0].startswith("| hot | user_annotation | 150000 |"), "summary's hot row: %s" % row)
     with open(out("f.json")) as f:
         kept = counts(json.load(f))
     check(kept.get("hot") == 100000, "filter kept %s" % kept)
@@ -2217,6 +2233,50 @@ def case_perfetto(c):
     r = subprocess.run([c.nctrace, "summary", cut], capture_output=True, text=True)
     check(r.returncode == 1 and "cut.pftrace: byte" in r.stderr and "truncated" in r.stderr,
           "truncated: rc %d %s" % (r.returncode, r.stderr))
+
+
+def case_small_static(c):
+    """Issue 40: a small C program whose slow function is a small static
+    function (progs/small_static.c: process_item -> transform_slow -> spin).
+    The full trace used to leave all three out as "the compiler inlines it",
+    so the trace showed only main. Now each has a range; under ncrun with a
+    throttle low enough to stop recording all of them, the summary puts spin
+    first by exclusive time with all its calls, the exclusive times add up
+    to main's inclusive time (every call counted once), the report page has
+    spin, and the calls without a range (atoi, printf) are named."""
+    if not c.ncrewrite:
+        print("SKIPPED: no ncrewrite given")
+        return SKIP
+    src = os.path.join(c.tmp, "src")
+    os.makedirs(src)
+    shutil.copy(os.path.join(PROGS, "small_static.c"), src)
+    out = os.path.join(c.tmp, "shadow")
+    r = subprocess.run([c.ncrewrite, "-q", "--full-trace", "--explain", src, out], capture_output=True, text=True)
+    check(r.returncode == 0, "ncrewrite: %s" % r.stderr)
+    for fn in ("spin", "transform_slow", "transform_fast", "process_item", "main"):
+        check("%s: full-trace range '%s'" % (fn, fn) in r.stdout, "no range for %s:\n%s" % (fn, r.stdout))
+    exe = os.path.join(c.tmp, "small_static")
+    subprocess.run(["gcc", "-O2"] + INC + [os.path.join(out, "small_static.c"), "-o", exe, "-ldl"], check=True)
+    p, d = c.run([exe], opts=["--throttle", "500", "--shadow", out, "--name", "small"])
+    s = subprocess.run([c.nctrace, "summary", "--format", "json", d], capture_output=True, text=True)
+    check(s.returncode == 0, "summary: %s" % s.stderr)
+    st = json.loads(s.stdout)["structured"]
+    rows = {x["name"]: x for x in st["operations"]}
+    check(rows["spin"]["count"] == 6000 and rows["process_item"]["count"] == 3000, "counts: %s" % rows)
+    top = max(rows.values(), key=lambda x: x["exclusive_us"])
+    check(top["name"] == "spin", "spin is not first by exclusive time: %s" % rows)
+    total = sum(x["exclusive_us"] for x in rows.values())
+    check(abs(total - rows["main"]["inclusive_us"]) <= 0.02 * rows["main"]["inclusive_us"],
+          "exclusive times add up to %.3f us, main ran %.3f us" % (total, rows["main"]["inclusive_us"]))
+    un = {x["name"]: x["calls"] for x in st.get("unranged_calls", [])}
+    check(un.get("main") == ["atoi", "printf"], "calls without a range: %s" % st.get("unranged_calls"))
+    md = subprocess.run([c.nctrace, "summary", d], capture_output=True, text=True).stdout
+    check("### What the trace cannot see" in md and "| main |" in md.split("cannot see", 1)[1], "summary md:\n%s" % md)
+    html = os.path.join(c.tmp, "r.html")
+    r = subprocess.run([c.nctrace, "report", d, "-o", html], capture_output=True, text=True)
+    check(r.returncode == 0, "report: %s" % r.stderr)
+    page = open(html, encoding="utf-8").read()
+    check("spin" in page and "What the trace cannot see" in page, "the report lacks spin or the unseen calls")
 
 
 CASES = {name[5:].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}

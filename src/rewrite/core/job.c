@@ -87,7 +87,7 @@ void filejob_free(FileJob *job) {
   buf_free(&job->explain_text);
   vec_free(&job->explain_at);
   edits_free(&job->edits);
-  for (size_t i = 0; i < job->ranges.n; i++) free(job->ranges.v[i].name);
+  for (size_t i = 0; i < job->ranges.n; i++) free(job->ranges.v[i].name), free(job->ranges.v[i].unranged);
   vec_free(&job->ranges);
 }
 

@@ -47,6 +47,9 @@ typedef struct {
   const char *kind;/* "function", "calls", "lines", "full-trace", "replacement" */
   int line0, line1;/* original lines covered (1-based, inclusive) */
   const Rule *rule;/* NULL for full-trace ranges */
+  char *unranged;  /* C function ranges: the functions it calls that have no
+                    * range of their own in this file, ", "-separated (owned;
+                    * NULL: none or not known) */
 } RangeRec;
 
 /* What one file made of one rule. */

@@ -15,7 +15,8 @@
 
 void result_free(FileResult *r) {
   free(r->rel);
-  for (size_t i = 0; i < r->ranges.n; i++) free(r->ranges.v[i].name), free(r->ranges.v[i].rule_at);
+  for (size_t i = 0; i < r->ranges.n; i++)
+    free(r->ranges.v[i].name), free(r->ranges.v[i].rule_at), free(r->ranges.v[i].unranged);
   vec_free(&r->ranges);
   linemap_free(&r->map);
   rule_results_free(&r->rules);
@@ -92,6 +93,21 @@ static void file_entry(Buf *b, const FileResult *r, const char *ind) {
       buf_json_string(b, x->kind);
       buf_printf(b, ", \"lines\": [%d, %d], \"out_lines\": [%d, %d]", x->line0, x->line1, x->out0, x->out1);
       if (x->rule_at) buf_puts(b, ", \"rule\": "), buf_json_string(b, x->rule_at);
+      if (x->unranged) {
+        /* "unranged_calls": what its exclusive time may hold unseen */
+        buf_puts(b, ", \"unranged_calls\": [");
+        const char *p = x->unranged;
+        for (bool first = true; *p; first = false) {
+          const char *e = strstr(p, ", ");
+          size_t l = e ? (size_t)(e - p) : strlen(p);
+          char *one = xstrndup(p, l);
+          if (!first) buf_puts(b, ", ");
+          buf_json_string(b, one);
+          free(one);
+          p += l + (e ? 2 : 0);
+        }
+        buf_putc(b, ']');
+      }
       buf_putc(b, '}');
     }
     buf_printf(b, "%s%s]", *ind ? "\n" : "", in2);
@@ -293,7 +309,7 @@ int manifest_read(const char *out_root, Manifest *m) {
     cJSON_ArrayForEach(r, ranges) {
       const char *nm = jstr(r, "name"), *kind = jstr(r, "kind"), *rule = jstr(r, "rule");
       if (!nm) continue;
-      RangeOut o = {xstrdup(nm), "", 0, 0, 0, 0, rule ? xstrdup(rule) : NULL};
+      RangeOut o = {xstrdup(nm), "", 0, 0, 0, 0, rule ? xstrdup(rule) : NULL, NULL};
       for (int k = 0; kind && k < RULE_NKINDS; k++)
         if (rule_kind((RuleKind)k)->range_kind && !strcmp(rule_kind((RuleKind)k)->range_kind, kind))
           o.kind = rule_kind((RuleKind)k)->range_kind;
@@ -313,7 +329,8 @@ void manifest_free(Manifest *m) {
   free(m->source);
   for (size_t i = 0; i < m->files.n; i++) {
     ManifestFile *f = &m->files.v[i];
-    for (size_t k = 0; k < f->ranges.n; k++) free(f->ranges.v[k].name), free(f->ranges.v[k].rule_at);
+    for (size_t k = 0; k < f->ranges.n; k++)
+      free(f->ranges.v[k].name), free(f->ranges.v[k].rule_at), free(f->ranges.v[k].unranged);
     vec_free(&f->ranges);
     free(f->rel);
   }

@@ -16,6 +16,7 @@ typedef struct {
   const char *kind;
   int line0, line1, out0, out1;
   char *rule_at;   /* "rules.yaml:12:9" or NULL */
+  char *unranged;  /* RangeRec's: callees without a range of their own, or NULL */
 } RangeOut;
 
 typedef struct {

@@ -760,12 +760,15 @@ typedef struct {
   bool stale;
 } PruneOpts;
 
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
 static int prune(const PruneOpts *o, Diags *d) {
   TraceRun run;
   bool missing;
   if (trace_run_open("prune", o->config, o->trace, o->stale, false, &missing, &run, d)) return 1;
   TextEdits e = {0};
   VEC(const Rule *) done = {0};
+  VEC(const char *) excl = {0}; /* full-trace ranges: exclude entries to add */
   Buf what = {0};
   int status = 1;
   size_t removed = 0;
@@ -779,8 +782,17 @@ static int prune(const PruneOpts *o, Diags *d) {
     if (locate(&run.mans, a, o->out, run.env_shadow, &org) == 0 && org.rule_at) ru = rule_at(&run.rules, org.rule_at);
     bool seen = false;
     for (size_t k = 0; k < done.n; k++) seen |= done.v[k] == ru;
-    if (!ru) {
-      printf(": no rule of %s made it (full trace?); exclude it by hand\n", o->config);
+    bool full = !ru && org.kind && !strcmp(org.kind, "full-trace");
+    for (size_t k = 0; full && k < excl.n; k++) full = strcmp(excl.v[k], a->name) != 0;
+    if (full && has_glob_chars(a->name)) {
+      printf(": a full-trace range whose name holds glob characters; exclude it by hand\n");
+    } else if (full) {
+      /* full trace made it: the entry to write is an exclude */
+      printf(": full trace made it; exclude entry added\n");
+      vec_push(&excl, a->name);
+      buf_printf(&what, "%s%s", what.len ? ", " : "", a->name);
+    } else if (!ru) {
+      printf(": no rule of %s made it; exclude it by hand\n", o->config);
     } else if (seen) {
       printf(": its rule is removed already\n");
     } else if (ruledit_remove_node(&run.rules.doc, ru->at, &e, d) == 0) {
@@ -793,15 +805,20 @@ static int prune(const PruneOpts *o, Diags *d) {
     }
     origin_free(&org);
   }
-  if (!removed) {
+  if (excl.n) qsort(excl.v, excl.n, sizeof *excl.v, cmp_cstr); /* the file's order: by name */
+  if (excl.n && ruledit_add_excludes(&run.rules.doc, excl.v, excl.n, &e, d)) {
+    /* the diagnostic says why; the rule file is left as it is */
+  } else if (!removed && !excl.n) {
     printf("prune: nothing to remove\n");
     status = 0;
   } else {
     size_t len;
     char *text = ruledit_apply(run.rules.doc.src, run.rules.doc.len, &e, &len);
-    char *w = xasprintf("removed %s", what.s);
+    char *w = xasprintf("%s %s", removed ? "removed" : "excluded", what.s);
     if (history_commit(o->config, run.rules.doc.src, run.rules.doc.len, text, len, &e, "prune", w, NULL, d) == 0) {
-      printf("prune: %zu rule%s removed from %s\n", removed, removed == 1 ? "" : "s", o->config);
+      if (removed) printf("prune: %zu rule%s removed from %s\n", removed, removed == 1 ? "" : "s", o->config);
+      if (excl.n)
+        printf("prune: %zu full-trace name%s added to exclude in %s\n", excl.n, excl.n == 1 ? "" : "s", o->config);
       status = 0;
     }
     free(w);
@@ -809,6 +826,7 @@ static int prune(const PruneOpts *o, Diags *d) {
   }
   buf_free(&what);
   vec_free(&done);
+  vec_free(&excl);
   textedits_free(&e);
   trace_run_close(&run);
   return status;

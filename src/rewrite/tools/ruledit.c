@@ -317,6 +317,80 @@ int ruledit_add_target(const RuleDoc *doc, const char *module, TextEdits *out, D
   return add_path(doc, path, NULL, 0, out, d);
 }
 
+int ruledit_add_excludes(const RuleDoc *doc, const char *const *names, size_t n, TextEdits *out, Diags *d) {
+  bool json = is_json_path(doc->path);
+  const RNode *root = doc->root;
+  Buf t = {0};
+  if (!n) return 0;
+  if (!root || (root->kind == RN_SCALAR && root->null)) {
+    /* an empty file (or only comments, or `null`): a new block list */
+    if (root && root->end > root->off) {
+      ruledoc_diag(doc, d, DIAG_ERROR, root, "expected a mapping here to add 'exclude' to");
+      return -1;
+    }
+    if (doc->len && doc->src[doc->len - 1] != '\n') buf_putc(&t, '\n');
+    buf_puts(&t, "exclude:\n");
+    for (size_t i = 0; i < n; i++) buf_puts(&t, "  - "), yaml_word(&t, names[i], json), buf_putc(&t, '\n');
+    push_edit(out, doc->len, 0, &t);
+    return 0;
+  }
+  if (root->kind != RN_MAP) {
+    ruledoc_diag(doc, d, DIAG_ERROR, root, "expected a mapping here to add 'exclude' to");
+    return -1;
+  }
+  size_t ki = 0;
+  const RNode *ex = map_get(root, "exclude", &ki);
+  if (!ex || (ex->kind == RN_SCALAR && ex->null)) {
+    if (ex) {
+      ruledoc_diag(doc, d, DIAG_ERROR, ex, "'exclude' is empty (null): make it a list to add to it");
+      return -1;
+    }
+    if (is_flow(doc, root)) { /* JSON or a flow mapping: a new member */
+      buf_puts(&t, "\"exclude\": [");
+      for (size_t i = 0; i < n; i++) buf_puts(&t, i ? ", " : ""), buf_json_string(&t, names[i]);
+      buf_putc(&t, ']');
+      return flow_append(doc, root, &t, out, d);
+    }
+    /* a block mapping: a new top-level key after its last content line */
+    size_t at = after_line(doc, content_end(doc, root));
+    if (at == doc->len && doc->len && doc->src[doc->len - 1] != '\n') buf_putc(&t, '\n');
+    spaces(&t, root->col - 1);
+    buf_puts(&t, "exclude:\n");
+    for (size_t i = 0; i < n; i++) {
+      spaces(&t, root->col + 1);
+      buf_puts(&t, "- "), yaml_word(&t, names[i], json), buf_putc(&t, '\n');
+    }
+    push_edit(out, at, 0, &t);
+    return 0;
+  }
+  if (ex->kind != RN_SEQ) {
+    ruledoc_diag(doc, d, DIAG_ERROR, ex, "'exclude' is not a list");
+    return -1;
+  }
+  if (is_flow(doc, ex)) {
+    for (size_t i = 0; i < n; i++) {
+      if (i) buf_puts(&t, ", ");
+      if (json) buf_json_string(&t, names[i]);
+      else yaml_word(&t, names[i], false);
+    }
+    int rc = flow_append(doc, ex, &t, out, d);
+    buf_free(&t);
+    return rc;
+  }
+  if (!ex->n || ex->off >= doc->len || doc->src[ex->off] != '-') {
+    ruledoc_diag(doc, d, DIAG_ERROR, ex, "cannot tell how this list is laid out to add to it");
+    return -1;
+  }
+  size_t at = after_line(doc, content_end(doc, ex));
+  if (at == doc->len && doc->len && doc->src[doc->len - 1] != '\n') buf_putc(&t, '\n');
+  for (size_t i = 0; i < n; i++) {
+    spaces(&t, ex->col - 1);
+    buf_puts(&t, "- "), yaml_word(&t, names[i], json), buf_putc(&t, '\n');
+  }
+  push_edit(out, at, 0, &t);
+  return 0;
+}
+
 static bool find_parent(const RNode *n, const RNode *want, const RNode **parent, size_t *idx) {
   if (n->kind == RN_SCALAR) return false;
   for (size_t i = 0; i < n->n; i++) {

@@ -37,6 +37,10 @@ int ruledit_add_lines(const RuleDoc *doc, const char *module, const LineRule *lr
  * under full_trace_mode it is traced whole. 0 (nothing planned when it is
  * there), or -1 with a diagnostic. */
 int ruledit_add_target(const RuleDoc *doc, const char *module, TextEdits *out, Diags *d);
+/* Plan the addition of `n` names to the top-level `exclude` list (creating
+ * it where missing: a block list, or a member of a flow mapping and JSON;
+ * an existing list grows in its own style). 0, or -1 with a diagnostic. */
+int ruledit_add_excludes(const RuleDoc *doc, const char *const *names, size_t n, TextEdits *out, Diags *d);
 /* Plan the removal of a rule entry: the list item, or the map entry (key and
  * value) whose value is `node`: whole lines in block style, the member and
  * one comma in flow style (and JSON). The last entry of a collection takes

@@ -881,6 +881,19 @@ static void put_top(Gz *g, const TraceIn *s) {
   put_jstr(g, s->trace_name);
 }
 
+/* A throttled name's unrecorded calls, timed since it was throttled:
+ * inclusive (outermost calls of the name only), exclusive, and summed. */
+static void put_unrec(Gz *g, uint64_t calls, uint64_t incl, uint64_t excl, uint64_t sum) {
+  PUTS(g, ", \"unrecorded_calls\": ");
+  put_u64(g, calls);
+  PUTS(g, ", \"unrecorded_incl_us\": ");
+  put_us(g, (int64_t)incl);
+  PUTS(g, ", \"unrecorded_excl_us\": ");
+  put_us(g, (int64_t)excl);
+  PUTS(g, ", \"unrecorded_sum_us\": ");
+  put_us(g, (int64_t)sum);
+}
+
 /* ncrt.throttle: the rule, and the names it stopped recording (from which
  * call and where: the calls recorded, then all of them (counted, not
  * timed, since), the exclusive mean then, and the moment and thread at
@@ -908,6 +921,9 @@ static void put_throttle(Gz *g, const TraceIn *s) {
              nm->avg_us_at_throttle, nm->throttled_tid);
     put(g, buf, strlen(buf));
     put_us(g, rel(to_ns(nm->throttled_at)));
+    RtUnrec un;
+    s->live->name_unrec(i, &un);
+    put_unrec(g, un.calls, un.incl_ns, un.excl_ns, un.sum_ns);
     PUTS(g, "}");
   }
   for (size_t i = 0; hd && i < hd->nthr; i++) { /* as above, handed over */
@@ -920,6 +936,33 @@ static void put_throttle(Gz *g, const TraceIn *s) {
              (unsigned long long)ht->calls, (unsigned long long)ht->total, ht->avg_us, ht->tid);
     put(g, buf, strlen(buf));
     put_us(g, rel(ht->from_ns));
+    put_unrec(g, ht->u_calls, ht->u_incl_ns, ht->u_excl_ns, ht->u_sum_ns);
+    PUTS(g, "}");
+  }
+  PUTS(g, "]");
+  /* "throttled_inside": the names whose recorded ranges held throttled
+   * calls, and their time: the trace counts it as those ranges' own */
+  PUTS(g, ", \"throttled_inside\": [");
+  first = 1;
+  for (uint32_t i = 0; i < nn; i++) {
+    RtUnrec un;
+    s->live->name_unrec(i, &un);
+    if (!un.hidden_ns) continue;
+    if (first) PUTS(g, "\n  {\"name\": ");
+    else PUTS(g, ",\n  {\"name\": ");
+    first = 0;
+    put_name(g, i);
+    PUTS(g, ", \"us\": ");
+    put_us(g, (int64_t)un.hidden_ns);
+    PUTS(g, "}");
+  }
+  for (size_t i = 0; hd && i < hd->nhid; i++) {
+    if (first) PUTS(g, "\n  {\"name\": ");
+    else PUTS(g, ",\n  {\"name\": ");
+    first = 0;
+    put_name(g, hd->hid[i].name);
+    PUTS(g, ", \"us\": ");
+    put_us(g, (int64_t)hd->hid[i].ns);
     PUTS(g, "}");
   }
   PUTS(g, "]");

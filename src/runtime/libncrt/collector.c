@@ -710,6 +710,8 @@ static void push_special(RtThread *t, RtFrame *f, uint8_t flags) {
 }
 
 static inline void throttle_skip(RtThread *t, uint32_t name);
+static inline void throttle_open(RtThread *t, RtFrame *f, uint32_t name);
+static RtStat *slot_take(RtThread *t, uint32_t name);
 static inline int push_in(RtThread *t, uint16_t dom, uint32_t name, uint8_t cat, uint64_t addr) {
   if (__builtin_expect(t->sp == t->stack_cap, 0) && grow_stack(t)) return -1;
   RtFrame *f = &t->stack[t->sp];
@@ -721,12 +723,20 @@ static inline int push_in(RtThread *t, uint16_t dom, uint32_t name, uint8_t cat,
   uint8_t flags = name_flags(name);
   if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) push_special(t, f, flags);
   f->recorded = recording && !(flags & NAME_THROTTLED);
-  f->child = 0;
-  /* a throttled name's calls are still counted, for the trace's total */
-  if ((flags & NAME_THROTTLED) && recording) throttle_skip(t, name);
+  f->child = f->hidden = 0;
+  f->counted = f->outer = 0;
+  /* a throttled name's calls are still counted and timed, for the trace's
+   * totals; a recorded one is counted open where its slot is at hand, so
+   * that a throttled call inside it knows it is not the outermost */
+  if ((flags & NAME_THROTTLED) && recording) throttle_open(t, f, name);
+  else if (f->recorded && rt_opt.throttle_calls) {
+    RtStat *s = &t->stats[name & (RT_NSTATS - 1)];
+    if (__builtin_expect(s->name != name, 0)) s = slot_take(t, name);
+    if (s) s->open++, f->counted = 1;
+  }
   t->sp++;
-  /* the clock is read only for ranges that are recorded */
-  f->start = f->recorded ? thread_now(t) : 0;
+  /* the clock is read only for ranges that are recorded or timed */
+  f->start = f->recorded || f->counted ? thread_now(t) : 0;
   return (int)t->sp - 1;
 }
 
@@ -806,6 +816,13 @@ static int slot_hand_over(RtStat *s, uint32_t tid, int wait) {
     __atomic_add_fetch(&nm->skipped, s->skipped, __ATOMIC_RELAXED);
     s->skipped = 0;
   }
+  if (s->u_calls) {
+    __atomic_add_fetch(&nm->u_calls, s->u_calls, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&nm->u_incl, s->u_incl, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&nm->u_excl, s->u_excl, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&nm->u_sum, s->u_sum, __ATOMIC_RELAXED);
+    s->u_calls = s->u_incl = s->u_excl = s->u_sum = 0;
+  }
   if (!s->count) return 1;
   if (wait) pthread_mutex_lock(&throttle_lock);
   else if (pthread_mutex_trylock(&throttle_lock) != 0) return 0;
@@ -828,9 +845,12 @@ static RtStat *slot_take(RtThread *t, uint32_t name) {
   }
   RtStat *s = &t->stats[name & (RT_NSTATS - 1)];
   if (s->name == name) return s;
+  /* a name with frames open here keeps its slot: their pops count there */
+  if (s->open) return NULL;
   if (!slot_hand_over(s, t->tid, 0)) return NULL;
   s->name = name;
   s->count = s->total = s->limit = s->skipped = 0;
+  s->u_calls = s->u_incl = s->u_excl = s->u_sum = 0;
   return s;
 }
 
@@ -850,6 +870,28 @@ static void throttle_slow(RtThread *t, uint32_t name, uint64_t excl) {
   throttle_add(nm, s, t->tid);
   s->limit = throttle_batch(nm->g_count);
   pthread_mutex_unlock(&throttle_lock);
+}
+
+/* A call of a throttled name opens: counted, and timed when its slot is at
+ * hand (else its time stays in its parent's, as if it were not there). */
+static void throttle_open_slow(RtThread *t, RtFrame *f, uint32_t name) {
+  RtStat *s = slot_take(t, name);
+  if (!s) return;
+  s->skipped++;
+  f->outer = s->open == 0;
+  s->open++;
+  f->counted = 1;
+}
+static inline void throttle_open(RtThread *t, RtFrame *f, uint32_t name) {
+  RtStat *s = &t->stats[name & (RT_NSTATS - 1)];
+  if (__builtin_expect(s->name != name, 0)) {
+    throttle_open_slow(t, f, name);
+    return;
+  }
+  s->skipped++;
+  f->outer = s->open == 0;
+  s->open++;
+  f->counted = 1;
 }
 
 /* A call of a throttled name: counted, nothing else. */
@@ -874,6 +916,29 @@ __attribute__((no_sanitize("thread"))) uint64_t rt_name_total_calls(uint32_t id)
     if (st != no_stats && s->name == id) n += s->count + s->skipped;
   }
   return n;
+}
+
+/* Ticks of a duration in ns (the clock's ratio so far, as the throttle's
+ * mean takes it). */
+static uint64_t ticks_dur_ns(uint64_t ticks) {
+  return ticks ? (uint64_t)(ticks_mean_us(ticks, 1) * 1e3 + 0.5) : 0;
+}
+
+__attribute__((no_sanitize("thread"))) void rt_name_unrec(uint32_t id, RtUnrec *out) {
+  RtName *nm = rt_name(id);
+  uint64_t incl = __atomic_load_n(&nm->u_incl, __ATOMIC_RELAXED), excl = __atomic_load_n(&nm->u_excl, __ATOMIC_RELAXED);
+  uint64_t sum = __atomic_load_n(&nm->u_sum, __ATOMIC_RELAXED), hid = __atomic_load_n(&nm->hidden, __ATOMIC_RELAXED);
+  uint64_t calls = __atomic_load_n(&nm->u_calls, __ATOMIC_RELAXED);
+  for (RtThread *t = rt_threads(); t; t = t->next) {
+    const RtStat *st = t->stats, *s = &st[id & (RT_NSTATS - 1)];
+    if (st != no_stats && s->name == id)
+      calls += s->u_calls, incl += s->u_incl, excl += s->u_excl, sum += s->u_sum;
+  }
+  out->calls = calls;
+  out->incl_ns = ticks_dur_ns(incl);
+  out->excl_ns = ticks_dur_ns(excl);
+  out->sum_ns = ticks_dur_ns(sum);
+  out->hidden_ns = ticks_dur_ns(hid);
 }
 
 /* A thread that ends hands its pending counts over (else short-lived threads
@@ -940,10 +1005,33 @@ static inline int pop_in(RtThread *t, uint16_t dom, uint8_t kind) {
     /* exclusive time: the parent (still at i - 1) learns of this child */
     uint64_t dur = end - f.start;
     if (i) t->stack[i - 1].child += dur;
+    if (f.counted) {
+      RtStat *s = &t->stats[f.name & (RT_NSTATS - 1)];
+      if (s->name == f.name && s->open) s->open--;
+    }
+    /* the throttled calls inside it, which the trace counts as its own
+     * time: rare (at most N recorded calls a name), so an atomic add */
+    if (f.hidden) __atomic_add_fetch(&rt_name(f.name)->hidden, f.hidden, __ATOMIC_RELAXED);
     if (rt_opt.throttle_calls && !(flags & (NAME_THROTTLED | NAME_KEPT)))
       throttle_check(t, f.name, dur > f.child ? dur - f.child : 0);
     else if (flags & NAME_THROTTLED)
       throttle_skip(t, f.name); /* opened before the decision: a call after it all the same */
+  } else if (f.counted) {
+    /* a throttled call: timed into its slot (which it kept while open) */
+    uint64_t dur = thread_now(t) - f.start;
+    RtStat *s = &t->stats[f.name & (RT_NSTATS - 1)];
+    if (s->name == f.name) {
+      if (s->open) s->open--;
+      s->u_calls++;
+      s->u_sum += dur;
+      s->u_excl += dur > f.child ? dur - f.child : 0;
+      if (f.outer) s->u_incl += dur;
+    }
+    if (i) {
+      RtFrame *pf = &t->stack[i - 1];
+      pf->child += dur;
+      if (pf->recorded) pf->hidden += dur;
+    }
   }
   if (__builtin_expect(flags & (NAME_GATE | NAME_STEP), 0)) {
     if (f.gate) {
@@ -1415,6 +1503,7 @@ static void global_init(void) {
   static const RtCollectorView view = {
       .threads = rt_threads,
       .name_total_calls = rt_name_total_calls,
+      .name_unrec = rt_name_unrec,
       .domain_name = rt_domain_name,
       .category_name = rt_category_name,
       .os_thread_name = rt_os_thread_name,

@@ -334,10 +334,14 @@ static int hand_over(uint64_t to) {
       h_json(f, nm->file);
       fputc('\n', f);
     }
+    RtUnrec un;
+    rt_collector.name_unrec(i, &un);
     if (__atomic_load_n(&nm->flags, __ATOMIC_ACQUIRE) & NAME_THROTTLED)
-      fprintf(f, "thr %u %llu %llu %.17g %u %llu\n", i, (unsigned long long)nm->calls_at_throttle,
+      fprintf(f, "thr %u %llu %llu %.17g %u %llu %llu %llu %llu %llu\n", i, (unsigned long long)nm->calls_at_throttle,
               (unsigned long long)rt_collector.name_total_calls(i), nm->avg_us_at_throttle, nm->throttled_tid,
-              (unsigned long long)rt_ticks_to_ns(nm->throttled_at));
+              (unsigned long long)rt_ticks_to_ns(nm->throttled_at), (unsigned long long)un.incl_ns,
+              (unsigned long long)un.excl_ns, (unsigned long long)un.sum_ns, (unsigned long long)un.calls);
+    if (un.hidden_ns) fprintf(f, "hid %u %llu\n", i, (unsigned long long)un.hidden_ns);
   }
   fprintf(f, "budget %llu %llu\ncuptiv %llu\nsteps %ld\nstep ", (unsigned long long)rt_opt.disk_budget,
           (unsigned long long)rt_budget_hit, (unsigned long long)rt_cupti_version(), rt_collector.steps_seen());

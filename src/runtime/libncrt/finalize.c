@@ -97,6 +97,7 @@ static void fin_loc_free(void) {
 
 static void hand_free(Hand *h) {
   free(h->thr);
+  free(h->hid);
   free(h->stepv);
   free(h->spans);
   memset(h, 0, sizeof *h);
@@ -129,7 +130,7 @@ static int hand_read(const char *pre, Hand *h) {
     return 0;
   }
   int ok = 1, ended = 0;
-  size_t capthr = 0, capstep = 0, capsp = 0;
+  size_t capthr = 0, capstep = 0, capsp = 0, caphid = 0;
   char *file = malloc(4200);
   if (!file) ok = 0;
   for (char *l = text, *next; ok && l && *l; l = next) {
@@ -171,7 +172,15 @@ static int hand_read(const char *pre, Hand *h) {
         ok = 0;
         break;
       }
-      h->thr[h->nthr++] = (HandThrottled){u, a, b, x, v, c};
+      unsigned long long ui = 0, ue = 0, us = 0, un = 0; /* the unrecorded calls: absent before issue 40 */
+      sscanf(l, "thr %*u %*u %*u %*g %*u %*u %llu %llu %llu %llu", &ui, &ue, &us, &un);
+      h->thr[h->nthr++] = (HandThrottled){u, a, b, x, v, c, ui, ue, us, un};
+    } else if (sscanf(l, "hid %u %llu", &u, &a) == 2) {
+      if (!hand_grow((void **)&h->hid, h->nhid, &caphid, 16, sizeof *h->hid)) {
+        ok = 0;
+        break;
+      }
+      h->hid[h->nhid++] = (HandHidden){u, a};
     } else if (sscanf(l, "budget %llu %llu", &a, &b) == 2) h->budget = a, h->budget_hit = b;
     else if (sscanf(l, "cuptiv %llu", &a) == 1) h->cupti_version = a;
     else if (sscanf(l, "steps %ld", &li) == 1) h->steps = li;

@@ -154,6 +154,11 @@ typedef struct {
   uint64_t throttled_at;        /* ticks: the end of the call that decided it */
   uint32_t throttled_tid;       /* on this thread */
   uint64_t skipped;             /* calls not recorded since (handed over by threads) */
+  /* the calls not recorded are still timed (issue 40): their inclusive
+   * (outermost of the name only), exclusive and summed ticks, and the
+   * ticks of unrecorded calls directly inside this name's recorded ranges
+   * (which the trace would otherwise count as this name's own time) */
+  uint64_t u_calls, u_incl, u_excl, u_sum, hidden;
 } RtName;
 /* names.c: the table, in pages of RT_NAME_PAGE_N allocated as ids grow */
 #define RT_NAME_PAGE_BITS 12
@@ -176,6 +181,12 @@ void rt_names_fork_unlock(void);
 /* A throttled name's calls, recorded and not: its totals plus what live
  * threads still hold (read at exit, best effort while threads run). */
 uint64_t rt_name_total_calls(uint32_t id);
+/* The unrecorded calls' times of a name (RtName.u_*, hidden), in ns, with
+ * what live threads still hold (best effort while threads run). */
+typedef struct {
+  uint64_t calls, incl_ns, excl_ns, sum_ns, hidden_ns;
+} RtUnrec;
+void rt_name_unrec(uint32_t id, RtUnrec *out);
 
 /* ---- records ---- */
 enum { REC_RANGE = 0, REC_MARK = 1, REC_SPAN_START = 2, REC_SPAN_END = 3, REC_RANGE_JUMPED = 4 };
@@ -206,13 +217,16 @@ void rt_chunk_free(RtChunk *c);
 
 typedef struct {
   uint64_t start;
-  uint64_t child;               /* ticks of the recorded ranges directly inside (exclusive time) */
+  uint64_t child;               /* ticks of the ranges directly inside, recorded or timed (exclusive time) */
+  uint64_t hidden;              /* ticks of the unrecorded (throttled) calls directly inside */
   uint64_t addr;                /* where the opener's scope object lives (ncrt.h), 0: unknown */
   uint32_t name;
   uint16_t domain;
   uint8_t recorded;
   uint8_t gate;                 /* this frame opened the capture gate */
   uint8_t cat;
+  uint8_t counted;              /* its name's slot counts it open (RtStat.open) */
+  uint8_t outer;                /* no frame of the same name was open below it */
 } RtFrame;
 
 /* longjmp.c: the process jumps to a frame whose stack pointer is target
@@ -226,10 +240,12 @@ void rt_longjmp_unwind(uint64_t target, uint64_t here);
 #define RT_NSTATS 1024
 typedef struct {
   uint32_t name;                /* UINT32_MAX: empty */
-  uint32_t pad;
+  uint32_t open;                /* frames of the name open on this thread that it counts: a slot
+                                 * with open frames is never taken by another name */
   uint64_t count, total;        /* calls and exclusive ticks not yet added to the name's */
   uint64_t limit;               /* add them when count reaches this; 0: new */
   uint64_t skipped;             /* calls of the (throttled) name not recorded, not yet handed over */
+  uint64_t u_calls, u_incl, u_excl, u_sum; /* as RtName's, not yet handed over */
 } RtStat;
 
 typedef struct RtThread {
@@ -394,6 +410,7 @@ void rt_windows_consumed(void);
 typedef struct {
   RtThread *(*threads)(void);
   uint64_t (*name_total_calls)(uint32_t id);
+  void (*name_unrec)(uint32_t id, RtUnrec *out);
   const char *(*domain_name)(uint16_t id);
   const char *(*category_name)(uint32_t cat);
   const char *(*os_thread_name)(uint32_t tid);

@@ -210,7 +210,13 @@ typedef struct {
   double avg_us;
   uint32_t tid;
   uint64_t from_ns;
+  uint64_t u_incl_ns, u_excl_ns, u_sum_ns; /* its unrecorded calls' times (RtUnrec) */
+  uint64_t u_calls;                         /* and how many were timed */
 } HandThrottled;
+typedef struct {
+  uint32_t name;
+  uint64_t ns;    /* throttled calls' time directly inside its recorded ranges */
+} HandHidden;
 typedef struct {
   uint64_t records;                  /* records left to convert at the hand-over */
   int body;                          /* .body goes on from body_to (else: all of .raw) */
@@ -221,6 +227,8 @@ typedef struct {
   double throttle_us;
   HandThrottled *thr;
   size_t nthr;
+  HandHidden *hid;
+  size_t nhid;
   uint64_t budget, budget_hit;
   uint64_t cupti_version;
   char step[600];                    /* JSON string */

@@ -30,8 +30,30 @@ static void kinds_text(uint32_t mask, Buf *b) {
 /* A range row of a name ncrt throttled in some trace: its count and times
  * are of the recorded calls only. */
 static bool row_throttled(const Model *m, const RangeRow *r) {
-  for (size_t i = 0; r->merged <= 1 && i < m->traces.n; i++)
-    if (trace_throttled(m->traces.v[i], r->name)) return true;
+  for (size_t i = 0; r->merged <= 1 && i < m->traces.n; i++) {
+    const Throttled *th = trace_throttled(m->traces.v[i], r->name);
+    /* measured: ncrt timed its later calls, and the row holds them */
+    if (th && !th->measured) return true;
+  }
+  return false;
+}
+
+/* A row of a name ncrt throttled whose unrecorded calls it timed (in
+ * every trace that throttled it): its figures are of all calls. */
+static bool row_measured(const Model *m, const RangeRow *r) {
+  bool any = false;
+  for (size_t i = 0; r->merged <= 1 && i < m->traces.n; i++) {
+    const Throttled *th = trace_throttled(m->traces.v[i], r->name);
+    if (th && !th->measured) return false;
+    any |= th != NULL;
+  }
+  return any;
+}
+
+static bool any_unmeasured(const Model *m) {
+  for (size_t i = 0; i < m->traces.n; i++)
+    for (size_t k = 0; k < m->traces.v[i]->throttled.n; k++)
+      if (!m->traces.v[i]->throttled.v[k].measured) return true;
   return false;
 }
 
@@ -66,6 +88,13 @@ static bool any_throttled(const Model *m) {
 /* One note per throttled name: the trace holds its first calls only, so
  * the count shown is not how often it ran. */
 static void throttled_note(const Model *m, const Trace *t, const Throttled *th, Buf *b) {
+  if (th->measured) {
+    buf_printf(b, "%s: ncrt throttled %s after %lld calls (mean %.3f us then): its later calls were counted and "
+               "timed but not recorded as ranges, so its figures here are of all its %lld calls (measured, not "
+               "estimated) while the timeline shows the first %lld only.", t->path, intern_str(&m->names, th->name),
+               (long long)th->calls, th->avg_us, (long long)th->total_calls, (long long)th->calls);
+    return;
+  }
   buf_printf(b, "%s: ncrt throttled %s after %lld calls (mean %.3f us then): its later calls were not recorded, "
              "so its count and times here are of the recorded calls only; ", t->path,
              intern_str(&m->names, th->name), (long long)th->calls, th->avg_us);
@@ -208,7 +237,11 @@ static void operations_section(Doc *d, const Model *m, const Summary *s) {
              "the outermost instance of a name only (recursion is not double-counted); exclusive time is "
              "the range minus its direct children; GPU is the time of GPU ops launched inside.",
              shown(s->ranges.n, s->opt.top_ranges), s->ranges.n);
-  if (any_throttled(m))
+  if (any_throttled(m) && !any_unmeasured(m))
+    buf_puts(doc_span(d, SPAN_PLAIN), " Names ncrt throttled (it stopped recording their ranges after many "
+             "calls) have the figures of all their calls: ncrt still counted and timed the calls it did not "
+             "record, and took their time out of the ranges around them (see the notes).");
+  else if (any_throttled(m))
     buf_puts(doc_span(d, SPAN_PLAIN), " A count ending in + is of a name ncrt throttled (stopped recording): "
              "it ran more often than recorded (see the notes); where the trace says how often, the count is "
              "all its calls and the times marked ~ are estimates (the recorded calls' mean times all calls).");
@@ -644,10 +677,31 @@ static void notes_section(Doc *d, const Model *m, const Summary *s) {
   free_notes(&notes);
 }
 
+/* What the ranges with the most exclusive time call without a range
+ * (issue 40): their exclusive time holds those calls' time, unseen. */
+static void unranged_section(Doc *d, const Model *m, const Summary *s) {
+  if (!s->unranged.n) return;
+  doc_heading(d, 3, "What the trace cannot see");
+  buf_puts(doc_para(d), "The exclusive time of these ranges includes the time of the functions they call that "
+           "have no range of their own: left out by full trace as straight-line code, not instrumented (see "
+           "`ncrewrite --explain`), or in a library. The shadow tree's manifest lists each range's calls; those "
+           "with a range of their own in these traces are not shown. A function rule (or `full_trace_inline: "
+           "true`) gives one its own range; calls through a pointer cannot be named here.");
+  doc_table(d, "lrl", "range", "exclusive ms", "calls without a range");
+  for (size_t i = 0; i < s->unranged.n; i++) {
+    const UnrangedRow *u = &s->unranged.v[i];
+    doc_row(d);
+    buf_puts(doc_cell(d), intern_str(&m->names, u->name));
+    buf_ms(doc_cell(d), u->excl);
+    buf_puts(doc_cell(d), u->calls);
+  }
+}
+
 void summary_doc_deep(const Model *m, const Summary *s, const Deep *deep, Doc *d) {
   files_section(d, m, s);
   coverage_section(d, m, s);
   operations_section(d, m, s);
+  unranged_section(d, m, s);
   gpu_sections(d, m, s);
   deep_doc(d, m, s, deep);
   steps_section(d, m, s);
@@ -697,6 +751,11 @@ static void throttled_json(Buf *b, const Model *m) {
       buf_printf(b, "\"avg_us_at_throttle\":%.3f,", th->avg_us);
       if (th->total_calls >= 0) json_int(b, "total_calls", (long long)th->total_calls);
       else buf_puts(b, "\"total_calls\":null,");
+      buf_printf(b, "\"measured\":%s,", th->measured ? "true" : "false");
+      if (th->measured) {
+        json_us(b, "unrecorded_inclusive_us", th->u_incl);
+        json_us(b, "unrecorded_exclusive_us", th->u_excl);
+      }
       json_end(b, '}');
       buf_putc(b, ',');
     }
@@ -723,7 +782,12 @@ static void json_operations(const Model *m, const Summary *s, Buf *b, Buf *tmp) 
     json_us(b, "gpu_us", r->gpu);
     json_us(b, "mean_us", r->count ? r->sum / (int64_t)r->count : 0); /* as the Markdown's mean */
     json_us(b, "max_us", r->max);
-    if (row_throttled(m, r)) {
+    if (row_measured(m, r)) {
+      /* throttled, and ncrt timed the calls it did not record: the count
+       * and times are of all calls */
+      json_bool(b, "throttled", true);
+      json_bool(b, "measured", true);
+    } else if (row_throttled(m, r)) {
       /* count and times are of the recorded calls; with the trace's total,
        * the estimates for all calls */
       json_bool(b, "throttled", true);
@@ -971,6 +1035,33 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   json_memcpy(m, s, b);
   json_steps(m, s, b);
 
+  if (s->unranged.n) {
+    /* "unranged_calls": [{"name", "exclusive_us", "calls": [...]}] */
+    json_key(b, "unranged_calls");
+    buf_putc(b, '[');
+    for (size_t i = 0; i < s->unranged.n; i++) {
+      const UnrangedRow *u = &s->unranged.v[i];
+      buf_putc(b, '{');
+      json_str(b, "name", intern_str(&m->names, u->name));
+      json_us(b, "exclusive_us", u->excl);
+      json_key(b, "calls");
+      buf_putc(b, '[');
+      for (const char *p = u->calls; *p;) {
+        const char *e = strstr(p, ", ");
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        tmp.len = 0;
+        buf_add(&tmp, p, l);
+        buf_json_string(b, tmp.s);
+        buf_putc(b, ',');
+        p += l + (e ? 2 : 0);
+      }
+      json_end(b, ']');
+      json_end(b, '}');
+      buf_putc(b, ',');
+    }
+    json_end(b, ']');
+    buf_putc(b, ',');
+  }
   deep_json(b, m, s, deep); /* "ncu", "nsys" when there are */
   throttled_json(b, m);     /* "throttled" when there are */
   Notes notes = {0};

@@ -907,6 +907,7 @@ int cmd_report(int argc, char **argv) {
   char *env_raw = NULL, *env = env_json_text(files.v[0], &env_raw);
   Buf src = {0};
   if (source_json(&m, &s, shadow, env_raw, SOURCE_MAX_BYTES, &src)) page.src = &src;
+  source_unranged(&m, &s, shadow, env_raw); /* the summary's "What the trace cannot see" */
   free(env_raw);
   page.env = env;
   Buf b = {0};

@@ -454,3 +454,84 @@ bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const
   buf_free(&text);
   return true;
 }
+
+/* ---- what the trace cannot see (summary and report) ---- */
+
+char *source_env_read(const char *first) {
+  struct stat st;
+  Buf path = {0}, t = {0};
+  if (stat(first, &st) == 0 && S_ISDIR(st.st_mode)) buf_puts(&path, first);
+  else {
+    const char *sl = strrchr(first, '/');
+    if (sl) buf_add(&path, first, (size_t)(sl - first));
+    else buf_putc(&path, '.');
+  }
+  buf_puts(&path, "/" NC_RUN_ENV);
+  int rc = read_all(path.s, 1 << 20, &t);
+  buf_free(&path);
+  if (rc < 0) {
+    buf_free(&t);
+    return NULL;
+  }
+  return buf_steal(&t);
+}
+
+static int cmp_excl_desc(const void *pa, const void *pb) {
+  const RangeRow *a = *(const RangeRow *const *)pa, *b = *(const RangeRow *const *)pb;
+  return a->excl > b->excl ? -1 : a->excl < b->excl;
+}
+
+void source_unranged(const Model *m, Summary *s, const char *shadow_opt, const char *env_text) {
+  cJSON *env = env_text ? cJSON_Parse(env_text) : NULL;
+  const char *dir = shadow_opt ? shadow_opt : jstr(cJSON_GetObjectItemCaseSensitive(env, "shadow"), "dir");
+  Buf mpath = {0}, text = {0};
+  cJSON *man = NULL;
+  if (!dir || !*dir) goto done;
+  buf_printf(&mpath, "%s/.ncrewrite/manifest.json", dir);
+  if (read_all(mpath.s, MAX_MANIFEST_BYTES, &text) < 0) goto done;
+  man = cJSON_ParseWithLength(text.s, text.len);
+  const cJSON *files = cJSON_GetObjectItemCaseSensitive(man, "files"), *f, *r, *c;
+  if (!cJSON_IsArray(files)) goto done;
+  /* the rows with the most exclusive time, and each one's list */
+  VEC(const RangeRow *) top = {0};
+  for (size_t i = 0; i < s->ranges.n; i++)
+    if (s->ranges.v[i].excl > 0 && s->ranges.v[i].merged <= 1) vec_push(&top, &s->ranges.v[i]);
+  if (top.n) qsort(top.v, top.n, sizeof *top.v, cmp_excl_desc);
+  if (top.n > UNRANGED_ROWS) top.n = UNRANGED_ROWS;
+  for (size_t i = 0; i < top.n; i++) {
+    const char *name = intern_str(&m->names, top.v[i]->name);
+    Buf calls = {0};
+    bool found = false;
+    cJSON_ArrayForEach(f, files) {
+      cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(f, "ranges")) {
+        const char *nm = jstr(r, "name");
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(r, "unranged_calls");
+        if (!nm || strcmp(nm, name) || !cJSON_IsArray(list)) continue;
+        found = true;
+        cJSON_ArrayForEach(c, list) {
+          if (!cJSON_IsString(c)) continue;
+          const char *callee = c->valuestring;
+          /* a function with a range of its own in the traces is seen */
+          int64_t id = intern_find(&m->names, callee, strlen(callee));
+          bool ranged = false;
+          for (size_t k = 0; id >= 0 && k < s->ranges.n && !ranged; k++) ranged = s->ranges.v[k].name == (uint32_t)id;
+          if (ranged) continue;
+          buf_printf(&calls, "%s%s", calls.len ? ", " : "", callee);
+        }
+        break;
+      }
+      if (found) break;
+    }
+    if (calls.len) {
+      UnrangedRow u = {top.v[i]->name, top.v[i]->excl, buf_steal(&calls)};
+      vec_push(&s->unranged, u);
+    }
+    buf_free(&calls);
+  }
+  vec_free(&top);
+done:
+  cJSON_Delete(man);
+  cJSON_Delete(env);
+  buf_free(&mpath);
+  buf_free(&text);
+}

@@ -31,4 +31,17 @@ enum { SOURCE_MAX_BYTES = 4 << 20 };
 bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const char *env_text, size_t max_bytes,
                  Buf *b);
 
+/* The run directory's env.json next to the first trace argument (a run
+ * directory, or a file in one), as read (malloc'ed), or NULL. */
+char *source_env_read(const char *first);
+
+/* Fill s->unranged (issue 40): for the ranges with the most exclusive time
+ * (at most UNRANGED_ROWS), the functions they call that have no range (the
+ * manifest's "unranged_calls", less the names the traces have ranges of).
+ * The shadow tree is shadow_opt, else env_text's "shadow"."dir"; without
+ * one, or with an unreadable manifest, s->unranged stays empty (the
+ * summary says nothing: a trace made without ncrewrite has no such list). */
+enum { UNRANGED_ROWS = 10 };
+void source_unranged(const Model *m, Summary *s, const char *shadow_opt, const char *env_text);
+
 #endif

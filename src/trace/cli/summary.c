@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "deep_section.h"
 #include "output.h"
+#include "report_source.h"
 #include "stream.h"
 
 #include <stdio.h>
@@ -83,6 +84,12 @@ int cmd_summary(int argc, char **argv) {
     goto done;
   }
   if (!streamed) summary_compute(&m, &opt, &s);
+  {
+    /* the calls without a range, from the run's shadow tree (env.json) */
+    char *env_text = source_env_read(files.v[0]);
+    source_unranged(&m, &s, NULL, env_text);
+    free(env_text);
+  }
   Buf b = {0};
   if (!strcmp(format, "json")) summary_json(&m, &s, &deep, &b);
   else {

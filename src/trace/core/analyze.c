@@ -1024,6 +1024,44 @@ void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s) {
   free(c.is_launch);
 }
 
+/* ncrt's throttled names (issue 40): a trace holds only their first calls
+ * as ranges, and the time of the later ones sits inside the recorded
+ * ranges around them. ncrt counted and timed those calls: their time moves
+ * from the ranges around them (ncrt.throttled_inside) to the names
+ * themselves, so every call is counted once, each name's figures are of
+ * all its calls, and the exclusive times still add up to the time the
+ * ranges cover. A trace without the timings (older ncrt) is left as it is:
+ * its throttled rows are scaled estimates, marked so (render.c). */
+static void add_unrecorded(const Model *m, Summary *s, RangeRow *rows, size_t nn) {
+  for (size_t ti = 0; ti < m->traces.n; ti++) {
+    const Trace *t = m->traces.v[ti];
+    for (size_t k = 0; k < t->hidden.n; k++) {
+      const Hidden *h = &t->hidden.v[k];
+      if (h->name >= nn) continue;
+      RangeRow *r = &rows[h->name];
+      int64_t own = r->excl - r->async_excl, take = h->ns < own ? h->ns : own;
+      if (take <= 0) continue;
+      r->excl -= take;
+      s->range_excl_total -= take;
+    }
+    for (size_t k = 0; k < t->throttled.n; k++) {
+      const Throttled *th = &t->throttled.v[k];
+      if (!th->measured || th->name >= nn) continue;
+      RangeRow *r = &rows[th->name];
+      if (th->u_calls <= 0) continue;
+      if (!r->count) r->kinds |= 1u << K_USER_ANNOTATION;
+      r->count += (uint64_t)th->u_calls;
+      r->incl += th->u_incl;
+      r->excl += th->u_excl;
+      r->sum += th->u_sum;
+      /* the longest unrecorded call is not known: at least their mean */
+      int64_t mean = (th->u_sum + th->u_calls - 1) / th->u_calls;
+      if (mean > r->max) r->max = mean;
+      s->range_excl_total += th->u_excl;
+    }
+  }
+}
+
 void summary_finish(const Model *m, Summary *s, RangeRow *rows, RangeRow *annots, KernelRow *krows, size_t nn) {
   struct {
     RangeRow *rows, *annots;
@@ -1031,6 +1069,7 @@ void summary_finish(const Model *m, Summary *s, RangeRow *rows, RangeRow *annots
     bool *is_step;
   } c = {rows, annots, krows, xcalloc(nn ? nn : 1, sizeof(bool))};
   for (size_t i = 0; i < nn; i++) c.is_step[i] = fnmatch(s->opt.step_glob, intern_str(&m->names, (uint32_t)i), 0) == 0;
+  add_unrecorded(m, s, c.rows, nn);
   /* steps named one per step (torch's ProfilerStep#1, #2, ...) are one row:
    * ten of them took ten of the top twenty rows and said nothing a place */
   size_t first_step = nn, nsteps = 0;
@@ -1080,4 +1119,6 @@ void summary_free(Summary *s) {
   }
   vec_free(&s->bottlenecks);
   rankview_free(s);
+  for (size_t i = 0; i < s->unranged.n; i++) free(s->unranged.v[i].calls);
+  vec_free(&s->unranged);
 }

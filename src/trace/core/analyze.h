@@ -124,6 +124,16 @@ typedef struct {
 
 enum { RANK_SPREAD_TOP = 8 };
 
+/* A range whose exclusive time holds calls to functions without a range
+ * of their own (issue 40): the shadow tree's manifest lists them for C
+ * function ranges, and those the trace has no range of are named here
+ * (filled by the commands that know the run: report_source.h). */
+typedef struct {
+  uint32_t name;   /* Model.names */
+  int64_t excl;    /* the range's exclusive time, ns */
+  char *calls;     /* ", "-separated (owned) */
+} UnrangedRow;
+
 typedef struct {
   VEC(RangeRow) ranges;   /* sorted: inclusive desc, name */
   VEC(KernelRow) kernels; /* sorted: total desc, name */
@@ -142,6 +152,7 @@ typedef struct {
   uint64_t kernel_count, tiny_kernels;
   int64_t tiny_launch_cpu;
   VEC(Bottleneck) bottlenecks; /* ranked */
+  VEC(UnrangedRow) unranged;   /* by exclusive time, desc (empty: no manifest known) */
   SummaryOptions opt;
   I64Map rank_excl;       /* (trace << 32 | name) -> exclusive ns: summary_rank_range */
   VEC(size_t) rank_cols;  /* the per-rank view's columns: ranks' main processes (s->ranks index), by rank */

@@ -337,7 +337,8 @@ static void read_throttled(Loader *L, Span ncrt) {
     }
     if (!span_eq(mb.key, "throttled") || !arr_iter_init(&arr, mb.val)) continue;
     while (arr_iter_next(&arr, &elem)) {
-      Throttled th = {0, -1, -1, 0, -1, -1};
+      Throttled th = {0, -1, -1, 0, -1, -1, 0, 0, 0, 0, false};
+      int got = 0;
       bool named = false;
       if (!obj_iter_init(&fields, elem)) continue;
       while (obj_iter_next(&fields, &f)) {
@@ -349,8 +350,36 @@ static void read_throttled(Loader *L, Span ncrt) {
         else if (span_eq(f.key, "avg_us")) span_double(f.val, &th.avg_us);
         else if (span_eq(f.key, "from_ts")) span_us_to_ns(f.val, &th.from_ts);
         else if (span_eq(f.key, "tid")) span_int(f.val, &th.tid);
+        else if (span_eq(f.key, "unrecorded_calls")) got += span_int(f.val, &th.u_calls);
+        else if (span_eq(f.key, "unrecorded_incl_us")) got += span_us_to_ns(f.val, &th.u_incl);
+        else if (span_eq(f.key, "unrecorded_excl_us")) got += span_us_to_ns(f.val, &th.u_excl);
+        else if (span_eq(f.key, "unrecorded_sum_us")) got += span_us_to_ns(f.val, &th.u_sum);
       }
+      th.measured = got == 4 && th.total_calls >= 0;
       if (named) vec_push(&L->t->throttled, th);
+    }
+  }
+}
+
+/* "ncrt": {"throttled_inside": [{"name", "us"}, ...]} */
+static void read_hidden(Loader *L, Span ncrt) {
+  ObjIter it, arr, fields;
+  Member mb, f;
+  Span elem, s;
+  if (!obj_iter_init(&it, ncrt)) return;
+  while (obj_iter_next(&it, &mb)) {
+    if (!span_eq(mb.key, "throttled_inside") || !arr_iter_init(&arr, mb.val)) continue;
+    while (arr_iter_next(&arr, &elem)) {
+      Hidden h = {0, -1};
+      bool named = false;
+      if (!obj_iter_init(&fields, elem)) continue;
+      while (obj_iter_next(&fields, &f)) {
+        if (span_eq(f.key, "name") && span_string(f.val, &L->tmp, &s)) {
+          h.name = intern(&L->m->names, s.s, s.n);
+          named = true;
+        } else if (span_eq(f.key, "us")) span_us_to_ns(f.val, &h.ns);
+      }
+      if (named && h.ns > 0) vec_push(&L->t->hidden, h);
     }
   }
 }
@@ -370,6 +399,7 @@ static int on_header(void *ctx, Walker *w, Span key, Span val) {
     }
   } else if (span_eq(key, "ncrt")) {
     read_throttled(L, val);
+    read_hidden(L, val);
   }
   return 0;
 }
@@ -674,6 +704,7 @@ static void trace_free_fields(Trace *t) {
   free(t->notes.first_negative);
   vec_free(&t->notes.unknown_cats);
   vec_free(&t->throttled);
+  vec_free(&t->hidden);
   free(t->proc.start);
   free(t->proc.role);
   free(t->proc.detail);
@@ -747,6 +778,11 @@ static void half_merge(Loader *L, Half *h, uint64_t events_before) {
     Throttled th = u->throttled.v[i];
     th.name = names[th.name];
     vec_push(&t->throttled, th);
+  }
+  for (size_t i = 0; i < u->hidden.n; i++) {
+    Hidden hd = u->hidden.v[i];
+    hd.name = names[hd.name];
+    vec_push(&t->hidden, hd);
   }
   if (u->proc.known) {
     free(t->proc.start), free(t->proc.role), free(t->proc.detail), free(t->proc.host), free(t->proc.host_name);

@@ -88,7 +88,20 @@ typedef struct {
   double avg_us;        /* its mean duration then */
   int64_t from_ts;      /* ns: when recording stopped, -1 unknown */
   int64_t tid;          /* on which thread, -1 unknown */
+  /* its unrecorded calls, timed by ncrt since (issue 40), ns: inclusive
+   * (outermost calls of the name only), exclusive, summed; measured:
+   * the trace gave them (older traces do not: figures are then scaled) */
+  int64_t u_calls, u_incl, u_excl, u_sum;
+  bool measured;
 } Throttled;
+
+/* A name whose recorded ranges held throttled calls ("ncrt.
+ * throttled_inside"): their time, which the ranges' own time would
+ * otherwise count. */
+typedef struct {
+  uint32_t name;
+  int64_t ns;
+} Hidden;
 
 /* Who the process of a trace is (ncrt's "ncrt.process"): ranks are told
  * apart from their helper processes (DataLoader and Pool workers,
@@ -126,6 +139,7 @@ typedef struct {
   I64Map process_label; /* pid -> Model.names id of process_name */
   LoadNotes notes;
   VEC(Throttled) throttled;
+  VEC(Hidden) hidden;
   ProcInfo proc;
   Lifetime life;
   int64_t budget_bytes;   /* ncrt.disk_budget.bytes, 0: none or unknown */

@@ -267,34 +267,32 @@ static bool at_top(TSNode n) {
   return true;
 }
 
-/* What full trace leaves out by default because the compiler would inline
- * it (issue 33). Sizes are statements counted at every depth (declarations
- * and the statements of nested blocks; a block's braces count for
- * nothing):
- *   a small leaf: no calls and at most SMALL_LEAF_STMTS statements, any
- *     linkage (getters, setters, flag tests, short arithmetic);
- *   a small static function: internal linkage (every caller is in the
- *     file, often a header included everywhere) and at most
- *     SMALL_STATIC_STMTS statements, calls or not (jq's stack_push_block,
- *     jv_is_valid; Lua's lgc.c and ltable.c helpers).
- * GCC and Clang inline such functions at -O2; a range in one made it too
- * big to inline (a marker is two tests and two cold calls), so Lua ran
- * 1.06x and jq 1.50x with the leaves alone left out, 1.00x and 1.13x with
- * these limits; static limits of 4 and 6 gave 1.18x/1.24x and 1.07x/1.14x
- * (bench/bench_c_scale.py; docs/performance.md, "Keeping inlining").
- * Larger or external functions keep their range: an external function is
- * called from other files, where it is not inlined (no LTO). */
-#define SMALL_LEAF_STMTS 4
-#define SMALL_STATIC_STMTS 8
+/* What full trace leaves out by default (issue 40): only what cannot take
+ * time by itself. A function with a call (a function-like macro counts: it
+ * may expand to one; in C++ also new and delete) or a loop (for, while,
+ * do, goto) may run for any time and keeps its range, however small or
+ * `inline` it is: perf found such "inlined" functions as symbols of their
+ * own in Lua and jq (called through pointers, or too big for the inliner
+ * once expanded), carrying 3 % and 7.7 % of the time with no range. What
+ * is left is straight-line code of at most STRAIGHT_STMTS statements
+ * (counted at every depth; a block's braces count for nothing): a few
+ * instructions, which the compiler inlines where it is called directly
+ * and which a range would cost more than. Even that keeps its range when
+ * its address is taken in the file (c_funcs_addr_taken): a call through a
+ * pointer is never inlined. What a full trace then ranges too often is
+ * for the run to decide: `ncrewrite prune` writes exclude entries for the
+ * names whose ranges cost more than they tell. */
+#define STRAIGHT_STMTS 8
 #define NC_STR2(n) #n
 #define NC_STR(n) NC_STR2(n)
 
 /* Count the statements under n into *stmts (at every depth, stopping past
- * SMALL_STATIC_STMTS) and note a call (or, in C++, a new or delete: an
- * allocator call) in *call. A function-like macro looks like a call and
- * counts as one: it may expand to one. A cursor walk, not recursion: an
- * expression may nest 500000 deep (tests/badinput). */
-static void leaf_scan(TSNode n, int *stmts, bool *call) {
+ * STRAIGHT_STMTS) and note a call (or, in C++, a new or delete: an
+ * allocator call) in *call, a loop or a goto in *loop. A function-like
+ * macro looks like a call and counts as one: it may expand to one. A
+ * cursor walk, not recursion: an expression may nest 500000 deep
+ * (tests/badinput). */
+static void leaf_scan(TSNode n, int *stmts, bool *call, bool *loop) {
   TSTreeCursor cur = ts_tree_cursor_new(n);
   for (;;) {
     TSNode k = ts_tree_cursor_current_node(&cur);
@@ -303,9 +301,13 @@ static void leaf_scan(TSNode n, int *stmts, bool *call) {
       size_t l = strlen(t);
       if (!strcmp(t, "call_expression") || !strcmp(t, "new_expression") || !strcmp(t, "delete_expression"))
         *call = true;
-      else if ((l > 10 && !strcmp(t + l - 10, "_statement") && strcmp(t, "compound_statement")) ||
-               !strcmp(t, "declaration"))
-        if (++*stmts > SMALL_STATIC_STMTS) break;
+      if (!strcmp(t, "for_statement") || !strcmp(t, "while_statement") || !strcmp(t, "do_statement") ||
+          !strcmp(t, "for_range_loop") || !strcmp(t, "goto_statement"))
+        *loop = true;
+      if (((l > 10 && !strcmp(t + l - 10, "_statement") && strcmp(t, "compound_statement")) ||
+           !strcmp(t, "declaration")) &&
+          ++*stmts > STRAIGHT_STMTS)
+        break;
     }
     if (ts_tree_cursor_goto_first_child(&cur)) continue;
     bool next = false;
@@ -321,22 +323,66 @@ static void leaf_scan(TSNode n, int *stmts, bool *call) {
 }
 
 /* Why full trace leaves f out by default (see above), or NULL: instrument
- * it. hx: its header's words with the declaration macros expanded. */
-static const char *inline_reason(const char *hx, size_t xn, TSNode body) {
-  static const char *const words[] = {"inline", "__inline", "__inline__", "__forceinline", "__forceinline__",
-                                      "always_inline", "__always_inline__", "__always_inline", NULL};
-  for (int i = 0; words[i]; i++)
-    if (c_word_in(hx, xn, words[i])) return "declared inline: the compiler inlines it into its callers";
+ * it. */
+static const char *inline_reason(TSNode body) {
   int stmts = 0;
-  bool call = false;
-  leaf_scan(body, &stmts, &call);
-  if (!call && stmts <= SMALL_LEAF_STMTS)
-    return "a small leaf (no calls, at most " NC_STR(SMALL_LEAF_STMTS) " statements): the compiler inlines it "
-           "into its callers";
-  if (stmts <= SMALL_STATIC_STMTS && c_word_in(hx, xn, "static"))
-    return "a small static function (at most " NC_STR(SMALL_STATIC_STMTS) " statements): the compiler inlines "
-           "it into its callers";
-  return NULL;
+  bool call = false, loop = false;
+  leaf_scan(body, &stmts, &call, &loop);
+  if (call || loop || stmts > STRAIGHT_STMTS) return NULL;
+  return "straight-line code (no call, no loop, at most " NC_STR(STRAIGHT_STMTS) " statements): it cannot take "
+         "time by itself, and the compiler inlines it where it is called";
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+void c_funcs_addr_taken(CFile *c) {
+  /* the candidates' names, sorted, for a binary search per identifier */
+  CStrs names = {0};
+  for (size_t i = 0; i < c->funcs.n; i++)
+    if (c->funcs.v[i].inl) vec_push(&names, c->funcs.v[i].name);
+  if (!names.n) return;
+  qsort(names.v, names.n, sizeof *names.v, cmp_name);
+  CStrs taken = {0};
+  char tmp[256];
+  TSTreeCursor cur = ts_tree_cursor_new(c->root);
+  for (;;) {
+    TSNode k = ts_tree_cursor_current_node(&cur);
+    if (is(k, "identifier") || is(k, "field_identifier")) {
+      size_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
+      TSNode p = ts_node_parent(k), use = k;
+      /* `ns::f(...)`, `obj.f(...)`: the call's function is the qualified
+       * name or the field expression around the identifier */
+      if (!ts_node_is_null(p) && (is(p, "qualified_identifier") || is(p, "field_expression")) &&
+          ts_node_eq(child_by_field(p, is(p, "field_expression") ? "field" : "name"), k))
+        use = p, p = ts_node_parent(p);
+      bool called = !ts_node_is_null(p) && is(p, "call_expression") && ts_node_eq(child_by_field(p, "function"), use);
+      bool declared = !ts_node_is_null(p) && is(p, "function_declarator");
+      if (!called && !declared && b - a < sizeof tmp) {
+        memcpy(tmp, c->src + a, b - a);
+        tmp[b - a] = 0;
+        const char *key = tmp;
+        char **hit = bsearch(&key, names.v, names.n, sizeof *names.v, cmp_name);
+        if (hit) vec_push(&taken, *hit);
+      }
+    }
+    if (ts_tree_cursor_goto_first_child(&cur)) continue;
+    bool next = false;
+    do {
+      if (ts_tree_cursor_goto_next_sibling(&cur)) {
+        next = true;
+        break;
+      }
+    } while (ts_tree_cursor_goto_parent(&cur));
+    if (!next) break;
+  }
+  ts_tree_cursor_delete(&cur);
+  for (size_t i = 0; i < c->funcs.n; i++) {
+    CFunc *f = &c->funcs.v[i];
+    for (size_t k = 0; f->inl && k < taken.n; k++)
+      if (!strcmp(taken.v[k], f->name)) f->inl = NULL, f->addr = true;
+  }
+  vec_free(&taken);
+  vec_free(&names);
 }
 
 void c_funcs_collect(CFile *c, TSNode n, const char *scope) {
@@ -402,7 +448,7 @@ void c_funcs_collect(CFile *c, TSNode n, const char *scope) {
             f.unknown = unknown_words(c, h, upto < b ? upto : b);
           }
         }
-        if (!f.skip) f.inl = inline_reason(hx, xn, f.body);
+        if (!f.skip) f.inl = inline_reason(f.body);
         free(hx);
         free(hdr);
         vec_push(&c->funcs, f);
@@ -657,6 +703,49 @@ void c_lex(const char *s, size_t n, CDirs *dirs, size_t *code0, void (*ident)(vo
     }
     i++;
   }
+}
+
+/* Do s[a, b) hold one balanced brace block, '{' at a closing only at b - 1,
+ * as the compiler's lexer sees it (comments, literals and directive lines
+ * hold no braces)? A body whose braces an #if splits, or a macro that
+ * opens or closes a block, fails: its extent is in doubt. */
+bool c_braces_match(const char *s, size_t a, size_t b) {
+  if (b <= a + 1 || s[a] != '{' || s[b - 1] != '}') return false;
+  int depth = 0;
+  bool bol = false;
+  for (size_t i = a; i < b;) {
+    char ch = s[i];
+    if (ch == '\n') {
+      i++, bol = true;
+    } else if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f' || ch == '\v') {
+      i++;
+    } else if (ch == '\\' && splice(s, b, i) != i) {
+      i = splice(s, b, i);
+    } else if (ch == '/' && i + 1 < b && s[i + 1] == '*') {
+      i = skip_block(s, b, i);
+    } else if (ch == '/' && i + 1 < b && s[i + 1] == '/') {
+      i = skip_line(s, b, i);
+    } else if (ch == '#' && bol) {
+      /* a directive: to its line's end (splices continue it) */
+      while (i < b && s[i] != '\n') {
+        size_t j = splice(s, b, i);
+        if (j != i) i = j;
+        else if (s[i] == '/' && i + 1 < b && s[i + 1] == '*') i = skip_block(s, b, i);
+        else if (s[i] == '"' || s[i] == '\'') i = skip_lit(s, b, i);
+        else i++;
+      }
+    } else {
+      bol = false;
+      if (ch == '"' && i > a && s[i - 1] == 'R') i = skip_raw(s, b, i);
+      else if (ch == '"' || (ch == '\'' && !(i > a && ident_char(s[i - 1])))) i = skip_lit(s, b, i);
+      else {
+        if (ch == '{') depth++;
+        else if (ch == '}' && --depth == 0 && i != b - 1) return false;
+        i++;
+      }
+    }
+  }
+  return depth == 0;
 }
 
 bool c_dir_is(const char *s, const CDir *d, const char *w) {
@@ -1003,6 +1092,15 @@ static void read_defs(CFile *c) {
   free(dir);
 }
 
+bool c_is_macro(CFile *c, const char *name) {
+  read_defs(c);
+  if (!c->def_names.n && c->defs.n) {
+    for (size_t i = 0; i < c->defs.n; i++) vec_push(&c->def_names, c->defs.v[i].name);
+    qsort(c->def_names.v, c->def_names.n, sizeof *c->def_names.v, str_cmp);
+  }
+  return c->def_names.n && bsearch(&name, c->def_names.v, c->def_names.n, sizeof *c->def_names.v, str_cmp);
+}
+
 /* A function-like macro that expands to some of its arguments in the
  * order it takes them, and decorations: `#define PNG_FUNCTION(type, name,
  * args, attributes) attributes type name args`. A call whose arguments
@@ -1347,6 +1445,7 @@ char *c_expand_attrs(CFile *c, const char *h, size_t n) {
 }
 
 void c_macros_free(CFile *c) {
+  vec_free(&c->def_names); /* the defs own the names */
   for (size_t i = 0; i < c->defs.n; i++) free(c->defs.v[i].name), free(c->defs.v[i].params), free(c->defs.v[i].body);
   vec_free(&c->defs);
   for (size_t i = 0; i < c->hdrs.n; i++) free(c->hdrs.v[i].path);

@@ -149,7 +149,11 @@ static bool wrap_function(CFile *c, CFunc *f, const Rule *r, const char *name) {
   CWrap w = {ts_node_start_byte(f->body), ts_node_start_byte(f->body) + 1, row0(f->body), row0(f->body), r,
              xstrdup(name), r ? rule_kind(r->kind)->range_kind : "full-trace", false};
   vec_push(&c->wraps, w);
-  job_explain(c->job, row0(f->def) + 1, "%s: %s range '%s'", f->qual, w.kind, name);
+  job_explain(c->job, row0(f->def) + 1, "%s: %s range '%s'%s%s", f->qual, w.kind, name,
+              f->rough ? " (its body does not parse in places, macros tree-sitter cannot expand; its header and "
+                         "braces are certain, so the range covers the whole function)" : "",
+              f->addr && !r ? " (straight-line, but its address is taken: a call through a pointer is not "
+                              "inlined)" : "");
   return true;
 }
 
@@ -338,7 +342,7 @@ static bool snap(CFile *c, TSNode block, int s, int e, const Rule *r, const char
  * statements calling its pattern. */
 static void plan_funcs(CFile *c, const Rule *r) {
   int errs = c->job->diags.errors;
-  int fns = 0, hits = 0, protos = 0;
+  int fns = 0, hits = 0, protos = 0, rough = 0;
   for (size_t i = 0; i < c->funcs.n; i++) {
     CFunc *f = &c->funcs.v[i];
     char *pat = r->cls ? xasprintf("%s::%s", r->cls, r->func ? r->func : "*") : xstrdup(r->func ? r->func : "*");
@@ -355,6 +359,14 @@ static void plan_funcs(CFile *c, const Rule *r) {
     if (r->kind == RULE_FUNC) {
       hits += wrap_function(c, f, r, range_name(r, f->qual));
     } else {
+      if (f->rough) {
+        f->targeted = true;
+        rough++;
+        job_explain(c->job, row0(f->def) + 1, "skipped the calls in %s: its body does not parse in places (macros "
+                    "tree-sitter cannot expand), so its statements are not certain; a function rule still ranges "
+                    "it whole", f->qual);
+        continue;
+      }
       c->fbody = f->body;
       hits += calls_in(c, f->body, r, f->qual);
     }
@@ -368,6 +380,10 @@ static void plan_funcs(CFile *c, const Rule *r) {
     job_rule_miss(c->job, r, xasprintf("no function '%s' in %s", r->func ? r->func : "*", c->job->rel));
   else if (fns == protos)
     job_rule_miss(c->job, r, xasprintf("'%s' is only declared in %s (no body)", r->func ? r->func : "*", c->job->rel));
+  else if (r->kind == RULE_CALLS && rough)
+    job_rule_miss(c->job, r, xasprintf("no statement calling '%s' in %s that can be instrumented: the body of '%s' "
+                                       "does not parse in places (macros tree-sitter cannot expand)",
+                                       r->call, c->job->rel, r->func ? r->func : "*"));
   else if (r->kind == RULE_CALLS)
     job_rule_miss(c->job, r, xasprintf("no statement calling '%s' in %s", r->call, c->job->rel));
   else
@@ -395,6 +411,12 @@ static void plan_lines(CFile *c, const Rule *r) {
     job_rule_miss(c->job, r, xasprintf("lines %d-%d are not inside the body of %s%s%s in %s", s + 1, e + 1,
                            r->func ? "function '" : "a host function", r->func ? r->func : "",
                            r->func ? "'" : "", c->job->rel));
+    return;
+  }
+  if (fn->rough) {
+    job_rule_miss(c->job, r, xasprintf("lines %d-%d are inside %s, whose body does not parse in places (macros "
+                           "tree-sitter cannot expand): only a range over the whole function can be placed there",
+                           s + 1, e + 1, fn->qual));
     return;
   }
   char *dflt = s == e ? xasprintf("%s:L%d", fn->qual, s + 1) : xasprintf("%s:L%d-%d", fn->qual, s + 1, e + 1);
@@ -635,6 +657,64 @@ static size_t unblanked_start(CFile *c, size_t b0) {
   return first;
 }
 
+/* The functions f calls that have no range of their own in this file
+ * (left out by full trace, never instrumented, or defined elsewhere: a
+ * library's, or another file's, which the trace tells apart by its own
+ * ranges), ", "-separated in the order of first call, at most
+ * UNRANGED_MAX; calls through a pointer are one entry. Macros the file or
+ * its local headers define are not functions and are left out (a macro
+ * that expands to a call is not seen). NULL when there are none. The
+ * manifest keeps the list, so that nctrace can name what a range's
+ * exclusive time may hold unseen (issue 40). */
+#define UNRANGED_MAX 24
+static char *unranged_calls(CFile *c, const CFunc *f) {
+  if (ts_node_is_null(f->body) || f->rough) return NULL;
+  CStrs seen = {0};
+  Buf out = {0};
+  int more = 0;
+  bool pointer = false;
+  TSTreeCursor cur = ts_tree_cursor_new(f->body);
+  for (;;) {
+    TSNode k = ts_tree_cursor_current_node(&cur);
+    if (is(k, "call_expression")) {
+      TSNode fn = child_by_field(k, "function");
+      if (!ts_node_is_null(fn) && is(fn, "template_function")) fn = child_by_field(fn, "name");
+      if (!ts_node_is_null(fn) && (is(fn, "identifier") || is(fn, "qualified_identifier"))) {
+        char *nm = node_text(c->src, fn);
+        bool skip = !strcmp(nm, f->name) || !strcmp(nm, f->qual);
+        for (size_t i = 0; i < seen.n && !skip; i++) skip = !strcmp(seen.v[i], nm);
+        for (size_t i = 0; i < c->funcs.n && !skip; i++)
+          skip = c->funcs.v[i].wrapped && (!strcmp(c->funcs.v[i].name, nm) || !strcmp(c->funcs.v[i].qual, nm));
+        if (!skip && c_is_macro(c, nm)) skip = true;
+        if (skip) {
+          free(nm);
+        } else {
+          vec_push(&seen, nm);
+          if (seen.n <= UNRANGED_MAX) buf_printf(&out, "%s%s", out.len ? ", " : "", nm);
+          else more++;
+        }
+      } else if (!ts_node_is_null(fn)) {
+        pointer = true;
+      }
+    }
+    if (ts_tree_cursor_goto_first_child(&cur)) continue;
+    bool next = false;
+    do {
+      if (ts_tree_cursor_goto_next_sibling(&cur)) {
+        next = true;
+        break;
+      }
+    } while (ts_tree_cursor_goto_parent(&cur));
+    if (!next) break;
+  }
+  ts_tree_cursor_delete(&cur);
+  if (more) buf_printf(&out, ", %d more", more);
+  if (pointer) buf_printf(&out, "%s(calls through a pointer)", out.len ? ", " : "");
+  for (size_t i = 0; i < seen.n; i++) free(seen.v[i]);
+  vec_free(&seen);
+  return out.len ? buf_steal(&out) : (buf_free(&out), NULL);
+}
+
 static void emit(CFile *c) {
   FileJob *job = c->job;
   for (size_t i = 0; c->psrc && i < c->wraps.n; i++) {
@@ -680,10 +760,13 @@ static void emit(CFile *c) {
       edits_add(&job->edits, c->bom + w->b1, c->bom + w->b1, " }", -order);
     }
     free(m);
-    RangeRec rec = {xstrdup(w->name), w->kind, w->r0 + 1, w->r1 + 1, w->rule};
+    RangeRec rec = {xstrdup(w->name), w->kind, w->r0 + 1, w->r1 + 1, w->rule, NULL};
     if (!strcmp(w->kind, "function") || !strcmp(w->kind, "full-trace")) {
       for (size_t k = 0; k < c->funcs.n; k++)
-        if (!c->funcs.v[k].proto && ts_node_start_byte(c->funcs.v[k].body) == w->b0) rec.line1 = row1(c->funcs.v[k].body) + 1;
+        if (!c->funcs.v[k].proto && ts_node_start_byte(c->funcs.v[k].body) == w->b0) {
+          rec.line1 = row1(c->funcs.v[k].body) + 1;
+          rec.unranged = unranged_calls(c, &c->funcs.v[k]);
+        }
     }
     vec_push(&job->ranges, rec);
   }
@@ -814,6 +897,28 @@ static void reparse_blanked(CFile *c) {
   c->tree = t;
 }
 
+/* A function whose body does not parse (a macro tree-sitter cannot expand:
+ * Lua's vmdispatch, computed gotos) still gets a range when its own extent
+ * is certain: the range is a scope object declared after the opening
+ * brace, so it needs only a clean header and a '{' and '}' that the
+ * compiler pairs too (checked on the text, not on tree-sitter's recovery).
+ * A definition tree-sitter found inside text it could not parse (recovery
+ * after an earlier error) qualifies the same way: what is certain is the
+ * block after a clean function declarator. */
+static bool extent_certain(CFile *c, const CFunc *f) {
+  if (ts_node_is_null(f->body) || !is(f->body, "compound_statement")) return false;
+  for (uint32_t i = 0; i < ts_node_child_count(f->def); i++) {
+    TSNode k = ts_node_child(f->def, i);
+    if (ts_node_eq(k, f->body)) continue;
+    if (ts_node_has_error(k) || ts_node_is_missing(k)) return false;
+  }
+  uint32_t n = ts_node_child_count(f->body);
+  if (n < 2) return false;
+  TSNode open = ts_node_child(f->body, 0), close = ts_node_child(f->body, n - 1);
+  if (!is(open, "{") || !is(close, "}") || ts_node_is_missing(open) || ts_node_is_missing(close)) return false;
+  return c_braces_match(c->src, ts_node_start_byte(f->body), ts_node_end_byte(f->body));
+}
+
 int c_rewrite(FileJob *job) {
   CFile c = {0};
   c.job = job;
@@ -875,13 +980,17 @@ int c_rewrite(FileJob *job) {
                                      one ? "looks like a macro" : "look like macros", one ? "it" : "they",
                                      one ? "decorates" : "decorate", one ? "it" : "them");
       }
+      else if (extent_certain(&c, f))
+        f->rough = true;
       else
-        f->skip = "its text does not parse (macros tree-sitter cannot expand?)";
+        f->skip = "its text does not parse where its own extent is decided (its header, or braces a macro or an "
+                  "#if may open or close)";
     }
   }
   for (size_t t = 0; t < job->ntargets; t++)
     for (size_t i = 0; i < job->targets[t]->rules.n; i++) plan_rule(&c, &job->targets[t]->rules.v[i]);
   if (job->full_trace) {
+    c_funcs_addr_taken(&c);
     /* functions the compiler would inline are left out unless the rule
      * file, or a target naming this file, says full_trace_inline: true */
     bool keep_inline = job->rules->full_trace_inline;

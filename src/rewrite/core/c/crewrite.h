@@ -30,9 +30,11 @@ typedef struct {
   TSNode def, body;
   char *name, *qual;  /* qual: ns::Class::name for C++ */
   const char *skip;   /* why it is never instrumented, or NULL */
-  const char *inl;    /* why full trace leaves it out by default (the
-                       * compiler would inline it: declared inline, or a
-                       * small leaf), or NULL; rules naming it still wrap it */
+  const char *inl;    /* why full trace leaves it out by default (straight-
+                       * line code that cannot take time by itself), or
+                       * NULL; rules naming it still wrap it */
+  bool addr;          /* its address is taken in the file (kept by full
+                       * trace: a call through a pointer is not inlined) */
   bool proto;         /* a declaration without a body (body is null) */
   bool wrapped, explained;
   bool targeted;      /* a rule or full trace asked for it */
@@ -40,6 +42,10 @@ typedef struct {
   char *unknown;      /* its header does not parse around these words, which
                        * look like macros without a known definition
                        * ("LUA_API", "ZEXTERN, ZEXPORT"), or NULL */
+  bool rough;         /* its body does not parse in places (a macro
+                       * tree-sitter cannot expand) but its header and
+                       * braces are certain: a range over the whole
+                       * function only, nothing inside it */
 } CFunc;
 
 /* A preprocessor directive: one logical line, continuations and comments
@@ -107,6 +113,7 @@ typedef struct {
   VEC(CHdr) hdrs;      /* local headers read */
   size_t hdr_bytes;    /* how much of them was read (bounded) */
   bool defs_read;      /* the file's and all its local headers' #defines are in defs */
+  CStrs def_names;     /* defs' names, sorted (c_is_macro), not owned */
   CStrs attr;          /* sorted: macros that only decorate a declaration */
   char *psrc;          /* what tree-sitter parses: src with the attr macros
                         * blanked (same bytes, same rows); NULL: src */
@@ -122,6 +129,12 @@ bool c_word_in(const char *s, size_t n, const char *w);
 /* Add the functions (with bodies or not), macro-made code and risky
  * macros found under n to c; scope: the enclosing C++ qualified name. */
 void c_funcs_collect(CFile *c, TSNode n, const char *scope);
+/* Is name #defined in the file or a local header it includes (read once)? */
+bool c_is_macro(CFile *c, const char *name);
+/* Full trace's candidates for leaving out (CFunc.inl) whose address the
+ * file takes (a use of the name other than a call or its declarator):
+ * their inl is cleared and addr set. */
+void c_funcs_addr_taken(CFile *c);
 /* The C++-only syntax that makes a .h file C++, or NULL. */
 const char *c_cpp_marker(const char *s, size_t n);
 
@@ -132,6 +145,9 @@ void c_lex(const char *s, size_t n, CDirs *dirs, size_t *code0, void (*ident)(vo
            void *ctx);
 /* Is directive d's keyword w? */
 bool c_dir_is(const char *s, const CDir *d, const char *w);
+/* s[a, b) is one brace block, '{' at a matching the '}' at b - 1, as the
+ * compiler's lexer sees it (comments, literals, directive lines skipped). */
+bool c_braces_match(const char *s, size_t a, size_t b);
 /* The first identifier of s[a, b) (after blanks and comments): its start,
  * and its end in *e; b if none. */
 size_t c_dir_word(const char *s, size_t a, size_t b, size_t *e);

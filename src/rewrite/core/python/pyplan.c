@@ -703,14 +703,21 @@ static const char *excluded(Py *py, Func *f) {
     return "default exclusion (property)";
   if (decorated_with(py, f, "overload")) return "default exclusion (@overload stub)";
   const Rules *rl = py->job->rules;
-  for (size_t i = 0; i < rl->exclude.n; i++)
-    if (name_match(rl->exclude.v[i], f->qual) || name_match(rl->exclude.v[i], f->name)) return "excluded by rule";
-  for (size_t t = 0; t < py->job->ntargets; t++)
-    for (size_t i = 0; i < py->job->targets[t]->exclude.n; i++) {
+  /* the qualified name, the plain name, and the range's own name (the
+   * module's qualified name: what `ncrewrite prune` writes) */
+  char *full = py->job->module ? xasprintf("%s.%s", py->job->module, f->qual) : NULL;
+  const char *why = NULL;
+  for (size_t i = 0; i < rl->exclude.n && !why; i++)
+    if (name_match(rl->exclude.v[i], f->qual) || name_match(rl->exclude.v[i], f->name) ||
+        (full && name_match(rl->exclude.v[i], full)))
+      why = "excluded by rule";
+  for (size_t t = 0; t < py->job->ntargets && !why; t++)
+    for (size_t i = 0; i < py->job->targets[t]->exclude.n && !why; i++) {
       const char *g = py->job->targets[t]->exclude.v[i];
-      if (name_match(g, f->qual) || name_match(g, f->name)) return "excluded by rule";
+      if (name_match(g, f->qual) || name_match(g, f->name) || (full && name_match(g, full))) why = "excluded by rule";
     }
-  return NULL;
+  free(full);
+  return why;
 }
 
 void py_plan_full_trace(Py *py) {
