@@ -11,7 +11,9 @@
  *                                   options, stages
  *   <run>/<name>-rank<R>.pt.trace.json.gz   traces (ncrt_protocol.h)
  *   <run>/summary.md                nctrace summary of the traces
- *   <run>/.ncrt-*                   private: spill files .ncrt-<PID>.*, the
+ *   <run>/.ncrt-*                   private: spill files .ncrt-h<HOST>-<PID>.*
+ *                                   (HOST: hostid.h, so that two hosts'
+ *                                   processes with one pid never meet), the
  *                                   disk budget's counter, the torch export's
  *                                   temporary files; gone after a good run
  *   <run>/ncu/, <run>/nsys/         the deep stage: kernels.tsv (stage 1's
@@ -23,6 +25,7 @@
 #define NC_RUN_SUMMARY "summary.md"
 #define NC_RUN_PRIVATE ".ncrt-" /* prefix of every private file */
 #define NC_RUN_BUDGET NC_RUN_PRIVATE "budget"
+#define NC_RUN_SPILL NC_RUN_PRIVATE "h" /* .ncrt-h<HOSTID>-<PID>.*: a process's spill set (hostid.h) */
 #define NC_RUN_NCU_DIR "ncu"   /* the deep stage of --ncu (ncrun: the backend's name) */
 #define NC_RUN_NSYS_DIR "nsys" /* and of --nsys */
 #define NC_RUN_KERNELS "kernels.tsv"           /* in ncu/ or nsys/ */

@@ -25,7 +25,7 @@ ls /usr/local/cuda/lib64/libcupti.so* /usr/local/cuda/extras/CUPTI/lib64/libcupt
 
 echo "== build"
 gcc -O2 -g -fPIC -shared -fvisibility=hidden -mtls-dialect=gnu2 -std=gnu11 -DNCRT_HAVE_CUPTI -I"$CUDA_INC" \
-  -I"$ROOT/src/runtime/include" "$ROOT"/src/runtime/libncrt/*.c -o "$B/libncrt.so" -lz -ldl -lpthread \
+  -I"$ROOT/src/runtime/include" -I"$ROOT/src/common" "$ROOT"/src/runtime/libncrt/*.c -o "$B/libncrt.so" -lz -ldl -lpthread \
   -Wl,-z,nodelete && echo "libncrt.so built"
 gcc -O2 -std=gnu11 -D_GNU_SOURCE -c "$ROOT/src/common/ncbase.c" -o "$B/ncbase.o" # what CMake's ncbase target does
 if ! gcc -O2 -std=gnu11 -I"$ROOT/src/common" -I"$ROOT/src/runtime/include" "$ROOT"/src/runtime/ncrun/*.c "$B/ncbase.o" -o "$B/ncrun" -lcjson; then

@@ -1198,7 +1198,7 @@ def case_gpu_crash_kill(c):
     def ready(text):  # "gpu FROM END WORK KERNELS": all 9 kernels on disk
         g = [l.split() for l in text.splitlines() if l.startswith("gpu ")]
         return "\nopen " in text and g and int(g[0][4]) >= 9
-    wait_snapshot(p, os.path.join(d, ".ncrt-%d.info" % pid), ready, "the GPU work")
+    wait_snapshot(p, (d, pid, ".info"), ready, "the GPU work")
     os.kill(pid, signal.SIGKILL)
     out, err = p.communicate(timeout=120)
     check(p.returncode == 128 + 9, "ncrun exited %d\n%s" % (p.returncode, err))
@@ -1259,15 +1259,22 @@ def count_named(path, name):
     return found + tail.count(pat), data
 
 
+def spill_file(d, pid, suffix):
+    """A process's spill file: .ncrt-h<HOSTID>-<PID><suffix> (rundir.h,
+    hostid.h); the pattern's own text until it exists."""
+    found = glob.glob(os.path.join(d, ".ncrt-h*-%d%s" % (pid, suffix)))
+    return found[0] if found else os.path.join(d, ".ncrt-h*-%d%s" % (pid, suffix))
+
+
 def wait_snapshot(p, info, ready, what):
-    """Poll the flusher's snapshot file until ready(text) (no timing
+    """info: (run dir, pid, ".info"). Poll the flusher's snapshot file until ready(text) (no timing
     assumption: the condition says the records are on disk); 120 s at most."""
     import time
     deadline = time.monotonic() + 120
     seen = ""
     while time.monotonic() < deadline:
         try:
-            with open(info) as f:
+            with open(spill_file(*info)) as f:
                 seen = f.read()
             if ready(seen):
                 return
@@ -1295,7 +1302,7 @@ def crash_run(c, how):
     p = subprocess.Popen([c.ncrun, "--run-dir", d, "--", exe, "crash"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp)
     pid = int(p.stdout.readline().split()[1])
-    wait_snapshot(p, os.path.join(d, ".ncrt-%d.info" % pid), lambda t: "\nopen " in t, "the open range")
+    wait_snapshot(p, (d, pid, ".info"), lambda t: "\nopen " in t, "the open range")
     if how == "kill":
         os.kill(pid, signal.SIGKILL)
         out, err = p.communicate(timeout=120)
@@ -1655,11 +1662,11 @@ def case_ncrun_killed(c):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp)
     pid = int(p.stdout.readline().split()[1])
     pidfd = os.pidfd_open(pid)
-    info = os.path.join(d, ".ncrt-%d.info" % pid)
+    info = (d, pid, ".info")
     deadline = time.monotonic() + 120
     while True:  # the flusher's snapshot with the open range: every closed range is on disk
         try:
-            with open(info) as f:
+            with open(spill_file(*info)) as f:
                 if "\nopen " in f.read():
                     break
         except FileNotFoundError:
@@ -1780,10 +1787,27 @@ def case_launcher_name(c):
     with open(fake, "w") as f:
         f.write("#!/bin/sh\nshift 2\nexec \"$@\"\n")
     os.chmod(fake, 0o755)
-    for cmd in ([fake, "-np", "2", exe, "timed", "10"], ["env", "FOO=1", exe, "timed", "10"]):
+    # a launcher of its own with `--` before the program, a shell, and
+    # `python -m torch.distributed.run` (a stand-in module: Debian's torch
+    # 1.13 torchrun does not run on Python 3.11)
+    dashes = os.path.join(c.tmp, "launch.py")
+    with open(dashes, "w") as f:
+        f.write("import os, sys\nk = sys.argv.index('--')\nos.execv(sys.argv[k + 1], sys.argv[k + 1:])\n")
+    run = os.path.join(c.tmp, "torch", "distributed")
+    os.makedirs(run)
+    for f in ("torch/__init__.py", "torch/distributed/__init__.py"):
+        open(os.path.join(c.tmp, f), "w").close()
+    with open(os.path.join(run, "run.py"), "w") as f:
+        f.write("import os, sys\nos.execv(sys.argv[2], sys.argv[2:])\n")
+    for cmd in ([fake, "-np", "2", exe, "timed", "10"], ["env", "FOO=1", exe, "timed", "10"],
+                [PY, dashes, "--nodes", "1", "--", exe, "timed", "10"], ["sh", "-c", "%s timed 10" % exe],
+                [PY, "-m", "torch.distributed.run", "--nproc_per_node=1", exe, "timed", "10"]):
         p, d = c.run(cmd)
-        check(os.path.basename(d).startswith("run") and [os.path.basename(x) for x in traces(d)] ==
-              ["solver-rank0.pt.trace.json.gz"], "%s: traces %s" % (cmd[:2], traces(d)))
+        names = [os.path.basename(x) for x in traces(d)]
+        if cmd[0] == "sh":  # a shell that does not exec its last command: the program is its subprocess
+            names = [re.sub(r"-pid\d+", "-rank0", x) for x in names]
+        check(os.path.basename(d).startswith("run") and names == ["solver-rank0.pt.trace.json.gz"],
+              "%s: traces %s" % (cmd[:2], traces(d)))
         env = json.load(open(os.path.join(d, "env.json")))
         check(env["command"] == cmd, "env.json command %s" % env["command"])
 
@@ -1986,7 +2010,7 @@ def case_term_mid_write(c):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=c.tmp,
                              env=dict(os.environ, NCRT_HANDOFF="off"))
         p.stdout.readline()  # "end_ns": main has returned
-        pids = [f[6:-5] for f in os.listdir(d) if f.startswith(".ncrt-") and f.endswith(".info")]
+        pids = [f[:-5].rsplit("-", 1)[1] for f in os.listdir(d) if f.startswith(".ncrt-h") and f.endswith(".info")]
         sent = False
         if pids:
             try:

@@ -19,9 +19,12 @@
 /* "role\t<role>\t<detail>": what this process is (the Python module tells
  * it at its first range: "dataloader worker", "pool worker", ...) */
 #define NCRT_ROLE_PREFIX "role\t"
-/* "rank\t<R>\t<W>\t<from>": this process is rank R of W (torch.distributed
- * once initialized): it becomes that rank's main process */
+/* "rank\t<R>\t<W>\t<from>[\t<backend>]": this process is rank R of W (torch.distributed
+ * once initialized): it becomes that rank's main process, unless from is
+ * NCRT_RANK_INHERITED (a forked child holding its parent's group, a
+ * DataLoader worker: a helper of rank R) */
 #define NCRT_RANK_PREFIX "rank\t"
+#define NCRT_RANK_INHERITED "torch.distributed (inherited)"
 /* "write\t<dir>\t<name>": write what was recorded since the last write now,
  * as <dir>/<name>-rank<R>.pt.trace.json.gz (the Python package's profilers
  * stop, then write: a trace when the profiled region ends) */

@@ -869,7 +869,9 @@ static void put_thread_names(Gz *g, const TraceIn *s) {
 static void put_top(Gz *g, const TraceIn *s) {
   PUTS(g, "\n],\n\"schemaVersion\": 1,\n\"deviceProperties\": [");
   put_devices(g);
-  PUTS(g, "],\n\"distributedInfo\": {\"backend\": \"\", \"rank\": ");
+  PUTS(g, "],\n\"distributedInfo\": {\"backend\": ");
+  put_jstr(g, s->backend ? s->backend : "");
+  PUTS(g, ", \"rank\": ");
   put_i64(g, s->rank);
   PUTS(g, ", \"world_size\": ");
   put_i64(g, s->world);
@@ -1104,7 +1106,7 @@ int finish_file(const char *tmp, const char *path, const char *done, int err) {
 
 int write_file(const char *path, const TraceIn *s, int level, const char *done) {
   char tmp[2100];
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+  snprintf(tmp, sizeof tmp, "%s.tmp%s-%d", path, rt_host.id, (int)getpid()); /* host: hostid.h */
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno ? errno : EIO;
   Gz *g = calloc(1, sizeof *g);

@@ -610,9 +610,13 @@ static void control(const char *msg) {
   } else if (!strncmp(msg, NCRT_RANK_PREFIX, sizeof NCRT_RANK_PREFIX - 1)) {
     /* "rank\t<R>\t<W>\t<from>": torch.distributed named this process's rank */
     int rank, world;
-    char from[32] = "";
-    if (sscanf(msg + sizeof NCRT_RANK_PREFIX - 1, "%d\t%d\t%31[^\t]", &rank, &world, from) >= 2 && rank >= 0)
+    char from[32] = "", backend[16] = "";
+    if (sscanf(msg + sizeof NCRT_RANK_PREFIX - 1, "%d\t%d\t%31[^\t]\t%15[A-Za-z0-9_:-]", &rank, &world, from,
+               backend) >= 2 &&
+        rank >= 0) {
       rt_process_rank(rank, world, from[0] ? from : "torch.distributed");
+      if (backend[0]) memcpy(rt_proc.backend, backend, sizeof backend);
+    }
   } else if (!strncmp(msg, NCRT_LOC_PREFIX, sizeof NCRT_LOC_PREFIX - 1)) {
     /* "loc\t<name>\t<file>\t<line>": where a range name comes from */
     const char *n = msg + 4, *f = strchr(n, '\t');

@@ -111,6 +111,7 @@ static void live_in(TraceIn *s) {
   s->pid = (int)getpid();
   s->rank = rt_opt.rank;
   s->world = rt_opt.world_size;
+  s->backend = rt_proc.backend;
   s->in_process = 1;
   s->proc_name = rt_opt.name;
   s->name_json = esc_name;
@@ -277,6 +278,8 @@ static int inc_finish(const char *path, const TraceIn *s, const char *done) {
 static uint64_t handoff_min(void) {
   const char *fin = getenv(NCRT_ENV_FINALIZER);
   if (!fin || !*fin) return 0;
+  const char *at = strchr(fin, ':'); /* "ncrun:<HOSTID>": the finalizer's host; another host's never finalizes us */
+  if (at && strcmp(at + 1, rt_host.id)) return 0;
   const char *v = getenv(NCRT_ENV_HANDOFF);
   if (!v || !*v) return HANDOFF_DEFAULT;
   int ok;
@@ -443,13 +446,17 @@ static int open_frames(OpenFrame **out, size_t *n) {
 
 /* The trace's file: a rank's main process: -rank<R>; any other process
  * has -pid<P> in its name already (options.c) and no rank in the file
- * name; a name another process took (not one we wrote): -pid<P>-rank<R> */
+ * name; a name another process took (not one we wrote): -pid<P>-rank<R>
+ * (a helper: -rank<R> after its -pid<P>; another host's helper with our
+ * pid serves another rank) */
 static void trace_path(char *path, size_t cap, const char *dir, const char *name) {
   const char *sfx = rt_trace_suffix(rt_opt.format);
   if (rt_proc.is_rank) snprintf(path, cap, "%s/%s-rank%d%s", dir, name, rt_opt.rank, sfx);
   else snprintf(path, cap, "%s/%s%s", dir, name, sfx);
-  if (access(path, F_OK) == 0 && !wrote(path))
-    snprintf(path, cap, "%s/%s-pid%d-rank%d%s", dir, name, (int)getpid(), rt_opt.rank, sfx);
+  if (access(path, F_OK) == 0 && !wrote(path)) {
+    if (rt_proc.is_rank) snprintf(path, cap, "%s/%s-pid%d-rank%d%s", dir, name, (int)getpid(), rt_opt.rank, sfx);
+    else snprintf(path, cap, "%s/%s-rank%d%s", dir, name, rt_opt.rank, sfx);
+  }
 }
 
 /* This process's records [trace_from, to) and its GPU work as the trace
@@ -475,7 +482,7 @@ static int write_live(const char *path, const char *name, uint64_t to, OpenFrame
   s.gto = spill.gpu_end;
   s.open = open;
   s.nopen = nopen;
-  char pj[600];
+  char pj[1024];
   s.proc_json = rt_process_json(pj, sizeof pj) ? pj : NULL;
   s.pstart = rt_proc.start_ns;
   s.pexit = rt_proc.exit_ns;

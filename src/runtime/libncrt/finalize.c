@@ -258,10 +258,11 @@ static void finalize_cleanup(const char *dir, const char *pre, long pid) {
   /* a handed-over set's pid may be a new process's by now: its trace in
    * the making is its own */
   if (pid != (long)getpid() && running(pid)) return;
-  /* a trace it was writing when it died (<name><suffix>.tmp<PID>, either format) */
+  /* a trace it was writing when it died (<name><suffix>.tmp<HOSTID>-<PID>,
+   * either format: chrome.c's write_file; only this host's) */
   char tail[2][64];
-  snprintf(tail[0], sizeof tail[0], "%s.tmp%ld", rt_trace_suffix(TRACE_JSON), pid);
-  snprintf(tail[1], sizeof tail[1], "%s.tmp%ld", rt_trace_suffix(TRACE_PERFETTO), pid);
+  snprintf(tail[0], sizeof tail[0], "%s.tmp%s-%ld", rt_trace_suffix(TRACE_JSON), rt_host.id, pid);
+  snprintf(tail[1], sizeof tail[1], "%s.tmp%s-%ld", rt_trace_suffix(TRACE_PERFETTO), rt_host.id, pid);
   DIR *d = opendir(dir);
   struct dirent *e;
   while (d && (e = readdir(d))) {
@@ -281,7 +282,8 @@ static void finalize_cleanup(const char *dir, const char *pre, long pid) {
 typedef struct {
   TraceIn s;
   char proc[512], trace[512], cupti[300];
-  char proc_json[600];
+  char proc_json[1024];
+  char backend[16];
   RtClock clock;
   int level;
   uint64_t(*win)[2];                 /* capture windows (windows lines) */
@@ -373,6 +375,7 @@ static int info_line(Fin *f, char *l) {
   else if (!strncmp(l, "device ", 7) && fin_ndev < RT_MAX_DEVICES) info_device(l + 7);
   else if (!strncmp(l, "name ", 5)) unjson(l + 5, f->proc, sizeof f->proc);
   else if (!strncmp(l, "process {", 9)) snprintf(f->proc_json, sizeof f->proc_json, "%s", l + 8);
+  else if (sscanf(l, "backend %15[A-Za-z0-9_:-]", f->backend) == 1) s->backend = f->backend;
   else if (sscanf(l, "pstart %llu", &a) == 1) s->pstart = a;
   else if (sscanf(l, "isrank %d", &k) == 1) s->is_rank = k;
   else if (!strncmp(l, "trace ", 6)) unjson(l + 6, f->trace, sizeof f->trace);
@@ -524,7 +527,10 @@ static int fin_write(Fin *f, const char *dir, const char *pre, long pid, Hand *h
   const char *sfx = rt_trace_suffix(s->format);
   if (s->is_rank) snprintf(path, sizeof path, "%s/%s-rank%d%s", dir, f->trace, s->rank, sfx);
   else snprintf(path, sizeof path, "%s/%s%s", dir, f->trace, sfx);
-  if (access(path, F_OK) == 0) snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d%s", dir, f->trace, pid, s->rank, sfx);
+  if (access(path, F_OK) == 0 && s->is_rank)
+    snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d%s", dir, f->trace, pid, s->rank, sfx);
+  else if (access(path, F_OK) == 0) /* a helper's name has its -pid<P>: another host's with our pid */
+    snprintf(path, sizeof path, "%s/%s-rank%d%s", dir, f->trace, s->rank, sfx);
   char body[2100];
   snprintf(body, sizeof body, "%s.body", pre);
   int err = handed && hand->body && access(body, F_OK) == 0 ? resume_file(body, path, s, hand, f->level)
@@ -614,6 +620,21 @@ static int running(long pid) {
   return !(e && e[1] == ' ' && (e[2] == 'Z' || e[2] == 'X'));
 }
 
+/* Where a spill set's pid begins in name: after ".ncrt-h<HOSTID>-" when
+ * HOSTID is this host's (or after ".ncrt-" for a set named before hosts
+ * were); -1 when the set is another host's (its pids are not ours to ask
+ * about: it may be alive), -2 when name is no spill set. */
+static int own_host_set(const char *name, const NcHost *me) {
+  size_t p = sizeof NC_RUN_PRIVATE - 1, h = sizeof NC_RUN_SPILL - 1;
+  if (strncmp(name, NC_RUN_PRIVATE, p)) return -2;
+  if (name[p] >= '0' && name[p] <= '9') return (int)p; /* .ncrt-<PID>: no host in the name */
+  if (strncmp(name, NC_RUN_SPILL, h)) return -2; /* the budget, the torch export's files */
+  const char *id = name + h;
+  if (strlen(id) <= NC_HOSTID_LEN || id[NC_HOSTID_LEN] != '-') return -2;
+  if (memcmp(id, me->id, NC_HOSTID_LEN)) return -1;
+  return (int)(h + NC_HOSTID_LEN + 1);
+}
+
 /* Every process that left spill files in dir and is gone: its trace, from
  * them (ranges open at its last snapshot marked "open at exit"), and the
  * files removed. Returns the number of traces written. ncrun calls it when
@@ -627,11 +648,17 @@ int ncrt_finalize_dir(const char *dir, int quiet) {
   long pids[4096];
   int np = 0;
   struct dirent *e;
+  nc_host_read(&rt_host); /* ncrun's: the host of the sets it may finalize */
+  int others = 0; /* sets of other hosts: never ours to finalize */
   while ((e = readdir(d)) && np < 4096) {
     long pid;
     unsigned k = 0;
     int at = 0, at2 = 0;
-    if (sscanf(e->d_name, NC_RUN_PRIVATE "%ld%n", &pid, &at) != 1 || !at) continue;
+    int host = own_host_set(e->d_name, &rt_host);
+    if (host == -1) others = 1;
+    if (host < 0) continue;
+    if (sscanf(e->d_name + host, "%ld%n", &pid, &at) != 1 || !at) continue;
+    at += host;
     if (e->d_name[at] == '~' && sscanf(e->d_name + at, "~%u%n", &k, &at2) == 1) at += at2;
     if (e->d_name[at] != '.' || at >= 40) continue;
     char stem[40];
@@ -658,7 +685,7 @@ int ncrt_finalize_dir(const char *dir, int quiet) {
   }
   /* the run's disk-budget counter goes with the last process that used it
    * (ncrun removes it too; a killed ncrun leaves it to --finalize) */
-  if (!alive) {
+  if (!alive && !others) {
     char b[1300];
     snprintf(b, sizeof b, "%s/" NC_RUN_BUDGET, dir);
     unlink(b);

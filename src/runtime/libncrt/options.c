@@ -111,6 +111,7 @@ static void parse_schedule(const char *s) {
 }
 
 RtProcess rt_proc;
+NcHost rt_host;
 
 static uint64_t mono_now(void) {
   struct timespec t;
@@ -196,8 +197,27 @@ static int cmdline_has(const char *s) {
   return 0;
 }
 
+static uint64_t real_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* the host, and the launcher's node and local rank (-1: none said) */
+static void host_load(void) {
+  static const char *const node_keys[] = {"GROUP_RANK", "SLURM_NODEID", "OMPI_COMM_WORLD_NODE_RANK", NULL};
+  static const char *const local_keys[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                           "MPI_LOCALRANKID", NULL};
+  nc_host_read(&rt_host);
+  rt_proc.node_rank = first_int(node_keys, -1);
+  rt_proc.local_rank = first_int(local_keys, -1);
+  rt_proc.real0 = real_now();
+  rt_proc.mono0 = mono_now();
+}
+
 static void process_load(const char *const *rank_keys) {
   memset(&rt_proc, 0, sizeof rt_proc);
+  host_load();
   rt_proc.ppid = (int)getppid();
   rt_proc.start_ns = process_start_ns();
   const char *root = env(NCRT_ENV_ROOT_PID);
@@ -231,6 +251,9 @@ void rt_process_forked(void) {
   rt_proc.start_ns = mono_now();
   rt_proc.exit_ns = 0;
   rt_proc.is_rank = 0;
+  nc_host_read(&rt_host); /* a child of an unshare(CLONE_NEWPID) is in another pid namespace */
+  rt_proc.real0 = real_now();
+  rt_proc.mono0 = mono_now();
   set(rt_proc.start, sizeof rt_proc.start, forkserver ? "forkserver" : "fork");
   set(rt_proc.role, sizeof rt_proc.role, "forked child");
   rt_proc.role_detail[0] = 0;
@@ -248,6 +271,7 @@ void rt_process_role(const char *role, const char *detail) {
 void rt_process_rank(int rank, int world, const char *from) {
   rt_opt.rank = rank;
   if (world > 0) rt_opt.world_size = world;
+  if (!rt_proc.is_rank && !strcmp(from, NCRT_RANK_INHERITED)) return; /* a helper of that rank */
   set(rt_proc.rank_from, sizeof rt_proc.rank_from, from);
   set(rt_proc.role, sizeof rt_proc.role, "rank");
   rt_proc.role_detail[0] = 0;
@@ -273,8 +297,20 @@ size_t rt_process_json(char *b, size_t n) {
   at += (size_t)snprintf(b + at, n - at, "\", \"detail\": \"");
   if (at >= n) return 0;
   put_plain(b, n, &at, rt_proc.role_detail);
-  at += (size_t)snprintf(b + at, n - at, "\", \"rank\": %d, \"is_rank\": %s, \"rank_from\": \"%s\"}", rt_opt.rank,
+  at += (size_t)snprintf(b + at, n - at, "\", \"rank\": %d, \"is_rank\": %s, \"rank_from\": \"%s\"", rt_opt.rank,
                          rt_proc.is_rank ? "true" : "false", rt_proc.rank_from);
+  if (at >= n) return 0;
+  /* where it ran, and its clocks read together at set-up and now: nctrace
+   * relates hosts' clocks with them (and with the collectives' ends) */
+  at += (size_t)snprintf(b + at, n - at, ", \"host\": {\"name\": \"");
+  if (at >= n) return 0;
+  put_plain(b, n, &at, rt_host.name);
+  at += (size_t)snprintf(b + at, n - at,
+                         "\", \"boot_id\": \"%s\", \"pid_ns\": %llu, \"id\": \"%s\", \"node_rank\": %d, "
+                         "\"local_rank\": %d}, \"clock\": {\"start\": [%llu, %llu], \"now\": [%llu, %llu]}}",
+                         rt_host.boot_id, rt_host.pid_ns, rt_host.id, rt_proc.node_rank, rt_proc.local_rank,
+                         (unsigned long long)rt_proc.real0, (unsigned long long)rt_proc.mono0,
+                         (unsigned long long)real_now(), (unsigned long long)mono_now());
   return at < n ? at : 0;
 }
 

@@ -29,6 +29,8 @@
 #include <signal.h>
 #include <time.h>
 
+#include "hostid.h"
+
 #define RT_EXPORT __attribute__((visibility("default")))
 
 /* ---- options (options.c) ---- */
@@ -76,14 +78,22 @@ typedef struct {
   char rank_from[32];           /* "RANK" (the variable), "torch.distributed", "" (none: rank 0 of 1) */
   uint64_t start_ns;            /* process start, CLOCK_MONOTONIC ns (0: unknown) */
   uint64_t exit_ns;             /* when the exit write began (0: not yet) */
+  int node_rank, local_rank;    /* the launcher's (GROUP_RANK, LOCAL_RANK, SLURM_NODEID, ...), -1 unknown */
+  uint64_t real0, mono0;        /* CLOCK_REALTIME and CLOCK_MONOTONIC ns read together at set-up */
+  char backend[16];             /* torch.distributed's backend ("gloo", "nccl"; "" unknown): distributedInfo */
 } RtProcess;
 extern RtProcess rt_proc;
+/* the host this process runs on (hostid.h): its private files' names, the
+ * trace's ncrt.process.host */
+extern NcHost rt_host;
 /* after fork: the child's own facts (its parent is the process that forked) */
 void rt_process_forked(void);
 /* "role\t<role>\t<detail>" and "rank\t<R>\t<W>\t<from>" control verbs */
 void rt_process_role(const char *role, const char *detail);
 void rt_process_rank(int rank, int world, const char *from);
-/* {"pid", "ppid", "start", "role", "detail", "rank", "is_rank", "rank_from"}
+/* {"pid", "ppid", "start", "role", "detail", "rank", "is_rank", "rank_from",
+ * "host": {"name", "boot_id", "pid_ns", "id", "node_rank", "local_rank"},
+ * "clock": {"start": [realtime, monotonic], "now": [...]} (ns)}
  * into b (n bytes): its length, 0 if it did not fit */
 size_t rt_process_json(char *b, size_t n);
 void rt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

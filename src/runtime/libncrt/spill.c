@@ -126,7 +126,11 @@ void spill_reset(void) {
   spill.trace_from = 0;
   spill.names_saved = 0;
   size_t at = s_cpy(spill.prefix, 0, sizeof spill.prefix, rt_opt.out_dir);
-  at = s_cpy(spill.prefix, at, sizeof spill.prefix, "/" NC_RUN_PRIVATE);
+  /* .ncrt-h<HOSTID>-<PID>: two hosts' processes with one pid (containers,
+   * nodes on a shared filesystem) never share a set (hostid.h) */
+  at = s_cpy(spill.prefix, at, sizeof spill.prefix, "/" NC_RUN_SPILL);
+  at = s_cpy(spill.prefix, at, sizeof spill.prefix, rt_host.id);
+  at = s_cpy(spill.prefix, at, sizeof spill.prefix, "-");
   at = s_u64(spill.prefix, at, sizeof spill.prefix, (uint64_t)getpid());
   /* An earlier process with this pid (pids wrap: 32768 here) that handed
    * its exit over, not finalized yet while the run goes on: its set stays
@@ -396,6 +400,10 @@ void info_save(int die) {
   o_u64(&o, (uint64_t)rt_opt.rank);
   o_str(&o, "\nworld ");
   o_u64(&o, (uint64_t)rt_opt.world_size);
+  if (rt_proc.backend[0]) {
+    o_str(&o, "\nbackend ");
+    o_str(&o, rt_proc.backend); /* a plain word (collector.c) */
+  }
   o_str(&o, "\nlevel ");
   o_u64(&o, (uint64_t)rt_opt.level);
   o_str(&o, "\nformat ");
@@ -449,7 +457,7 @@ void info_save(int die) {
   o_str(&o, "\nname ");
   o_json(&o, rt_opt.name);
   {
-    char pj[512];
+    char pj[1024];
     if (rt_process_json(pj, sizeof pj)) {
       o_str(&o, "\nprocess ");
       o_str(&o, pj);

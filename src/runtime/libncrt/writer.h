@@ -280,6 +280,7 @@ typedef struct {
   uint32_t (*cupti_version)(void);
   const char *note;                  /* ncrt.finalized */
   const char *proc_json;             /* ncrt.process (NULL: none) */
+  const char *backend;               /* distributedInfo.backend (NULL: "") */
   uint64_t pstart, pexit;            /* ncrt.lifetime: process start, program end (mono ns; 0 unknown) */
   int is_rank;                       /* file -rank<R>; else the name has -pid<P> already */
   const char *cupti;                 /* CUPTI status, as JSON (the finalizer) */

@@ -17,6 +17,7 @@
 #include "ncbase.h"
 #include "ncrt_protocol.h"
 #include "ncrun.h"
+#include "hostid.h"
 #include "rundir.h"
 #include <dirent.h>
 #include <dlfcn.h>
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -104,11 +106,50 @@ static void prepend(const char *var, const char *dir) {
 }
 
 
+/* A -m module that launches another program (whose name the trace takes) */
+static int launcher_module(const char *m) {
+  static const char *const mods[] = {"torch.distributed.run", "torch.distributed.launch", "deepspeed.launcher.runner",
+                                     "accelerate.commands.launch", NULL};
+  for (int k = 0; mods[k]; k++)
+    if (!strcmp(m, mods[k])) return 1;
+  return 0;
+}
+
 /* The trace's name: the script (x.py, -m module) or the program; behind a
- * launcher (mpirun -np 4 ./solver, srun -n 2 ./a.out) the program it
- * launches, not the launcher. `python -m pkg` -> pkg, `python x/train.py`
- * -> train, `torchrun ... train.py` -> train, `./a.out` -> a.out. */
+ * launcher (mpirun -np 4 ./solver, srun -n 2 ./a.out, python -m
+ * torch.distributed.run) the program it launches, not the launcher; after a
+ * `--` (a launcher's own: `launch.py -- python train.py`) what follows it;
+ * in `sh -c '...'` the command the shell runs. `python -m pkg` -> pkg,
+ * `python x/train.py` -> train, `torchrun ... train.py` -> train,
+ * `./a.out` -> a.out. */
 static void default_name(char **argv, char *out, size_t n) {
+  /* sh -c 'python3 train.py ...': the words of the command */
+  const char *sh = strrchr(argv[0], '/');
+  sh = sh ? sh + 1 : argv[0];
+  if ((!strcmp(sh, "sh") || !strcmp(sh, "bash") || !strcmp(sh, "dash") || !strcmp(sh, "zsh")) && argv[1] &&
+      !strcmp(argv[1], "-c") && argv[2]) {
+    char *copy = strdup(argv[2]), *words[64], *save = NULL;
+    int k = 0;
+    for (char *w = copy ? strtok_r(copy, " \t;&|()", &save) : NULL; w && k < 63; w = strtok_r(NULL, " \t;&|()", &save))
+      if (!strchr(w, '=') || k) words[k++] = w; /* VAR=x before the command */
+    words[k] = NULL;
+    if (k) {
+      default_name(words, out, n);
+      free(copy);
+      return;
+    }
+    free(copy);
+  }
+  /* launcher args -- program args: the program */
+  for (int i = 1; argv[i]; i++)
+    if (!strcmp(argv[i], "--") && argv[i + 1] && argv[i + 1][0] != '-') {
+      char path[PATH_MAX];
+      size_t l = strlen(argv[i + 1]);
+      if ((l > 3 && !strcmp(argv[i + 1] + l - 3, ".py")) || ncrun_resolve_cmd(argv[i + 1], path, sizeof path)) {
+        default_name(argv + i + 1, out, n);
+        return;
+      }
+    }
   static const char *const launchers[] = {"mpirun", "mpiexec", "orterun", "prterun", "srun", "jsrun", "aprun",
                                           "torchrun", "horovodrun", "deepspeed", "numactl", "taskset",
                                           "nsys", "env", "time", "nice", "stdbuf", NULL};
@@ -117,6 +158,8 @@ static void default_name(char **argv, char *out, size_t n) {
   b0 = b0 ? b0 + 1 : argv[0];
   int launcher = 0;
   for (int k = 0; launchers[k] && !launcher; k++) launcher = !strcmp(b0, launchers[k]);
+  for (int i = 1; !launcher && argv[i]; i++) /* python -m torch.distributed.run ... */
+    if (!strcmp(argv[i], "-m") && argv[i + 1] && launcher_module(argv[i + 1])) launcher = i + 2;
   for (int i = launcher; launcher && argv[i]; i++) {
     const char *a = argv[i];
     /* an option's value that is a program name (mpirun --hostfile h) is
@@ -128,7 +171,7 @@ static void default_name(char **argv, char *out, size_t n) {
   }
   for (int i = 0; argv[i]; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "-m") && argv[i + 1]) {
+    if (!strcmp(a, "-m") && argv[i + 1] && !launcher_module(argv[i + 1])) {
       pick = argv[i + 1];
       break;
     }
@@ -187,6 +230,16 @@ static cJSON *env_json(char **argv, cJSON *opts, const char *lib, const char *cu
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   cJSON_AddStringToObject(root, "host", host);
+  /* which ncrun this is among those sharing the run directory (several
+   * nodes, containers): its host (hostid.h) and pid */
+  NcHost h;
+  nc_host_read(&h);
+  char inv[64];
+  snprintf(inv, sizeof inv, "%s-%d", h.id, (int)getpid());
+  cJSON_AddStringToObject(root, "invocation", inv);
+  cJSON_AddStringToObject(root, "host_id", h.id);
+  cJSON_AddStringToObject(root, "boot_id", h.boot_id);
+  cJSON_AddNumberToObject(root, "pid_ns", (double)h.pid_ns);
   if (uname(&u) == 0) {
     char k[600];
     snprintf(k, sizeof k, "%s %s %s", u.sysname, u.release, u.machine);
@@ -257,11 +310,57 @@ static cJSON *env_json(char **argv, cJSON *opts, const char *lib, const char *cu
   return root;
 }
 
+/* env.json keeps every ncrun that ran in the run directory (the nodes of a
+ * job, each under its own ncrun, sharing one directory): the top level is
+ * the first one's, "invocations" holds each one's whole record, this one's
+ * replaced when it writes again. Writers take turns on a lock of the
+ * directory (where the filesystem has none, as some network ones, the
+ * last writer of two at once wins). */
+static cJSON *env_merge(const char *path, cJSON *env) {
+  const cJSON *me = cJSON_GetObjectItem(env, "invocation");
+  char *text = ncrun_read_file(path, NULL);
+  cJSON *old = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  cJSON *out = old && cJSON_IsObject(old) ? old : NULL;
+  if (!out) {
+    cJSON_Delete(old);
+    out = cJSON_CreateObject();
+  }
+  const cJSON *top = cJSON_GetObjectItem(out, "invocation");
+  cJSON *invs = cJSON_DetachItemFromObject(out, "invocations");
+  if (!cJSON_IsArray(invs)) {
+    cJSON_Delete(invs);
+    invs = cJSON_CreateArray();
+  }
+  if (!top || (cJSON_IsString(top) && cJSON_IsString(me) && !strcmp(top->valuestring, me->valuestring))) {
+    cJSON_Delete(out); /* the first writer, or this one again: its own record on top */
+    out = cJSON_Duplicate(env, 1);
+  }
+  cJSON *mine = cJSON_Duplicate(env, 1);
+  int i = 0, found = 0;
+  for (cJSON *it = invs->child; it && !found; it = it->next, i++) {
+    const cJSON *id = cJSON_GetObjectItem(it, "invocation");
+    if (cJSON_IsString(id) && cJSON_IsString(me) && !strcmp(id->valuestring, me->valuestring)) found = 1;
+  }
+  if (found) cJSON_ReplaceItemInArray(invs, i - 1, mine);
+  else cJSON_AddItemToArray(invs, mine);
+  cJSON_AddItemToObject(out, "invocations", invs);
+  return out;
+}
+
 void ncrun_save_env(const char *dir, cJSON *env) {
-  char *text = cJSON_Print(env);
-  char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
+  char path[PATH_MAX + 16], tmp[PATH_MAX + 80];
   snprintf(path, sizeof path, "%s/" NC_RUN_ENV, dir);
-  snprintf(tmp, sizeof tmp, "%s/." NC_RUN_ENV ".tmp", dir);
+  const cJSON *me = cJSON_GetObjectItem(env, "invocation");
+  snprintf(tmp, sizeof tmp, "%s/." NC_RUN_ENV ".tmp%s", dir, cJSON_IsString(me) ? me->valuestring : "");
+  int lk = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lk >= 0 && flock(lk, LOCK_EX) != 0) {
+    close(lk);
+    lk = -1;
+  }
+  cJSON *all = env_merge(path, env);
+  char *text = all ? cJSON_Print(all) : NULL;
+  cJSON_Delete(all);
   FILE *f = fopen(tmp, "w");
   int ok = f && text && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
   if (f && fclose(f) != 0) ok = 0;
@@ -270,6 +369,7 @@ void ncrun_save_env(const char *dir, cJSON *env) {
     unlink(tmp);
   }
   free(text);
+  if (lk >= 0) close(lk); /* and its lock */
 }
 
 /* The rules file's FNV-1a 64 (the hash the manifest uses), for env.json. */
@@ -784,7 +884,15 @@ static int set_environment(Run *r) {
   /* ncrun finalizes the run's processes when its command ends: an exit with
    * much left to convert hands it over and ends at once (libncrt's writer,
    * "the fast exit"); torch's backend writes its own traces */
-  if (!r->torch) setenv(NCRT_ENV_FINALIZER, "ncrun", 1);
+  if (!r->torch) {
+    /* "ncrun:<HOSTID>": a process on another host (srun, mpirun over
+     * nodes) has no finalizer of ours and converts its exit itself */
+    NcHost h;
+    nc_host_read(&h);
+    char v[64];
+    snprintf(v, sizeof v, "ncrun:%s", h.id);
+    setenv(NCRT_ENV_FINALIZER, v, 1);
+  }
   else unsetenv(NCRT_ENV_FINALIZER);
   prepend("PYTHONPATH", r->pydir);
   if (o->shadow) {

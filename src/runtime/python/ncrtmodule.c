@@ -165,15 +165,21 @@ static void tell_role(void) {
 }
 
 /* torch.distributed, once initialized, names the rank (an mp.spawn child
- * has no RANK variable): asked at each step and at exit. */
+ * has no RANK variable): asked at each step, at a process's first range,
+ * when a range name is new, just before destroy_process_group (which the
+ * helper wraps) and at exit. A forked child (a DataLoader worker) that
+ * inherited its parent's group says so: it is a helper of that rank. */
 static void tell_rank(void) {
   PyObject *r = dist_fn ? PyObject_CallNoArgs(dist_fn) : NULL;
-  if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {
+  if (r && PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 4) {
     long rank = PyLong_AsLong(PyTuple_GET_ITEM(r, 0)), world = PyLong_AsLong(PyTuple_GET_ITEM(r, 1));
+    int inherited = PyObject_IsTrue(PyTuple_GET_ITEM(r, 2)) == 1;
+    const char *backend = PyUnicode_Check(PyTuple_GET_ITEM(r, 3)) ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(r, 3)) : NULL;
     if (rank >= 0 && rank != dist_rank) {
       dist_rank = (int)rank;
-      char m[96];
-      snprintf(m, sizeof m, NCRT_RANK_PREFIX "%ld\t%ld\ttorch.distributed", rank, world);
+      char m[128];
+      snprintf(m, sizeof m, NCRT_RANK_PREFIX "%ld\t%ld\t%s\t%.15s", rank, world,
+               inherited ? NCRT_RANK_INHERITED : "torch.distributed", backend ? backend : "");
       control_mark(m);
     }
   }
@@ -211,7 +217,10 @@ static PyObject *range_exit(RangeObject *self, PyObject *const *args, Py_ssize_t
 
 static RangeObject *range_get(PyObject *arg) {
   if (__builtin_expect(!thread_named, 0)) name_thread();
-  if (__builtin_expect(!role_told, 0)) tell_role();
+  if (__builtin_expect(!role_told, 0)) {
+    tell_role();
+    tell_rank();
+  }
   PyObject *key = as_name(arg);
   if (!key) return NULL;
   RangeObject *r = (RangeObject *)PyDict_GetItemWithError(cache, key);
@@ -232,6 +241,7 @@ static RangeObject *range_get(PyObject *arg) {
   r->name = key; /* reference moves into the object */
   set_attr(&r->attr, key);
   tell_location(key);
+  if (dist_rank < 0) tell_rank(); /* once per new name: init_process_group may have run since */
   if (PyDict_GET_SIZE(cache) < CACHE_MAX && PyDict_SetItem(cache, key, (PyObject *)r) < 0) {
     Py_DECREF(r);
     return NULL;
@@ -642,15 +652,45 @@ static const char helper_src[] =
     "        if name != 'MainProcess':\n"
     "            return ('pool worker' if 'PoolWorker' in name else 'multiprocessing process'), name\n"
     "    return None\n"
-    "def _dist():\n"
+    /* torch.distributed's (rank, world), or None; _dist adds whether a
+     * forked child inherited it (its parent's group: a helper of that
+     * rank), and wraps destroy_process_group so that the rank is told
+     * before the group goes (programs destroy it before exit). */
+    "def _dist_now():\n"
     "    import sys\n"
     "    d = sys.modules.get('torch.distributed')\n"
     "    try:\n"
     "        if d is not None and d.is_available() and d.is_initialized():\n"
-    "            return d.get_rank(), d.get_world_size()\n"
+    "            return d.get_rank(), d.get_world_size(), str(d.get_backend())\n"
     "    except Exception:\n"
     "        pass\n"
     "    return None\n"
+    "_forked = [None]\n"
+    "def _after_fork():\n"
+    "    _forked[0] = _dist_now()\n"
+    "def _dist(_wrapped=[]):\n"
+    "    import sys\n"
+    "    d = sys.modules.get('torch.distributed')\n"
+    "    if d is not None and not _wrapped and callable(getattr(d, 'destroy_process_group', None)):\n"
+    "        _wrapped.append(1)\n"
+    "        try:\n"
+    "            import functools\n"
+    "            orig = d.destroy_process_group\n"
+    "            def destroy_process_group(*a, **k):\n"
+    "                _tell()\n"
+    "                return orig(*a, **k)\n"
+    "            w = functools.update_wrapper(destroy_process_group, orig)\n"
+    "            d.destroy_process_group = w\n"
+    "            c = sys.modules.get('torch.distributed.distributed_c10d')\n"
+    "            if c is not None and getattr(c, 'destroy_process_group', None) is orig:\n"
+    "                c.destroy_process_group = w\n"
+    "        except Exception:\n"
+    "            pass\n"
+    "    r = _dist_now()\n"
+    "    return None if r is None else (r[0], r[1], r == _forked[0], r[2])\n"
+    "import os as _os\n"
+    "if hasattr(_os, 'register_at_fork'):\n"
+    "    _os.register_at_fork(after_in_child=_after_fork)\n"
     "def _wrap(name, fn, cm, life, is_async):\n"
     "    import functools, inspect\n"
     "    if not is_async:\n"
@@ -746,6 +786,11 @@ __attribute__((visibility("default"))) PyMODINIT_FUNC PyInit_ncrt(void) {
   dist_fn = PyDict_GetItemString(g, "_dist");
   Py_XINCREF(dist_fn);
   pthread_atfork(NULL, NULL, role_after_fork);
+  {
+    PyObject *tell = PyObject_GetAttrString(m, "_at_exit"); /* tells the rank */
+    if (!tell || PyDict_SetItemString(g, "_tell", tell) < 0) PyErr_Clear();
+    Py_XDECREF(tell);
+  }
   Py_CLEAR(g);
   static const char *const kinds[K_N] = {"range", "span", "torch_range", "torch_span"};
   for (int k = 0; k < K_N; k++)

@@ -51,6 +51,14 @@ void doc_table(Doc *d, const char *align, ...) {
   va_end(ap);
 }
 
+void doc_table_v(Doc *d, const char *align, const char *const *heads) {
+  DocBlock *blk = add_block(d, BLOCK_TABLE);
+  blk->align = xstrdup(align);
+  blk->ncols = strlen(align);
+  blk->rows = 1;
+  for (size_t i = 0; i < blk->ncols; i++) buf_puts(add_text(blk), heads[i]);
+}
+
 void doc_row(Doc *d) {
   DocBlock *blk = last_block(d, BLOCK_TABLE, "row");
   if (blk->texts.n != blk->rows * blk->ncols) BUG("doc: a row of %zu cells, not %zu", blk->texts.n % blk->ncols, blk->ncols);

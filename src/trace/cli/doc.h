@@ -54,6 +54,8 @@ Buf *doc_para(Doc *d); /* a paragraph; returns its first span (plain) */
 /* A table: align has one letter per column, 'l' or 'r' (numbers); then
  * that many header texts. Rows follow with doc_row and doc_cell. */
 void doc_table(Doc *d, const char *align, ...);
+/* The same with the header texts in an array (columns counted at run time) */
+void doc_table_v(Doc *d, const char *align, const char *const *heads);
 void doc_row(Doc *d);
 Buf *doc_cell(Doc *d); /* the next cell of the last row; its first span (plain) */
 void doc_list(Doc *d, bool ordered);

@@ -583,6 +583,68 @@ static void ranks_section(Doc *d, const Summary *s) {
              mn > 0 ? (double)mx / (double)mn : 0.0);
 }
 
+/* The per-rank view (rankview.c): each rank's own time in the names whose
+ * time differs most across ranks; up to 8 ranks one column each, more as
+ * the smallest, the median and the largest. */
+static void rank_view_section(Doc *d, const Model *m, const Summary *s) {
+  size_t nc = s->rank_cols.n;
+  if (nc < 2 || !s->spread.n) return;
+  uint64_t steps = UINT64_MAX;
+  for (size_t c = 0; c < nc; c++)
+    if (s->ranks.v[s->rank_cols.v[c]].steps.count < steps) steps = s->ranks.v[s->rank_cols.v[c]].steps.count;
+  int64_t per = steps && steps != UINT64_MAX ? (int64_t)steps : 1;
+  doc_heading(d, 2, "Ranks side by side");
+  buf_printf(doc_para(d), "The range names whose exclusive time differs most across ranks (main processes only), "
+             "each rank's own figure%s, in ms. In synchronous training the ranks wait for the slowest at each "
+             "collective: the wait is in the fast ranks' figures, the cause in the slow rank's.",
+             per > 1 ? " per step" : "");
+  bool wide = nc > 8;
+  size_t ncol = (wide ? 3 : nc) + 2, k = 0;
+  char fmt[16], heads[10][32];
+  const char *hp[10];
+  snprintf(heads[k++], sizeof heads[0], "range");
+  if (wide) {
+    snprintf(heads[k++], sizeof heads[0], "smallest (rank)");
+    snprintf(heads[k++], sizeof heads[0], "median");
+    snprintf(heads[k++], sizeof heads[0], "largest (rank)");
+  } else {
+    for (size_t c = 0; c < nc; c++)
+      snprintf(heads[k++], sizeof heads[0], "rank %lld", (long long)s->ranks.v[s->rank_cols.v[c]].rank);
+  }
+  snprintf(heads[k++], sizeof heads[0], "spread");
+  for (size_t i = 0; i < ncol; i++) {
+    fmt[i] = i ? 'r' : 'l';
+    hp[i] = heads[i];
+  }
+  fmt[ncol] = 0;
+  doc_table_v(d, fmt, hp);
+  for (size_t i = 0; i < s->spread.n; i++) {
+    const RankSpread *x = &s->spread.v[i];
+    doc_row(d);
+    buf_puts(doc_cell(d), intern_str(&m->names, x->name));
+    if (wide) {
+      int64_t *t = xmalloc(nc * sizeof *t);
+      memcpy(t, x->per, nc * sizeof *t);
+      for (size_t a = 1; a < nc; a++)
+        for (size_t b = a; b > 0 && t[b] < t[b - 1]; b--) {
+          int64_t y = t[b];
+          t[b] = t[b - 1], t[b - 1] = y;
+        }
+      Buf *c = doc_cell(d);
+      buf_ms(c, x->lo / per);
+      buf_printf(c, " (%lld)", (long long)s->ranks.v[s->rank_cols.v[x->lo_at]].rank);
+      buf_ms(doc_cell(d), t[nc / 2] / per);
+      c = doc_cell(d);
+      buf_ms(c, x->hi / per);
+      buf_printf(c, " (%lld)", (long long)s->ranks.v[s->rank_cols.v[x->hi_at]].rank);
+      free(t);
+    } else {
+      for (size_t c = 0; c < nc; c++) buf_ms(doc_cell(d), x->per[c] / per);
+    }
+    buf_ms(doc_cell(d), (x->hi - x->lo) / per);
+  }
+}
+
 static void bottlenecks_section(Doc *d, const Summary *s) {
   doc_heading(d, 2, "Bottlenecks");
   if (!s->bottlenecks.n) buf_puts(doc_para(d), "None found by the rules in docs/nctrace.md.");
@@ -644,6 +706,7 @@ void summary_doc_deep(const Model *m, const Summary *s, const Deep *deep, Doc *d
   deep_doc(d, m, s, deep);
   steps_section(d, m, s);
   ranks_section(d, s);
+  rank_view_section(d, m, s);
   bottlenecks_section(d, s);
   notes_section(d, m, s);
 }
@@ -844,6 +907,36 @@ static void json_ranks(const Model *m, const Summary *s, Buf *b) {
   buf_putc(b, ',');
 }
 
+/* "rank_view": the columns' ranks and, per name, each one's exclusive
+ * time (whole run, µs) */
+static void json_rank_view(const Model *m, const Summary *s, Buf *b) {
+  json_key(b, "rank_view");
+  buf_putc(b, '{');
+  json_key(b, "ranks");
+  buf_putc(b, '[');
+  for (size_t c = 0; c < s->rank_cols.n; c++)
+    buf_printf(b, "%s%lld", c ? "," : "", (long long)s->ranks.v[s->rank_cols.v[c]].rank);
+  buf_puts(b, "],");
+  json_key(b, "names");
+  buf_putc(b, '[');
+  for (size_t i = 0; i < s->spread.n; i++) {
+    const RankSpread *x = &s->spread.v[i];
+    buf_putc(b, '{');
+    json_str(b, "name", intern_str(&m->names, x->name));
+    json_key(b, "exclusive_us");
+    buf_putc(b, '[');
+    for (size_t c = 0; c < s->rank_cols.n; c++) buf_printf(b, "%s%.3f", c ? "," : "", (double)x->per[c] / 1e3);
+    buf_puts(b, "],");
+    json_us(b, "spread_us", x->hi - x->lo);
+    json_end(b, '}');
+    buf_putc(b, ',');
+  }
+  json_end(b, ']');
+  buf_putc(b, ',');
+  json_end(b, '}');
+  buf_putc(b, ',');
+}
+
 static void json_streams(const Model *m, const Summary *s, Buf *b, Buf *tmp) {
   json_key(b, "streams");
   buf_putc(b, '[');
@@ -936,6 +1029,7 @@ void summary_json(const Model *m, const Summary *s, const Deep *deep, Buf *b) {
   json_bottlenecks(m, s, b);
   json_kernels(m, s, b);
   json_ranks(m, s, b);
+  json_rank_view(m, s, b);
   json_streams(m, s, b, &tmp);
   json_launches(m, s, b);
   json_memcpy(m, s, b);

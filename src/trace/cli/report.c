@@ -26,6 +26,7 @@
  * levels group.
  *
  * The page is built in one Buf the command owns and frees. */
+#include "clocks.h"
 #include "render.h"
 #include "commands.h"
 #include "deep_section.h"
@@ -875,6 +876,21 @@ int cmd_report(int argc, char **argv) {
   for (size_t i = 0; i < files.n; i++)
     if (model_load(&m, files.v[i]) < 0) goto done;
   model_check_ranks(&m);
+  {
+    /* traces from several hosts: one clock (clocks.h) for the timeline */
+    ClockAlign ca = {0};
+    for (size_t i = 0; i < m.traces.n; i++) clock_collect(&ca, &m, i);
+    clock_align(&ca, &m);
+    Buf note = {0};
+    clock_align_text(&ca, &note);
+    for (char *l = note.s, *e; l && *l; l = e + 1) {
+      e = strchr(l, '\n');
+      *e = 0;
+      nct_note("report: %s", l);
+    }
+    buf_free(&note);
+    clock_align_free(&ca);
+  }
   for (size_t i = 0; i < cmp.n; i++)
     if (model_load(&mb, cmp.v[i]) < 0) goto done;
   if (cmp.n) model_check_ranks(&mb);

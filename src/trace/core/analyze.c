@@ -301,6 +301,7 @@ static void close_range(TracePass *p, Frames *st) {
   if (excl < 0) excl = 0;
   r->excl += excl;
   s->range_excl_total += excl;
+  summary_rank_range(s, p->ti, x->name, excl);
   r->sum += x->dur;
   if (x->dur > r->max) r->max = x->dur;
   if (--c->depth[x->name] == 0) {
@@ -756,11 +757,14 @@ static void detect_dominant_range(const Model *m, Summary *s) {
     /* ...when the steps share one name (--step train_step); torch's
      * ProfilerStep#1, #2, ... are one name per step, none of them a place */
     if (step_names > 1 && fnmatch(s->opt.step_glob, intern_str(&m->names, x->name), 0) == 0) continue;
-    int64_t xe = x->excl - x->async_excl, te = top ? top->excl - top->async_excl : 0;
+    /* the others' wait for a straggler is not the range's own cost (the
+     * straggler finding says so) */
+    int64_t xe = x->excl - x->async_excl - ((int64_t)x->name == s->wait_name ? s->wait_ns : 0);
+    int64_t te = top ? top->excl - top->async_excl - ((int64_t)top->name == s->wait_name ? s->wait_ns : 0) : 0;
     if (!top || xe > te || (xe == te && strcmp(intern_str(&m->names, x->name), intern_str(&m->names, top->name)) < 0))
       top = x;
   }
-  int64_t top_excl = top ? top->excl - top->async_excl : 0;
+  int64_t top_excl = top ? top->excl - top->async_excl - ((int64_t)top->name == s->wait_name ? s->wait_ns : 0) : 0;
   if (top && s->range_excl_total > 0 && top_excl > 0 && top_excl * 4 >= s->range_excl_total) {
     const char *nm = range_row_name(m, s, top);
     buf_printf(&t, "One range dominates: %s", nm);
@@ -816,7 +820,9 @@ static void detect_slow_rank(const Model *m, Summary *s) {
   (void)m;
   Buf t = {0}, e = {0}, r = {0};
   char *a, *b2;
-  if (s->nranks >= 2) {
+  /* a straggler found by what the others wait for: synchronous steps are
+   * equally long on every rank, so their times tell nothing more */
+  if (s->nranks >= 2 && s->wait_name < 0) {
     bool steps = true, gpu = true;
     size_t nr = 0;
     for (size_t i = 0; i < s->ranks.n; i++) {
@@ -853,6 +859,14 @@ static void detect_slow_rank(const Model *m, Summary *s) {
       add_bottleneck(s, B_SLOW_RANK, (mx - mean) * (int64_t)n, &t, &e, &r);
     }
   }
+}
+
+/* the straggler of synchronous training (rankview.c) */
+static void detect_straggler(const Model *m, Summary *s) {
+  Buf t = {0}, e = {0}, r = {0};
+  int64_t score = 0;
+  if (rankview_straggler(m, s, &t, &e, &r, &score)) add_bottleneck(s, B_STRAGGLER, score, &t, &e, &r);
+  buf_free(&t), buf_free(&e), buf_free(&r);
 }
 
 /* a rank's main process waiting on its workers: workers busy through
@@ -969,6 +983,7 @@ static void (*const DETECTORS[])(const Model *, Summary *) = {
   detect_host_wait,
   detect_tiny_kernels,
   detect_sync,
+  detect_straggler, /* before the dominant range and the slow rank, which read what it found */
   detect_dominant_range,
   detect_dominant_kernel,
   detect_slow_rank,
@@ -990,6 +1005,7 @@ const char *range_row_name(const Model *m, const Summary *s, const RangeRow *r) 
 void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s) {
   memset(s, 0, sizeof *s);
   s->opt = *opt;
+  s->wait_name = -1;
   size_t nn = intern_count(&m->names);
   Ctx c = {m, s, xcalloc(nn, sizeof(RangeRow)), xcalloc(nn, sizeof(RangeRow)), xcalloc(nn, sizeof(KernelRow)),
            xcalloc(nn, sizeof(uint32_t)), xcalloc(nn, sizeof(bool)), xcalloc(nn, sizeof(bool))};
@@ -1084,6 +1100,7 @@ void summary_finish(const Model *m, Summary *s, RangeRow *rows, RangeRow *annots
     qsort(s->gpu_annotations.v, s->gpu_annotations.n, sizeof *s->gpu_annotations.v, cmp_range_row);
   if (s->kernels.n) qsort(s->kernels.v, s->kernels.n, sizeof *s->kernels.v, cmp_kernel_row);
   if (s->steps.n) qsort(s->steps.v, s->steps.n, sizeof *s->steps.v, cmp_step_row);
+  rankview_build(m, s);
   find_bottlenecks(m, s);
   free(c.is_step);
 }
@@ -1101,6 +1118,7 @@ void summary_free(Summary *s) {
     free(s->bottlenecks.v[i].recommendation);
   }
   vec_free(&s->bottlenecks);
+  rankview_free(s);
   for (size_t i = 0; i < s->unranged.n; i++) free(s->unranged.v[i].calls);
   vec_free(&s->unranged);
 }

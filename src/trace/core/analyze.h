@@ -103,7 +103,7 @@ typedef struct {
 
 typedef enum {
   B_HOST_WAIT, B_TINY_KERNELS, B_SYNC, B_DOMINANT_RANGE, B_DOMINANT_KERNEL,
-  B_SLOW_RANK, B_SLOW_STEP, B_LAUNCH_DELAY, B_LOW_OVERLAP, B_WAITS_ON_WORKERS, B_KINDS
+  B_SLOW_RANK, B_SLOW_STEP, B_LAUNCH_DELAY, B_LOW_OVERLAP, B_WAITS_ON_WORKERS, B_STRAGGLER, B_KINDS
 } BottleneckKind;
 
 typedef struct {
@@ -111,6 +111,18 @@ typedef struct {
   int64_t score; /* time at stake, ns */
   char *title, *evidence, *recommendation;
 } Bottleneck;
+
+/* The per-rank view (rankview.c): a range name's exclusive time on each
+ * rank's main process, side by side, for the names whose time differs
+ * most across ranks. */
+typedef struct {
+  uint32_t name;
+  int64_t *per;        /* exclusive ns, one per Summary.rank_cols entry */
+  int64_t lo, hi;      /* the smallest and the largest of them */
+  size_t lo_at, hi_at; /* their columns */
+} RankSpread;
+
+enum { RANK_SPREAD_TOP = 8 };
 
 /* A range whose exclusive time holds calls to functions without a range
  * of their own (issue 40): the shadow tree's manifest lists them for C
@@ -142,6 +154,11 @@ typedef struct {
   VEC(Bottleneck) bottlenecks; /* ranked */
   VEC(UnrangedRow) unranged;   /* by exclusive time, desc (empty: no manifest known) */
   SummaryOptions opt;
+  I64Map rank_excl;       /* (trace << 32 | name) -> exclusive ns: summary_rank_range */
+  VEC(size_t) rank_cols;  /* the per-rank view's columns: ranks' main processes (s->ranks index), by rank */
+  VEC(RankSpread) spread; /* at most RANK_SPREAD_TOP, widest first */
+  int64_t wait_name;      /* the straggler finding: the name the others wait in (-1: none) */
+  int64_t wait_ns;        /* and their wait there, over all of them */
 } Summary;
 
 /* Sort event indices by (thread, start, longest first, file order): the
@@ -175,6 +192,19 @@ void summary_add_rank(Summary *s, const Trace *t, RankRow *rr, bool gpu, Interva
  * the caller's (their contents are changed). */
 void summary_finish(const Model *m, Summary *s, RangeRow *rows, RangeRow *annots, KernelRow *krows, size_t nn);
 
+
+/* rankview.c: a closed range's exclusive time into its trace's share of
+ * its name (both the in-memory walk and stream.c's fold call it) */
+void summary_rank_range(Summary *s, size_t trace, uint32_t name, int64_t excl);
+/* the columns and the widest names (s->ranks complete) */
+void rankview_build(const Model *m, Summary *s);
+/* The straggler of synchronous training, from the per-rank view: one rank
+ * has much less time than every other in some name (the others wait
+ * there: a collective) and much more in another (what it does meanwhile).
+ * Fills title, evidence, recommendation, the score (the others' wait) and
+ * s->wait_name/wait_ns; false when no rank fits. */
+bool rankview_straggler(const Model *m, Summary *s, Buf *t, Buf *e, Buf *r, int64_t *score);
+void rankview_free(Summary *s);
 
 const char *copy_kind_name(int k);
 const char *class_name(int c);

@@ -272,7 +272,19 @@ static char *span_dup(Loader *L, Span v) {
   return span_string(v, &L->tmp, &s) ? xstrndup(s.s, s.n) : NULL;
 }
 
-/* "process": {"pid", "ppid", "start", "role", "detail", "is_rank"} */
+/* "host": {"name", "id", ...}: where the process ran */
+static void read_host(Loader *L, Span v) {
+  ObjIter it;
+  Member f;
+  ProcInfo *p = &L->t->proc;
+  if (!obj_iter_init(&it, v)) return;
+  while (obj_iter_next(&it, &f)) {
+    if (span_eq(f.key, "id")) free(p->host), p->host = span_dup(L, f.val);
+    else if (span_eq(f.key, "name")) free(p->host_name), p->host_name = span_dup(L, f.val);
+  }
+}
+
+/* "process": {"pid", "ppid", "start", "role", "detail", "is_rank", "host"} */
 static void read_process(Loader *L, Span v) {
   ObjIter it;
   Member f;
@@ -287,6 +299,7 @@ static void read_process(Loader *L, Span v) {
     else if (span_eq(f.key, "role")) free(p->role), p->role = span_dup(L, f.val);
     else if (span_eq(f.key, "detail")) free(p->detail), p->detail = span_dup(L, f.val);
     else if (span_eq(f.key, "is_rank")) p->is_rank = f.val.n == 4 && !memcmp(f.val.s, "true", 4);
+    else if (span_eq(f.key, "host")) read_host(L, f.val);
   }
 }
 
@@ -695,6 +708,8 @@ static void trace_free_fields(Trace *t) {
   free(t->proc.start);
   free(t->proc.role);
   free(t->proc.detail);
+  free(t->proc.host);
+  free(t->proc.host_name);
 }
 
 static void half_free(Half *h) {
@@ -770,7 +785,7 @@ static void half_merge(Loader *L, Half *h, uint64_t events_before) {
     vec_push(&t->hidden, hd);
   }
   if (u->proc.known) {
-    free(t->proc.start), free(t->proc.role), free(t->proc.detail);
+    free(t->proc.start), free(t->proc.role), free(t->proc.detail), free(t->proc.host), free(t->proc.host_name);
     t->proc = u->proc;
     memset(&u->proc, 0, sizeof u->proc);
   }

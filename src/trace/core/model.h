@@ -114,6 +114,8 @@ typedef struct {
   char *start;          /* "ncrun", "exec", "fork", "spawn", "forkserver" */
   char *role;           /* "main", "rank", "dataloader worker", ... */
   char *detail;
+  char *host;           /* "host": its "id" (hostid.h: machine, container, pid namespace), NULL unknown */
+  char *host_name;      /* and its "name" */
 } ProcInfo;
 
 /* When the process lived ("ncrt.lifetime", ns on the events' clock): from

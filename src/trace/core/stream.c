@@ -314,6 +314,7 @@ static int fold_range(Fold *f, const Ev *e, int64_t depth) {
   if (excl < 0) excl = 0;
   r->excl += excl;
   s->range_excl_total += excl;
+  summary_rank_range(s, f->ti, e->name, excl);
   r->sum += e->dur;
   if (e->dur > r->max) r->max = e->dur;
   /* outermost instances only: what its subtree counted for its name was

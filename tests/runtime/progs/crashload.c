@@ -22,6 +22,7 @@
  * 1000 names: N up to 10^8 stays under the default throttle (10^5 calls
  * per name), so every range is recorded. */
 #include <ncrt.h>
+#include <glob.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <stdint.h>
@@ -50,6 +51,20 @@ static void own_chain(int sig) {
   sigaction(SIGSEGV, &prev, NULL);
 }
 
+/* the size of this process's .body (.ncrt-h<HOSTID>-<PID>.body, rundir.h), -1 before it exists */
+static long body_size(const char *dir) {
+  char pat[1200];
+  snprintf(pat, sizeof pat, "%s/.ncrt-h*-%d.body", dir ? dir : ".", (int)getpid());
+  glob_t g;
+  long n = -1;
+  if (glob(pat, 0, NULL, &g) == 0) {
+    struct stat st;
+    if (stat(g.gl_pathv[0], &st) == 0) n = (long)st.st_size;
+    globfree(&g);
+  }
+  return n;
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "segv";
   long n = argc > 2 ? atol(argv[2]) : 2000000;
@@ -60,10 +75,7 @@ int main(int argc, char **argv) {
   for (long i = 0; i + 1 < n; i += 2) {
     if (ex && i % (n / 4 + 1) < 2) ncrt_step();
     if (wait && i == n / 2) {
-      char body[4200];
-      snprintf(body, sizeof body, "%s/.ncrt-%d.body", getenv("NCRT_OUTPUT_DIR"), (int)getpid());
-      struct stat st;
-      for (int k = 0; k < 6000 && (stat(body, &st) || st.st_size < 20000); k++) usleep(10000);
+      for (int k = 0; k < 6000 && body_size(getenv("NCRT_OUTPUT_DIR")) < 20000; k++) usleep(10000);
     }
     nvtxRangePushA(names[i % K]);
     nvtxRangePushA(names[(i * 7 + 3) % K]);

@@ -8,6 +8,7 @@
 //   $NCRT_OUTPUT_DIR/.ncrt-PID.body, runs the three steps again and exits 0
 //   (GPU attribution over a trace converted while the program ran).
 #include <ncrt.h>
+#include <glob.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -44,6 +45,20 @@ static void steps(float *d, float *h, int n) {
   }
 }
 
+/* the size of this process's .body (.ncrt-h<HOSTID>-<PID>.body, rundir.h), -1 before it exists */
+static long body_size(const char *dir) {
+  char pat[1200];
+  snprintf(pat, sizeof pat, "%s/.ncrt-h*-%d.body", dir ? dir : ".", (int)getpid());
+  glob_t g;
+  long n = -1;
+  if (glob(pat, 0, NULL, &g) == 0) {
+    struct stat st;
+    if (stat(g.gl_pathv[0], &st) == 0) n = (long)st.st_size;
+    globfree(&g);
+  }
+  return n;
+}
+
 int main(int argc, char **argv) {
   const int n = 1 << 20;
   float *h = nullptr, *d = nullptr;
@@ -59,10 +74,7 @@ int main(int argc, char **argv) {
     }
     steps(d, h, n);
     const char *dir = std::getenv("NCRT_OUTPUT_DIR");
-    char body[1200];
-    std::snprintf(body, sizeof body, "%s/.ncrt-%d.body", dir ? dir : ".", (int)getpid());
-    struct stat st;
-    while (stat(body, &st) != 0 || st.st_size < 4096) usleep(10000);
+    while (body_size(dir) < 4096) usleep(10000);
     steps(d, h, n);
     std::printf("h[0]=%g\n", h[0]);
     return 0;
