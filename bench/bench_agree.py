@@ -37,6 +37,7 @@ through the code objects of that file.
 """
 import argparse
 import collections
+import hashlib
 import json
 import math
 import os
@@ -304,7 +305,6 @@ def prepare_c(name, a, work, ncrewrite, quick):
         stdin = os.path.join(work, "jq-input.json")
         cs.jq_input(stdin, 300_000 if quick else 6_000_000)
         args = ["-c", cs.JQ_FILTER]
-    import hashlib
     key = hashlib.sha1(repr((files, flags, libs)).encode()).hexdigest()[:12]
     os.makedirs(os.path.join(a.cache, "orig"), exist_ok=True)
     exe0 = os.path.join(a.cache, "orig", "%s-%s" % (name, key))
