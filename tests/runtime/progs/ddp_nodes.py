@@ -2,7 +2,8 @@
 
 Each rank trains a small model through DistributedDataParallel with a
 DistributedSampler and one DataLoader worker; the rank named by
-NCRT_TEST_SLOW_RANK sleeps 30 ms per step inside a `slow_down` range, so
+NCRT_TEST_SLOW_RANK sleeps NCRT_TEST_SLOW_MS (default 30) ms per step inside a
+`slow_down` range, so
 the other ranks wait for it in `backward` (DDP's all-reduce). Every step
 ends with a `barrier` range (a collective whose end every rank leaves at
 about the same moment: the clock alignment's anchor). The rank comes from
@@ -53,7 +54,7 @@ def main():
                 loss = ((model(x) - y) ** 2).mean()
             if rank == slow:
                 with ncrt.range("slow_down"):
-                    time.sleep(0.03)
+                    time.sleep(float(os.environ.get("NCRT_TEST_SLOW_MS", "30")) / 1e3)
             with ncrt.range("backward"):
                 loss.backward()
             with ncrt.range("optimizer"):
