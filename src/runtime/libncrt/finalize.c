@@ -58,7 +58,14 @@ static char *line_json(char *p) {
   return strdup(p);
 }
 
-/* JSON string (as written by o_json) back to text, for names of files */
+static int hex_digit(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* JSON string (as written by o_json) back to text, for names of files. The
+ * file may be cut short or written by someone else: nothing past its NUL is
+ * read (a "\u" needs four hex digits, else it ends the text), and a \u0000
+ * ends it too. */
 static void unjson(const char *j, char *out, size_t cap) {
   size_t k = 0;
   if (*j == '"') j++;
@@ -66,13 +73,19 @@ static void unjson(const char *j, char *out, size_t cap) {
     if (*j == '\\' && j[1]) {
       j++;
       if (*j == 'u') {
-        out[k++] = (char)strtol((char[]){j[3], j[4], 0}, NULL, 16);
+        int h[4];
+        for (int i = 0; i < 4; i++)
+          if ((h[i] = hex_digit(j[1 + i])) < 0) goto end; /* stops at the NUL too */
+        char c = (char)(h[2] << 4 | h[3]); /* o_json's \u00XX: the low byte */
+        if (!c) goto end;
+        out[k++] = c;
         j += 4;
         continue;
       }
     }
     out[k++] = *j;
   }
+end:
   out[k] = 0;
 }
 

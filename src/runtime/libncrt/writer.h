@@ -92,7 +92,7 @@ static inline void put_u64(Gz *g, uint64_t v) {
 static inline void put_i64(Gz *g, int64_t v) {
   if (v < 0) {
     PUTS(g, "-");
-    put_u64(g, (uint64_t)(-v));
+    put_u64(g, (uint64_t)0 - (uint64_t)v); /* -v overflows at INT64_MIN */
   } else {
     put_u64(g, (uint64_t)v);
   }
@@ -100,12 +100,13 @@ static inline void put_i64(Gz *g, int64_t v) {
 
 /* nanoseconds as microseconds with three decimals */
 static inline void put_us(Gz *g, int64_t ns) {
+  uint64_t a = (uint64_t)ns; /* the magnitude in unsigned: -INT64_MIN overflows */
   if (ns < 0) {
     PUTS(g, "-");
-    ns = -ns;
+    a = (uint64_t)0 - a;
   }
-  put_u64(g, (uint64_t)ns / 1000);
-  char d[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10)};
+  put_u64(g, a / 1000);
+  char d[4] = {'.', (char)('0' + a / 100 % 10), (char)('0' + a / 10 % 10), (char)('0' + a % 10)};
   put(g, d, 4);
 }
 

@@ -37,6 +37,16 @@ static bool int_value(const char *v, size_t n, int64_t *out) {
   return true;
 }
 
+/* a - b and a + b, saturated (a window's ends come from the URL) */
+static int64_t sat_sub(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_sub_overflow(a, b, &r) ? (b > 0 ? INT64_MIN : INT64_MAX) : r;
+}
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 static int events_answer(const ServeSite *s, const char *q, Buf *body) {
   int64_t a = 0, b = 0, cap = CAP_DEFAULT, l0 = 0, l1 = (int64_t)s->nlanes;
   bool has_a = false, has_b = false;
@@ -63,7 +73,7 @@ static int events_answer(const ServeSite *s, const char *q, Buf *body) {
   for (int64_t l = l0; l < l1; l++) {
     const WinLane *w = &s->lanes[l];
     int64_t sh = s->shift[l];
-    size_t n = win_query(w, a - sh, b - sh, out, (size_t)cap);
+    size_t n = win_query(w, sat_sub(a, sh), sat_sub(b, sh), out, (size_t)cap);
     if (l > l0) buf_putc(body, ',');
     if (n > (size_t)cap) {
       buf_puts(body, "null");
@@ -72,7 +82,7 @@ static int events_answer(const ServeSite *s, const char *q, Buf *body) {
     buf_putc(body, '[');
     for (size_t k = 0; k < n; k++) {
       const Ev *e = &w->t->ev.v[out[k]];
-      buf_printf(body, "%s%lld,%lld,%lld,%u,%lld,%lld", k ? "," : "", (long long)(e->ts + sh), (long long)e->dur,
+      buf_printf(body, "%s%lld,%lld,%lld,%u,%lld,%lld", k ? "," : "", (long long)sat_add(e->ts, sh), (long long)e->dur,
                  (long long)s->page_name[e->name], e->ord, (long long)e->corr, (long long)e->bytes);
     }
     buf_putc(body, ']');

@@ -521,7 +521,7 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
  * same Ev as on_event makes from the range's JSON text (the two agree:
  * runtime/perfetto compares the summaries both ways). */
 static struct DirectKind *direct_kind(Loader *L, const DirectEv *d) {
-  int64_t key = (int64_t)(d->kind & INT64_MAX), at;
+  int64_t key = (int64_t)d->kind, at; /* pbread: an index, one per name definition (never a literal id beside an iid) */
   if (i64map_get(&L->kind_of, key, &at)) return &L->kinds.v[at];
   struct DirectKind k = {0};
   Span nm, name = {d->name, d->name_n};

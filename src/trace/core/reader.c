@@ -21,7 +21,10 @@ const NctProgress *nct_progress;
 #endif
 
 enum { SCAN_OK, SCAN_MORE, SCAN_ERR };
-enum { MAX_DEPTH = 256, INIT_WINDOW = 4 << 20 };
+/* MAX_WINDOW bounds one event (or one header value): the window doubles to
+ * hold it, and a gzip bomb's one huge string would take the memory
+ * (docs/reliability.md, "Hostile input") */
+enum { MAX_DEPTH = 256, INIT_WINDOW = 4 << 20, MAX_WINDOW = 64 << 20 };
 
 struct Walker {
   const char *path;
@@ -117,6 +120,8 @@ const Member *walk_args(const Walker *w, size_t *n) {
 
 /* Keep [p, end), drop the rest, read more. 0, or -1 on a read error. */
 static int refill(Walker *w) {
+  if (w->p == w->buf && (size_t)(w->end - w->p) == w->cap && w->cap >= MAX_WINDOW)
+    return walk_error(w, w->p, "an event or value of more than %d MiB (the reader's limit)", MAX_WINDOW >> 20);
   w->dropped += (uint64_t)(w->p - w->buf);
   size_t keep = (size_t)(w->end - w->p);
   if (keep && w->p != w->buf) memmove(w->buf, w->p, keep);
