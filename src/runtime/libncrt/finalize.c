@@ -37,7 +37,7 @@ static const char *fin_domain_json(uint16_t d) { return d < 1024 && fin_domains[
 static const char *fin_cat_json(uint32_t c) { return c < 256 ? fin_cats[c] : NULL; }
 
 static char *slurp(const char *path, size_t *n) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); /* a planted symlink is not ours to read */
   if (fd < 0) return NULL;
   struct stat st;
   char *b = NULL;
@@ -216,8 +216,13 @@ static int hand_read(const char *pre, Hand *h) {
  * .body it converted while it ran: the rest of .raw, the tail, the gzip
  * trailer (inc_finish's part, here), then renamed to path. */
 static int resume_file(const char *body, const char *path, const TraceIn *s, Hand *h, int level) {
-  int fd = open(body, O_WRONLY | O_APPEND | O_CLOEXEC);
+  int fd = open(body, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return errno ? errno : EIO;
+  struct stat bst;
+  if (fstat(fd, &bst) != 0 || !S_ISREG(bst.st_mode) || bst.st_uid != geteuid() || bst.st_nlink != 1) {
+    close(fd);
+    return EPERM; /* not the .body a process of ours left */
+  }
   Gz *g = calloc(1, sizeof *g);
   int err = g ? 0 : ENOMEM;
   if (g) {
@@ -305,21 +310,60 @@ static int fin_devices(const RtDevice **out) {
   return fin_ndev;
 }
 
+/* path's last name, if the rest names dir itself (the same directory,
+ * resolved); else NULL */
+static const char *name_in_dir(const char *path, const struct stat *dst) {
+  const char *slash = strrchr(path, '/');
+  if (!slash || !slash[1]) return NULL;
+  char parent[2100];
+  snprintf(parent, sizeof parent, "%.*s", (int)(slash - path) + (slash == path), path);
+  struct stat st;
+  if (stat(parent, &st) != 0 || st.st_dev != dst->st_dev || st.st_ino != dst->st_ino) return NULL;
+  return slash + 1;
+}
+
+/* The .done marker's two lines name a trace process pid finished in dir:
+ * TO, a trace's name (either format's suffix, not a hidden file), and
+ * TO.tmpPID, a plain file of this user (or none: moved already). Their
+ * paths in dir into tmp_in and to_in; 0 when the marker names anything else. */
+static int done_names_ok(const char *dir, long pid, const char *tmp, const char *to, char *tmp_in, char *to_in, size_t cap) {
+  struct stat dst, st;
+  if (stat(dir, &dst) != 0) return 0;
+  const char *t = name_in_dir(tmp, &dst), *o = name_in_dir(to, &dst);
+  if (!t || !o || o[0] == '.') return 0;
+  size_t ol = strlen(o), k = 0;
+  for (int f = 0; f < 2; f++) {
+    const char *sfx = rt_trace_suffix(f ? TRACE_PERFETTO : TRACE_JSON);
+    size_t sl = strlen(sfx);
+    k |= ol > sl && !strcmp(o + ol - sl, sfx);
+  }
+  char want[600];
+  snprintf(want, sizeof want, "%s.tmp%ld", o, pid);
+  if (!k || strcmp(t, want)) return 0;
+  snprintf(tmp_in, cap, "%s/%s", dir, t);
+  snprintf(to_in, cap, "%s/%s", dir, o);
+  if (lstat(tmp_in, &st) != 0) return errno == ENOENT;
+  return S_ISREG(st.st_mode) && st.st_uid == geteuid();
+}
+
 /* It died after writing its trace (the .done marker: "tmp\npath\n"), before
- * or after putting it in place: moved there, nothing remade. -1: no marker. */
-static int finalize_done(const char *dir, const char *pre, long pid) {
-  char p[2100];
+ * or after putting it in place: moved there, nothing remade. -1: no marker.
+ * A marker that names anything else is said and left, never followed. */
+static int finalize_done(const char *dir, const char *pre, long pid, int quiet) {
+  char p[2100], tmp_in[2400], to_in[2400];
   size_t n = 0;
   snprintf(p, sizeof p, "%s.done", pre);
   char *done = slurp(p, &n);
   if (!done) return -1;
   char *nl = strchr(done, '\n'), *to = nl ? nl + 1 : NULL, *end = to ? strchr(to, '\n') : NULL;
-  int moved = 0;
-  if (end) {
-    *nl = *end = 0;
-    moved = rename(done, to) == 0;
+  if (end) *nl = *end = 0;
+  if (!end || !done_names_ok(dir, pid, done, to, tmp_in, to_in, sizeof tmp_in)) {
+    if (!quiet) fprintf(stderr, "ncrt: %s: not a marker of a trace in this run directory; left as is\n", p);
+    free(done);
+    return 0;
   }
   free(done);
+  int moved = rename(tmp_in, to_in) == 0;
   finalize_cleanup(dir, pre, pid);
   return moved;
 }
@@ -470,10 +514,10 @@ static void files_open(Fin *f, const char *pre) {
   char p[2100];
   struct stat st;
   snprintf(p, sizeof p, "%s.raw", pre);
-  s->raw = open(p, O_RDONLY | O_CLOEXEC);
+  s->raw = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   s->to = s->raw >= 0 && fstat(s->raw, &st) == 0 ? (uint64_t)st.st_size : 0;
   snprintf(p, sizeof p, "%s.gpu", pre);
-  s->gpu = open(p, O_RDONLY | O_CLOEXEC);
+  s->gpu = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   s->gto = s->gpu >= 0 && fstat(s->gpu, &st) == 0 ? (uint64_t)st.st_size : 0;
   s->gto -= (s->gto - s->gfrom) % sizeof(RtGpuRec) * (s->gto > s->gfrom); /* a record cut short */
 }
@@ -526,6 +570,10 @@ static int fin_write(Fin *f, const char *dir, const char *pre, long pid, Hand *h
   TraceIn *s = &f->s;
   char path[2300];
   const char *sfx = rt_trace_suffix(s->format);
+  if (strchr(f->trace, '/') || !f->trace[0]) { /* a name, never a path out of dir (.info may be anyone's) */
+    if (!quiet) fprintf(stderr, "ncrt: %s.info: the trace name is not a file name; named ncrt\n", pre);
+    snprintf(f->trace, sizeof f->trace, "ncrt");
+  }
   if (s->is_rank) snprintf(path, sizeof path, "%s/%s-rank%d%s", dir, f->trace, s->rank, sfx);
   else snprintf(path, sizeof path, "%s/%s%s", dir, f->trace, sfx);
   if (access(path, F_OK) == 0) snprintf(path, sizeof path, "%s/%s-pid%ld-rank%d%s", dir, f->trace, pid, s->rank, sfx);
@@ -569,7 +617,7 @@ static void fin_free(Fin *f) {
 static int finalize_one(const char *dir, const char *stem, long pid, int quiet) {
   char pre[2048];
   snprintf(pre, sizeof pre, "%s/%.39s", dir, stem);
-  int moved = finalize_done(dir, pre, pid);
+  int moved = finalize_done(dir, pre, pid, quiet);
   if (moved >= 0) return moved;
   static Fin f; /* large: not on ncrun's stack */
   memset(&f, 0, sizeof f);

@@ -143,6 +143,13 @@ extern const size_t nspill_sfx;
 size_t s_cpy(char *d, size_t at, size_t cap, const char *s); /* async-signal-safe string building */
 size_t s_u64(char *d, size_t at, size_t cap, uint64_t v);
 void path_of(char *out, size_t cap, const char *suffix);    /* prefix + suffix */
+/* Files in a run directory others may have planted names in (issue 42):
+ * rt_open_new makes path anew for writing (what was there, a symlink
+ * included, removed first; O_EXCL|O_NOFOLLOW), rt_open_own opens or makes a
+ * file that must be ours (a plain file of this user with one name: never
+ * a symlink's target nor a hard link to a file elsewhere). -1 and errno. */
+int rt_open_new(const char *path, mode_t mode);
+int rt_open_own(const char *path, int flags);
 void spill_reset(void);              /* after fork: this process's own set (the files of an earlier one removed) */
 void unlink_files(void);
 void names_save(void);               /* new names to .names */
