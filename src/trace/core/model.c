@@ -257,6 +257,13 @@ static void note_first(char **slot, Walker *w, const char *at, const char *what)
   *slot = b.s;
 }
 
+/* A trace's times stay within +-2^62 ns (146 years) and its durations
+ * below 2^62: an end (ts + dur) and a difference of two times then never
+ * overflow, wherever they are computed (issue 42: a file may say anything) */
+#define TIME_LIMIT ((int64_t)1 << 62)
+static bool time_ok(int64_t ts) { return ts > -TIME_LIMIT && ts < TIME_LIMIT; }
+static bool dur_ok(int64_t dur) { return dur < TIME_LIMIT; }
+
 /* A skipped event: counted and reported; an error under --strict. */
 static int skip_event(Loader *L, Walker *w, const char *at, uint64_t *count, char **first, const char *what) {
   if (L->m->strict) return walk_error(w, at, "%s", what);
@@ -431,6 +438,8 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
   if (!ts.s || !span_us_to_ns(ts, &e.ts))
     return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed,
                       ts.s ? "\"ts\" is not a number" : "event without \"ts\"");
+  if (!time_ok(e.ts))
+    return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed, "\"ts\" beyond 2^62 ns (146 years)");
   e.thread = thread_of_event(L, pid, tid);
   Thread *th = &t->threads.v[e.thread];
   if (p == 'E') {
@@ -452,6 +461,8 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
       return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed,
                         dur.s ? "\"dur\" is not a number" : "complete event without \"dur\"");
     if (e.dur < 0) return skip_event(L, w, raw.s, &nt->negative, &nt->first_negative, "negative \"dur\"");
+    if (!dur_ok(e.dur))
+      return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed, "\"dur\" beyond 2^62 ns (146 years)");
   } else {
     e.dur = -1; /* open until its E */
   }
@@ -552,6 +563,8 @@ static int on_direct(void *ctx, Walker *w, const DirectEv *d) {
     t->notes.ignored_ph++;
     return 0;
   }
+  if (!time_ok(d->ts) || !dur_ok(d->dur)) /* as on_event: malformed, skipped */
+    return skip_event(L, w, NULL, &t->notes.malformed, &t->notes.first_malformed, "a time beyond 2^62 ns (146 years)");
   while (L->track_thread.n <= d->track) vec_push(&L->track_thread, 0);
   uint32_t *tt = &L->track_thread.v[d->track];
   if (!*tt) {

@@ -90,6 +90,7 @@ static void position(Walker *w, const char *at, uint64_t *line, uint64_t *col) {
 
 const char *walk_where(Walker *w, const char *at) {
   static __thread char text[4096];
+  if (!at) at = w->p; /* where the walk is */
   if (w->pb) { /* no line in a binary file: the place in the JSON it stands for */
     snprintf(text, sizeof text, "%s: (its JSON, byte %llu)", w->path,
              (unsigned long long)(w->dropped + (uint64_t)(at - w->buf)));
