@@ -114,6 +114,36 @@ def unjson_tail(c):
     finalize(c, d)
 
 
+def json_injection(c):
+    """Suspected: .info's thread, domain and category lines went into the
+    trace as they were: JSON of anyone's making."""
+    d = rundir(c, "inject")
+    pid = dead_pid()
+    write(os.path.join(d, ".ncrt-%d.info" % pid),
+          info(pid, 'trace "inj"', 'thread 1 "a"},{"name":"injected","ph":"M","pid":9,"tid":9,"args":{"x":"y"',
+               'domain 0 "d"},"injected2":{"', 'cat 0 "c"},"injected3":{"'))
+    finalize(c, d)
+    out = glob.glob(os.path.join(d, "inj*.pt.trace.json.gz"))
+    check(out, "no trace written")
+    import gzip
+    import json
+    text = gzip.open(out[0]).read().decode()
+    json.loads(text)
+    check("injected" not in text, "a line's JSON went into the trace as it was")
+
+
+def names_big_id(c):
+    """Suspected: a one-line .names with id 2^24-1 cost 128 MB."""
+    import resource
+    d = rundir(c, "bigid")
+    pid = dead_pid()
+    write(os.path.join(d, ".ncrt-%d.info" % pid), info(pid, 'trace "big"'))
+    write(os.path.join(d, ".ncrt-%d.names" % pid), '16777215 "big"\n')
+    finalize(c, d)
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss >> 10
+    check(rss < 100, "ncrun --finalize of a one-line .names took %d MB" % rss)
+
+
 def planted_symlinks(c):
     """Item 2: spill and marker names are predictable; a symlink planted at
     one redirected an O_CREAT|O_TRUNC, a pwritev or the mmap'ed counter."""
@@ -160,11 +190,12 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ncrt-hostile-")
     c = rt.Ctx(ncrun_dir, tmp)
     failed = 0
-    for t in (done_marker, trace_name_escape, unjson_tail, planted_symlinks, untrusted_dir):
+    for t in (names_big_id, done_marker, trace_name_escape, unjson_tail, json_injection, planted_symlinks,
+              untrusted_dir):
         try:
             t(c)
             print("ok   %s" % t.__name__)
-        except (rt.Fail, AssertionError, subprocess.CalledProcessError) as e:
+        except (rt.Fail, AssertionError, ValueError, subprocess.CalledProcessError) as e:
             failed += 1
             print("FAIL %s: %s" % (t.__name__, e))
     return 1 if failed else 0

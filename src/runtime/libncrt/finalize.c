@@ -51,11 +51,33 @@ static char *slurp(const char *path, size_t *n) {
   return b;
 }
 
-/* "ID JSON\n" or "KEY JSON\n": the JSON string up to the end of the line */
+/* Is [p, e) one JSON string, as o_json writes them? What a .names or
+ * .info line gives goes into the trace as it is: anything else there
+ * (`"a"},{"ph":...`) would be JSON of someone else's making (issue 42). */
+static int json_string_ok(const char *p, const char *e) {
+  if (e - p < 2 || *p != '"' || e[-1] != '"') return 0;
+  for (p++, e--; p < e; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c < 0x20 || c == '"') return 0;
+    if (c != '\\') continue;
+    if (++p >= e) return 0;
+    if (*p == 'u') {
+      for (int i = 1; i <= 4; i++)
+        if (p + i >= e || !strchr("0123456789abcdefABCDEF", p[i])) return 0;
+      p += 4;
+    } else if (!strchr("\"\\/bfnrt", *p)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* "ID JSON\n" or "KEY JSON\n": the JSON string up to the end of the line
+ * (NULL when it is not one) */
 static char *line_json(char *p) {
   char *e = strchr(p, '\n');
   if (e) *e = 0;
-  return strdup(p);
+  return json_string_ok(p, p + strlen(p)) ? strdup(p) : NULL;
 }
 
 static int hex_digit(char c) {
@@ -160,7 +182,7 @@ static int hand_read(const char *pre, Hand *h) {
     else if (sscanf(l, "exit %llu", &a) == 1) h->exit_ns = a;
     else if (sscanf(l, "written %llu", &a) == 1) h->written_ns = a;
     else if (sscanf(l, "throttle %ld %lg", &li, &x) == 2) h->throttle_calls = li, h->throttle_us = x;
-    else if (sscanf(l, "loc %u %d %n", &u, &line, &k) == 2 && u < (1u << 24)) {
+    else if (sscanf(l, "loc %u %d %n", &u, &line, &k) == 2 && u < fin_nnames) { /* a name's (names_read first): no table for ids nothing names */
       if (u >= fin_nloc) {
         uint32_t cap = fin_nloc ? fin_nloc : 1024;
         while (cap <= u) cap *= 2;
@@ -426,10 +448,10 @@ static int info_line(Fin *f, char *l) {
   else if (!strncmp(l, "trace ", 6)) unjson(l + 6, f->trace, sizeof f->trace);
   else if (sscanf(l, "domain %llu %n", &a, &k) == 1 && a < 1024) {
     free(fin_domains[a]);
-    fin_domains[a] = strdup(l + k);
+    fin_domains[a] = line_json(l + k);
   } else if (sscanf(l, "cat %llu %n", &a, &k) == 1 && a < 256) {
     free(fin_cats[a]);
-    fin_cats[a] = strdup(l + k);
+    fin_cats[a] = line_json(l + k);
   } else if (sscanf(l, "thread %llu %n", &a, &k) == 1) {
     if (s->nthreads == f->capth) {
       uint32_t cap = f->capth ? f->capth * 2 : 16;
@@ -439,8 +461,8 @@ static int info_line(Fin *f, char *l) {
       if (!tnames) return 0;
       s->tnames = tnames, f->capth = cap;
     }
-    char *nm = strdup(l + k);
-    if (!nm) return 0;
+    char *nm = line_json(l + k);
+    if (!nm) return 1; /* not a JSON string: the thread keeps its number */
     s->tids[s->nthreads] = (uint32_t)a;
     s->tnames[s->nthreads++] = nm;
   } else if (sscanf(l, "open %llu %llu %llu %llu %llu", &a, &b, &c, &d, &e) == 5) {
@@ -491,7 +513,9 @@ static void names_read(const char *pre) {
     if (!next) break;
     char *sp;
     unsigned long id = strtoul(l, &sp, 10);
-    if (*sp == ' ' && id < (1u << 24)) {
+    /* ids are dense from 0: a file of n bytes names fewer than n (a
+     * larger one would cost memory for nothing, up to 128 MB) */
+    if (*sp == ' ' && id < (1u << 24) && id < n) {
       if (id >= fin_nnames) {
         uint32_t cap = fin_nnames ? fin_nnames : 1024;
         while (cap <= id) cap *= 2;

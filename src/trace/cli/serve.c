@@ -410,8 +410,19 @@ int serve_run(const ServeSite *s, int port) {
       int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (c < 0) {
         if (errno == EAGAIN || errno == EINTR) break;
-        /* out of descriptors or memory, a connection gone: the server goes on */
-        if (errno != ECONNABORTED && errno != EPROTO) nct_warning("report --serve: accept: %s", strerror(errno));
+        /* out of descriptors: the connection nearest its deadline makes
+         * room (else poll would wake at once, again and again); any other
+         * error: said once, and the server goes on */
+        if ((errno == EMFILE || errno == ENFILE) && sv.c.n) {
+          size_t old = 0;
+          for (size_t i = 1; i < sv.c.n; i++)
+            if (sv.c.v[i].deadline < sv.c.v[old].deadline) old = i;
+          conn_close(&sv, old);
+          continue;
+        }
+        static bool said;
+        if (!said && errno != ECONNABORTED && errno != EPROTO) nct_warning("report --serve: accept: %s", strerror(errno));
+        said = true;
         break;
       }
       if (sv.c.n >= max_conn) { /* full: the connection nearest its deadline makes room */
