@@ -40,13 +40,21 @@ static int count(const char *dir) {
   return n;
 }
 
+static char top[64], dir[96];
+
+static void remove_dirs(void) {
+  empty(dir);
+  rmdir(dir);
+  rmdir(top);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static char top[64], dir[96];
   if (!top[0]) {
     snprintf(top, sizeof top, "/tmp/nc-fuzz-fin-XXXXXX");
     if (!mkdtemp(top)) abort();
     snprintf(dir, sizeof dir, "%s/run", top);
     if (mkdir(dir, 0700)) abort();
+    atexit(remove_dirs);
   }
   static const char *const sfx[] = {".info", ".hand", ".names", ".done", ".raw"};
   const uint8_t *p = data, *e = data + size;
