@@ -560,17 +560,23 @@ static int walker_open(Walker *w, const char *path, bool inflate) {
   pthread_once(&once, init_tables);
   w->gz = gzopen(path, "rb");
   if (!w->gz) return nct_error("%s: cannot open: %s", path, strerror(errno ? errno : ENOMEM));
-  gzbuffer(w->gz, 1 << 20);
-  w->progress = !nct_silent;
   struct stat sb;
   uint64_t size = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+  /* a small file, a small window and buffer (the window grows for an event
+   * that needs it): a file of 1 MiB or more, or of unknown size, gets the
+   * full ones. Small inputs cost what they hold (the fuzzers read
+   * thousands a second). */
+  size_t window = 64 << 10;
+  while (window < INIT_WINDOW && (!size || window < size * 4)) window *= 2;
+  gzbuffer(w->gz, window < (1u << 20) ? (unsigned)window : 1u << 20);
+  w->progress = !nct_silent;
   if (w->progress && nct_progress) nct_progress->begin(path, size);
   if (pbread_sniff(w->gz, path)) w->pb = pbread_open(w->gz, path);
   /* gzip of 1 MB or more (some 10 MB of JSON): inflate on a second core */
   else if (inflate && size >= (1u << 20) && !gzdirect(w->gz) && trace_second_thread())
     w->inf = inflater_start(w->gz);
   if (w->inf && getenv("NCTRACE_SPLIT_REPORT")) nct_note("%s inflated on a second thread", path);
-  w->cap = INIT_WINDOW;
+  w->cap = window;
   w->buf = xmalloc(w->cap);
   w->p = w->end = w->buf;
   return 0;
