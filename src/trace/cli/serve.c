@@ -6,7 +6,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -188,7 +187,10 @@ int serve_request(const ServeSite *s, const char *token, int port, char *req, si
   if (memchr(req, 0, got)) return bad(body, "a NUL byte in the request"), 400;
   if (!sp1 || !sp2 || (eol && sp2 > eol)) return bad(body, "not an HTTP request line"), 400;
   if (sp1 - req != 3 || memcmp(req, "GET", 3)) return bad(body, "only GET"), 405;
-  if (!strstr(req, "\r\n\r\n") && !strstr(req, "\n\n")) return bad(body, "the request's head is too long"), 431;
+  char *crlf = strstr(req, "\r\n\r\n"), *lf = strstr(req, "\n\n");
+  if (!crlf && !lf) return bad(body, "the request's head is too long"), 431;
+  if (crlf && (!lf || crlf < lf)) crlf[2] = 0; /* the head ends there: nothing after it is a header */
+  else lf[1] = 0;
   /* DNS rebinding: a page of another site whose name now points here
    * sends its own Host; a page of another origin sends its Origin */
   size_t hn, on;
