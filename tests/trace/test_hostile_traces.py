@@ -155,6 +155,26 @@ def main():
     assert p.returncode == 1 and "more than 64 MiB (the reader's limit)" in p.stderr, (p.returncode, p.stderr)
     assert p.stderr.startswith(bomb + ":1:17: error:"), p.stderr
     assert peak_child_rss() < GiB, "the bomb took %d MB" % (peak_child_rss() >> 20)
+    # and events just under the limit, each a distinct 60 MiB name (about
+    # 490 KB compressed): read, the names cut to 64 KiB, in bounded memory
+    # (they took 2.7 GB and 70 s; the window doubled only when full, each
+    # refill rescanning the event)
+    names = os.path.join(tmp, "names.json.gz")
+    with gzip.open(names, "wb", compresslevel=6) as f:
+        f.write(b'{"traceEvents":[')
+        for i in range(8):
+            f.write(b',' if i else b'')
+            f.write(b'{"ph":"X","cat":"user_annotation","name":"')
+            for _ in range(60):
+                f.write(chunk)
+            f.write(b'%d","ts":%d,"dur":1,"pid":1,"tid":1}' % (i, 10 * i))
+        f.write(b"]}")
+    assert os.path.getsize(names) < (1 << 20)
+    p = run([nctrace, "summary", names], "60 MiB names")
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "| 8 |" in p.stdout or " 8 events" in p.stdout, p.stdout[:2000]
+    assert max(len(line) for line in p.stdout.splitlines()) < (1 << 20), "a name of more than 64 KiB in the summary"
+    assert peak_child_rss() < GiB, "60 MiB names took %d MB" % (peak_child_rss() >> 20)
     print("ok")
     return 0
 

@@ -257,6 +257,18 @@ static void note_first(char **slot, Walker *w, const char *at, const char *what)
   *slot = b.s;
 }
 
+/* A name as the model keeps it: at most 64 KiB (cut at a character's
+ * start). A trace may say anything: 60 MB names, each distinct, from 60 KB
+ * of gzip, cost gigabytes in the names and in every output naming them. */
+enum { MAX_NAME = 64 << 10 };
+static uint32_t name_id(Loader *L, const char *s, size_t n) {
+  if (n > MAX_NAME) {
+    n = MAX_NAME;
+    while (n && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
+  }
+  return intern(&L->m->names, s, n);
+}
+
 /* A trace's times stay within +-2^62 ns (146 years) and its durations
  * below 2^62: an end (ts + dur) and a difference of two times then never
  * overflow, wherever they are computed (issue 42: a file may say anything) */
@@ -336,7 +348,7 @@ static void read_throttled(Loader *L, Span ncrt) {
       if (!obj_iter_init(&fields, elem)) continue;
       while (obj_iter_next(&fields, &f)) {
         if (span_eq(f.key, "name") && span_string(f.val, &L->tmp, &s)) {
-          th.name = intern(&L->m->names, s.s, s.n);
+          th.name = name_id(L, s.s, s.n);
           named = true;
         } else if (span_eq(f.key, "calls")) span_int(f.val, &th.calls);
         else if (span_eq(f.key, "total_calls")) span_int(f.val, &th.total_calls);
@@ -416,7 +428,7 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
         t->threads.v[thread_index(L, pidid, tidid)].lane_of = intern(&L->m->ids, am[k].val.s, am[k].val.n);
       }
       if (!span_eq(am[k].key, "name") || !span_string(am[k].val, &L->tmp2, &an)) continue;
-      uint32_t label = intern(&L->m->names, an.s, an.n);
+      uint32_t label = name_id(L, an.s, an.n);
       if (proc) {
         i64map_put(&t->process_label, pidid, label);
       } else {
@@ -476,7 +488,7 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
     if (e.kind == K_UNKNOWN) {
       nt->unknown_cat++;
       if (nt->unknown_cats.n < 8) {
-        uint32_t id = intern(&L->m->names, c.s, c.n);
+        uint32_t id = name_id(L, c.s, c.n);
         bool seen = false;
         for (size_t i = 0; i < nt->unknown_cats.n; i++) seen |= nt->unknown_cats.v[i] == id;
         if (!seen) vec_push(&nt->unknown_cats, id);
@@ -486,7 +498,7 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
   if (!name.s || !span_string(name, &L->tmp, &nm))
     return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed,
                       name.s ? "\"name\" is not a string" : "event without \"name\"");
-  e.name = intern(&L->m->names, nm.s, nm.n);
+  e.name = name_id(L, nm.s, nm.n);
   if (L->m->keep_args) {
     size_t na = 0;
     const Member *am = args.s ? walk_args(w, &na) : NULL;
@@ -536,7 +548,7 @@ static struct DirectKind *direct_kind(Loader *L, const DirectEv *d) {
   if (i64map_get(&L->kind_of, key, &at)) return &L->kinds.v[at];
   struct DirectKind k = {0};
   Span nm, name = {d->name, d->name_n};
-  k.name = span_string(name, &L->tmp, &nm) ? intern(&L->m->names, nm.s, nm.n) : intern(&L->m->names, "?", 1);
+  k.name = span_string(name, &L->tmp, &nm) ? name_id(L, nm.s, nm.n) : intern(&L->m->names, "?", 1);
   k.depth = -1;
   k.text = xmalloc(d->rest_n + 1);
   memcpy(k.text, d->rest, d->rest_n);

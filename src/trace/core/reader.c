@@ -126,7 +126,10 @@ static int refill(Walker *w) {
   w->dropped += (uint64_t)(w->p - w->buf);
   size_t keep = (size_t)(w->end - w->p);
   if (keep && w->p != w->buf) memmove(w->buf, w->p, keep);
-  if (keep == w->cap) {
+  /* more than half the window is one unscanned event: double it now, not
+   * once it is full (each refill rescans the event: reading a few MiB
+   * at a time, a 60 MiB one was rescanned fifteen times) */
+  if (keep == w->cap || (keep > w->cap / 2 && w->cap < MAX_WINDOW)) {
     w->cap *= 2;
     w->buf = xrealloc(w->buf, w->cap);
   }
