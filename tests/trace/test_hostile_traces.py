@@ -175,6 +175,27 @@ def main():
     assert "| 8 |" in p.stdout or " 8 events" in p.stdout, p.stdout[:2000]
     assert max(len(line) for line in p.stdout.splitlines()) < (1 << 20), "a name of more than 64 KiB in the summary"
     assert peak_child_rss() < GiB, "60 MiB names took %d MB" % (peak_child_rss() >> 20)
+    # the same in a .pftrace.gz: 15 interned names of 60 MiB, each used once
+    pf = os.path.join(tmp, "names.pftrace.gz")
+    with gzip.open(pf, "wb", compresslevel=9) as f:
+        for i in range(15):  # packet(ts, event_name(i + 1, NAME), instant of it), NAME written by the MiB
+            tail = str(i).encode()
+            n = (60 << 20) + len(tail)
+            a = vfield(1, i + 1) + varint(2 << 3 | 2) + varint(n)
+            b = varint(2 << 3 | 2) + varint(len(a) + n)
+            c = varint(12 << 3 | 2) + varint(len(b) + len(a) + n)
+            pre = vfield(8, 10 * i) + c + b + a
+            post = track_event(INSTANT, iid=i + 1) + vfield(10, 1)
+            f.write(varint(1 << 3 | 2) + varint(len(pre) + n + len(post)) + pre)
+            for _ in range(60):
+                f.write(chunk)
+            f.write(tail + post)
+    assert os.path.getsize(pf) < (1 << 20)
+    for cmd in ("summary", "convert"):
+        args = [nctrace, cmd, pf] + (["-o", os.path.join(tmp, "o.json")] if cmd == "convert" else [])
+        p = run(args, "60 MiB names, .pftrace " + cmd)
+        assert p.returncode == 0, p.stderr[-2000:]
+    assert peak_child_rss() < GiB, "60 MiB .pftrace names took %d MB" % (peak_child_rss() >> 20)
     print("ok")
     return 0
 

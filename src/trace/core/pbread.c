@@ -13,6 +13,18 @@
 
 enum { IN_BLOCK = 1 << 20, MAX_PACKET = 64 << 20 }; /* a packet is one event or JSON piece: the reader's limit */
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
+/* A name given as text is kept to 64 KiB (as the model keeps names), an
+ * ncrt kind's text (name and args) to 1 MiB: what a file defines costs
+ * what it is worth, not what it says (issue 42) */
+enum { MAX_NAME = 64 << 10, MAX_KIND_TEXT = 1 << 20 };
+
+/* n, or less: at most MAX_NAME, cut at a character's start */
+static size_t name_len(const uint8_t *s, size_t n) {
+  if (n <= MAX_NAME) return n;
+  n = MAX_NAME;
+  while (n && (s[n] & 0xc0) == 0x80) n--;
+  return n;
+}
 /* A name reference (Open.kind, event's ref): an interned iid (name_iid,
  * below 2^63: a larger one is refused, it would read as a literal), or
  * LITERAL | the id of a name given as text (TrackEvent.name) */
@@ -304,7 +316,7 @@ static void interned(PbRead *r, const uint8_t *p, const uint8_t *e, bool *bad) {
     bool given = i64map_get(&r->kind_of, (int64_t)iid, &at);
     uint32_t ki;
     if (f.field == 3) { /* ncrt's text: "ncrt:" NAME_JSON REST */
-      if (n < 6 || memcmp(s, "ncrt:", 5) || s[5] != '"') continue;
+      if (n < 6 || n > MAX_KIND_TEXT || memcmp(s, "ncrt:", 5) || s[5] != '"') continue;
       size_t j = 6;
       while (j < n && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
       if (j >= n) continue;
@@ -313,6 +325,7 @@ static void interned(PbRead *r, const uint8_t *p, const uint8_t *e, bool *bad) {
       json[n - 5] = 0;
       ki = kind_new(r, json, j + 1 - 5, n - 5);
     } else if (!given) { /* a name alone: as a JSON string, then "}" */
+      n = name_len(s, n);
       char *text = xmalloc(n + 1);
       memcpy(text, s, n);
       text[n] = 0;
@@ -370,7 +383,7 @@ static int track_event(PbRead *r, const uint8_t *p, const uint8_t *e, uint64_t s
     if (f.field == 9 && f.wire == 0) type = (int)f.v;
     else if (f.field == 10 && f.wire == 0 && f.v & LITERAL) return fail(r, "a name_iid of 2^63 or more (out of range)");
     else if (f.field == 10 && f.wire == 0) kind = f.v;
-    else if (f.field == 23 && f.wire == 2) kind = LITERAL | intern(&r->lits, (const char *)f.s, f.n);
+    else if (f.field == 23 && f.wire == 2) kind = LITERAL | intern(&r->lits, (const char *)f.s, name_len(f.s, f.n));
     else if (f.field == 11 && f.wire == 0) uuid = f.v, has_uuid = true;
   }
   slice(r, type, kind, has_uuid, uuid, seq, ts);
