@@ -55,7 +55,7 @@ struct PbRead {
   gzFile gz;
   const char *path;
   uint8_t *in;
-  size_t in_n, in_p;
+  size_t in_n, in_p, in_cap;
   uint64_t in_off; /* file offset of in[0] */
   bool in_eof;
   Buf out;
@@ -97,12 +97,14 @@ static int have(PbRead *r, size_t k) {
     r->in_n = keep;
     size_t cap = IN_BLOCK;
     while (cap < k + 16) cap *= 2;
-    if (cap > IN_BLOCK || !r->in) {
+    if (r->in_cap < cap + IN_BLOCK) { /* grown once, not at every read (a copy each time under ASan) */
       uint8_t *b = realloc(r->in, cap + IN_BLOCK);
       if (!b) return fail(r, "out of memory");
       r->in = b;
+      r->in_cap = cap + IN_BLOCK;
     }
-    int got = gzread(r->gz, r->in + r->in_n, IN_BLOCK);
+    size_t room = r->in_cap - r->in_n; /* all of it: a big packet in a few reads */
+    int got = gzread(r->gz, r->in + r->in_n, (unsigned)(room < (1u << 30) ? room : 1u << 30));
     int zerr;
     const char *msg = gzerror(r->gz, &zerr);
     if (got < 0 || (zerr != Z_OK && zerr != Z_BUF_ERROR)) return fail(r, zerr == Z_ERRNO ? strerror(errno) : msg);
