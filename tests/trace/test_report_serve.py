@@ -80,7 +80,7 @@ def start_server(nctrace, files, extra=()):
     p = subprocess.Popen([nctrace, "report"] + list(files) + ["--serve", "--port", "0"] + list(extra),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = p.stdout.readline()  # the server prints its URL once it listens
-    m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    m = re.search(r"http://127\.0\.0\.1:(\d+)/[0-9a-f]{32}/", line)  # the token (issue 42)
     if not m:
         p.kill()
         raise AssertionError("no URL from the server: %r %r" % (line, p.stderr.read()[-2000:]))
@@ -190,7 +190,10 @@ def check_bad(url, port, nlanes):
     assert raw(port, b"hello\r\n\r\n") == 400
     assert raw(port, b"GET /events?a=1&b=2 HTTP/1.1\r\nX: " + b"y" * 20000 + b"\r\n\r\n") == 431
     assert raw(port, b"GET /\x00\xff HTTP/1.1\r\n\r\n") == 400
-    assert raw(port, b"GET /\xff\xfe HTTP/1.1\r\n\r\n") == 404
+    token = url.rstrip("/").rsplit("/", 1)[1].encode()
+    host = b"\r\nHost: 127.0.0.1:%d" % port
+    assert raw(port, b"GET /" + token + b"/\xff\xfe HTTP/1.1" + host + b"\r\n\r\n") == 404
+    assert raw(port, b"GET /\xff\xfe HTTP/1.1" + host + b"\r\n\r\n") == 403  # no token
     assert raw(port, b"GET /events?a=1&b=2 HTTP/1.1\r\n") == 431  # a head cut short
     assert get(url + "events?a=0&b=10")[0] == 200, "the server stopped answering after bad requests"
 

@@ -1089,7 +1089,7 @@ int finish_file(const char *tmp, const char *path, const char *done, int err) {
      * finalizer to move it to path and remake nothing (no range twice). */
     char mt[1300];
     snprintf(mt, sizeof mt, "%s.tmp", done);
-    int m = open(mt, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int m = rt_open_new(mt, 0600);
     if (m >= 0) {
       int e = write_all(m, tmp, strlen(tmp));
       if (!e) e = write_all(m, "\n", 1);
@@ -1107,7 +1107,7 @@ int finish_file(const char *tmp, const char *path, const char *done, int err) {
 int write_file(const char *path, const TraceIn *s, int level, const char *done) {
   char tmp[2100];
   snprintf(tmp, sizeof tmp, "%s.tmp%s-%d", path, rt_host.id, (int)getpid()); /* host: hostid.h */
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = rt_open_new(tmp, 0644);
   if (fd < 0) return errno ? errno : EIO;
   Gz *g = calloc(1, sizeof *g);
   int err = g ? gz_open_for(g, fd, level, s->format) : ENOMEM;

@@ -53,16 +53,26 @@ static double ratio(uint64_t tsc0_, uint64_t ns0_, const RtClockPiece *p) {
   return (double)(p->mn - ns0_) / (double)(p->mt - tsc0_);
 }
 
+/* A double of ns as int64, saturated: a finalizer's pieces come from a
+ * file (a piece measured at its own start gives an infinite ratio), and a
+ * cast of inf or NaN is undefined (issue 42) */
+static int64_t ns_of(double x) {
+  if (x != x) return 0;
+  if (x >= 9.2e18) return INT64_MAX;
+  if (x <= -9.2e18) return INT64_MIN;
+  return (int64_t)x;
+}
+
 static uint64_t map_piece(const RtClockPiece *p, double r, uint64_t t) {
   int64_t d = (int64_t)(t - p->tsc);
-  return p->ns + (uint64_t)(int64_t)((double)d * r);
+  return p->ns + (uint64_t)ns_of((double)d * r);
 }
 
 /* The line through (tsc0_, ns0_) and (tsc1_, ns1_), at t */
 static uint64_t pair_map(uint64_t tsc0_, uint64_t ns0_, uint64_t tsc1_, uint64_t ns1_, uint64_t t) {
   if (tsc1_ == tsc0_) return ns0_;
   double r = (double)(ns1_ - ns0_) / (double)(tsc1_ - tsc0_);
-  return ns0_ + (uint64_t)(int64_t)((double)(int64_t)(t - tsc0_) * r);
+  return ns0_ + (uint64_t)ns_of((double)(int64_t)(t - tsc0_) * r);
 }
 
 /* Pin the TSC→ns ratio on two (tsc, ns) pairs at least 20 ms apart: the

@@ -209,7 +209,7 @@ static void inc_tick(void) {
       return;
     }
     path_of(inc.tmp, sizeof inc.tmp, ".body");
-    inc.fd = open(inc.tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    inc.fd = rt_open_new(inc.tmp, 0644); /* renamed to the trace at exit */
     inc.g = inc.fd >= 0 ? calloc(1, sizeof *inc.g) : NULL;
     inc.on = inc.fd >= 0;
     if (!inc.g || gz_open_for(inc.g, inc.fd, rt_opt.level, rt_opt.format)) {
@@ -313,8 +313,12 @@ static int hand_over(uint64_t to) {
   char tmp[1300], fin[1300];
   path_of(tmp, sizeof tmp, ".hand.tmp");
   path_of(fin, sizeof fin, ".hand");
-  FILE *f = fopen(tmp, "we");
-  if (!f) return -1;
+  int hfd = rt_open_new(tmp, 0600);
+  FILE *f = hfd >= 0 ? fdopen(hfd, "w") : NULL;
+  if (!f) {
+    if (hfd >= 0) close(hfd);
+    return -1;
+  }
   fprintf(f, "ncrt-hand 1\nrecords %llu\n", (unsigned long long)records);
   if (body)
     fprintf(f, "body %llu %llu %llu %llu %u\n", (unsigned long long)inc.to, (unsigned long long)inc.g->crc,

@@ -37,7 +37,7 @@ static const char *fin_domain_json(uint16_t d) { return d < 1024 && fin_domains[
 static const char *fin_cat_json(uint32_t c) { return c < 256 ? fin_cats[c] : NULL; }
 
 static char *slurp(const char *path, size_t *n) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); /* a planted symlink is not ours to read */
   if (fd < 0) return NULL;
   struct stat st;
   char *b = NULL;
@@ -51,14 +51,43 @@ static char *slurp(const char *path, size_t *n) {
   return b;
 }
 
-/* "ID JSON\n" or "KEY JSON\n": the JSON string up to the end of the line */
+/* Is [p, e) one JSON string, as o_json writes them? What a .names or
+ * .info line gives goes into the trace as it is: anything else there
+ * (`"a"},{"ph":...`) would be JSON of someone else's making (issue 42). */
+static int json_string_ok(const char *p, const char *e) {
+  if (e - p < 2 || *p != '"' || e[-1] != '"') return 0;
+  for (p++, e--; p < e; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c < 0x20 || c == '"') return 0;
+    if (c != '\\') continue;
+    if (++p >= e) return 0;
+    if (*p == 'u') {
+      for (int i = 1; i <= 4; i++)
+        if (p + i >= e || !strchr("0123456789abcdefABCDEF", p[i])) return 0;
+      p += 4;
+    } else if (!strchr("\"\\/bfnrt", *p)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* "ID JSON\n" or "KEY JSON\n": the JSON string up to the end of the line
+ * (NULL when it is not one) */
 static char *line_json(char *p) {
   char *e = strchr(p, '\n');
   if (e) *e = 0;
-  return strdup(p);
+  return json_string_ok(p, p + strlen(p)) ? strdup(p) : NULL;
 }
 
-/* JSON string (as written by o_json) back to text, for names of files */
+static int hex_digit(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* JSON string (as written by o_json) back to text, for names of files. The
+ * file may be cut short or written by someone else: nothing past its NUL is
+ * read (a "\u" needs four hex digits, else it ends the text), and a \u0000
+ * ends it too. */
 static void unjson(const char *j, char *out, size_t cap) {
   size_t k = 0;
   if (*j == '"') j++;
@@ -66,13 +95,19 @@ static void unjson(const char *j, char *out, size_t cap) {
     if (*j == '\\' && j[1]) {
       j++;
       if (*j == 'u') {
-        out[k++] = (char)strtol((char[]){j[3], j[4], 0}, NULL, 16);
+        int h[4];
+        for (int i = 0; i < 4; i++)
+          if ((h[i] = hex_digit(j[1 + i])) < 0) goto end; /* stops at the NUL too */
+        char c = (char)(h[2] << 4 | h[3]); /* o_json's \u00XX: the low byte */
+        if (!c) goto end;
+        out[k++] = c;
         j += 4;
         continue;
       }
     }
     out[k++] = *j;
   }
+end:
   out[k] = 0;
 }
 
@@ -148,7 +183,7 @@ static int hand_read(const char *pre, Hand *h) {
     else if (sscanf(l, "exit %llu", &a) == 1) h->exit_ns = a;
     else if (sscanf(l, "written %llu", &a) == 1) h->written_ns = a;
     else if (sscanf(l, "throttle %ld %lg", &li, &x) == 2) h->throttle_calls = li, h->throttle_us = x;
-    else if (sscanf(l, "loc %u %d %n", &u, &line, &k) == 2 && u < (1u << 24)) {
+    else if (sscanf(l, "loc %u %d %n", &u, &line, &k) == 2 && u < fin_nnames) { /* a name's (names_read first): no table for ids nothing names */
       if (u >= fin_nloc) {
         uint32_t cap = fin_nloc ? fin_nloc : 1024;
         while (cap <= u) cap *= 2;
@@ -212,8 +247,13 @@ static int hand_read(const char *pre, Hand *h) {
  * .body it converted while it ran: the rest of .raw, the tail, the gzip
  * trailer (inc_finish's part, here), then renamed to path. */
 static int resume_file(const char *body, const char *path, const TraceIn *s, Hand *h, int level) {
-  int fd = open(body, O_WRONLY | O_APPEND | O_CLOEXEC);
+  int fd = open(body, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return errno ? errno : EIO;
+  struct stat bst;
+  if (fstat(fd, &bst) != 0 || !S_ISREG(bst.st_mode) || bst.st_uid != geteuid() || bst.st_nlink != 1) {
+    close(fd);
+    return EPERM; /* not the .body a process of ours left */
+  }
   Gz *g = calloc(1, sizeof *g);
   int err = g ? 0 : ENOMEM;
   if (g) {
@@ -303,21 +343,60 @@ static int fin_devices(const RtDevice **out) {
   return fin_ndev;
 }
 
+/* path's last name, if the rest names dir itself (the same directory,
+ * resolved); else NULL */
+static const char *name_in_dir(const char *path, const struct stat *dst) {
+  const char *slash = strrchr(path, '/');
+  if (!slash || !slash[1]) return NULL;
+  char parent[2100];
+  snprintf(parent, sizeof parent, "%.*s", (int)(slash - path) + (slash == path), path);
+  struct stat st;
+  if (stat(parent, &st) != 0 || st.st_dev != dst->st_dev || st.st_ino != dst->st_ino) return NULL;
+  return slash + 1;
+}
+
+/* The .done marker's two lines name a trace process pid finished in dir:
+ * TO, a trace's name (either format's suffix, not a hidden file), and
+ * TO.tmpPID, a plain file of this user (or none: moved already). Their
+ * paths in dir into tmp_in and to_in; 0 when the marker names anything else. */
+static int done_names_ok(const char *dir, long pid, const char *tmp, const char *to, char *tmp_in, char *to_in, size_t cap) {
+  struct stat dst, st;
+  if (stat(dir, &dst) != 0) return 0;
+  const char *t = name_in_dir(tmp, &dst), *o = name_in_dir(to, &dst);
+  if (!t || !o || o[0] == '.') return 0;
+  size_t ol = strlen(o), k = 0;
+  for (int f = 0; f < 2; f++) {
+    const char *sfx = rt_trace_suffix(f ? TRACE_PERFETTO : TRACE_JSON);
+    size_t sl = strlen(sfx);
+    k |= ol > sl && !strcmp(o + ol - sl, sfx);
+  }
+  char want[600];
+  snprintf(want, sizeof want, "%s.tmp%ld", o, pid);
+  if (!k || strcmp(t, want)) return 0;
+  snprintf(tmp_in, cap, "%s/%s", dir, t);
+  snprintf(to_in, cap, "%s/%s", dir, o);
+  if (lstat(tmp_in, &st) != 0) return errno == ENOENT;
+  return S_ISREG(st.st_mode) && st.st_uid == geteuid();
+}
+
 /* It died after writing its trace (the .done marker: "tmp\npath\n"), before
- * or after putting it in place: moved there, nothing remade. -1: no marker. */
-static int finalize_done(const char *dir, const char *pre, long pid) {
-  char p[2100];
+ * or after putting it in place: moved there, nothing remade. -1: no marker.
+ * A marker that names anything else is said and left, never followed. */
+static int finalize_done(const char *dir, const char *pre, long pid, int quiet) {
+  char p[2100], tmp_in[2400], to_in[2400];
   size_t n = 0;
   snprintf(p, sizeof p, "%s.done", pre);
   char *done = slurp(p, &n);
   if (!done) return -1;
   char *nl = strchr(done, '\n'), *to = nl ? nl + 1 : NULL, *end = to ? strchr(to, '\n') : NULL;
-  int moved = 0;
-  if (end) {
-    *nl = *end = 0;
-    moved = rename(done, to) == 0;
+  if (end) *nl = *end = 0;
+  if (!end || !done_names_ok(dir, pid, done, to, tmp_in, to_in, sizeof tmp_in)) {
+    if (!quiet) fprintf(stderr, "ncrt: %s: not a marker of a trace in this run directory; left as is\n", p);
+    free(done);
+    return 0;
   }
   free(done);
+  int moved = rename(tmp_in, to_in) == 0;
   finalize_cleanup(dir, pre, pid);
   return moved;
 }
@@ -381,10 +460,10 @@ static int info_line(Fin *f, char *l) {
   else if (!strncmp(l, "trace ", 6)) unjson(l + 6, f->trace, sizeof f->trace);
   else if (sscanf(l, "domain %llu %n", &a, &k) == 1 && a < 1024) {
     free(fin_domains[a]);
-    fin_domains[a] = strdup(l + k);
+    fin_domains[a] = line_json(l + k);
   } else if (sscanf(l, "cat %llu %n", &a, &k) == 1 && a < 256) {
     free(fin_cats[a]);
-    fin_cats[a] = strdup(l + k);
+    fin_cats[a] = line_json(l + k);
   } else if (sscanf(l, "thread %llu %n", &a, &k) == 1) {
     if (s->nthreads == f->capth) {
       uint32_t cap = f->capth ? f->capth * 2 : 16;
@@ -394,8 +473,8 @@ static int info_line(Fin *f, char *l) {
       if (!tnames) return 0;
       s->tnames = tnames, f->capth = cap;
     }
-    char *nm = strdup(l + k);
-    if (!nm) return 0;
+    char *nm = line_json(l + k);
+    if (!nm) return 1; /* not a JSON string: the thread keeps its number */
     s->tids[s->nthreads] = (uint32_t)a;
     s->tnames[s->nthreads++] = nm;
   } else if (sscanf(l, "open %llu %llu %llu %llu %llu", &a, &b, &c, &d, &e) == 5) {
@@ -446,7 +525,9 @@ static void names_read(const char *pre) {
     if (!next) break;
     char *sp;
     unsigned long id = strtoul(l, &sp, 10);
-    if (*sp == ' ' && id < (1u << 24)) {
+    /* ids are dense from 0: a file of n bytes names fewer than n (a
+     * larger one would cost memory for nothing, up to 128 MB) */
+    if (*sp == ' ' && id < (1u << 24) && id < n) {
       if (id >= fin_nnames) {
         uint32_t cap = fin_nnames ? fin_nnames : 1024;
         while (cap <= id) cap *= 2;
@@ -469,10 +550,10 @@ static void files_open(Fin *f, const char *pre) {
   char p[2100];
   struct stat st;
   snprintf(p, sizeof p, "%s.raw", pre);
-  s->raw = open(p, O_RDONLY | O_CLOEXEC);
+  s->raw = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   s->to = s->raw >= 0 && fstat(s->raw, &st) == 0 ? (uint64_t)st.st_size : 0;
   snprintf(p, sizeof p, "%s.gpu", pre);
-  s->gpu = open(p, O_RDONLY | O_CLOEXEC);
+  s->gpu = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   s->gto = s->gpu >= 0 && fstat(s->gpu, &st) == 0 ? (uint64_t)st.st_size : 0;
   s->gto -= (s->gto - s->gfrom) % sizeof(RtGpuRec) * (s->gto > s->gfrom); /* a record cut short */
 }
@@ -525,6 +606,10 @@ static int fin_write(Fin *f, const char *dir, const char *pre, long pid, Hand *h
   TraceIn *s = &f->s;
   char path[2300];
   const char *sfx = rt_trace_suffix(s->format);
+  if (strchr(f->trace, '/') || !f->trace[0]) { /* a name, never a path out of dir (.info may be anyone's) */
+    if (!quiet) fprintf(stderr, "ncrt: %s.info: the trace name is not a file name; named ncrt\n", pre);
+    snprintf(f->trace, sizeof f->trace, "ncrt");
+  }
   if (s->is_rank) snprintf(path, sizeof path, "%s/%s-rank%d%s", dir, f->trace, s->rank, sfx);
   else snprintf(path, sizeof path, "%s/%s%s", dir, f->trace, sfx);
   if (access(path, F_OK) == 0 && s->is_rank)
@@ -571,7 +656,7 @@ static void fin_free(Fin *f) {
 static int finalize_one(const char *dir, const char *stem, long pid, int quiet) {
   char pre[2048];
   snprintf(pre, sizeof pre, "%s/%.39s", dir, stem);
-  int moved = finalize_done(dir, pre, pid);
+  int moved = finalize_done(dir, pre, pid, quiet);
   if (moved >= 0) return moved;
   static Fin f; /* large: not on ncrun's stack */
   memset(&f, 0, sizeof f);

@@ -92,6 +92,23 @@ size_t s_u64(char *d, size_t at, size_t cap, uint64_t v) {
 }
 void path_of(char *out, size_t cap, const char *suffix) { s_cpy(out, s_cpy(out, 0, cap, spill.prefix), cap, suffix); }
 
+int rt_open_new(const char *path, mode_t mode) {
+  unlink(path); /* a symlink goes, not what it names */
+  return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+}
+
+int rt_open_own(const char *path, int flags) {
+  int fd = open(path, flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
+    close(fd);
+    errno = EPERM;
+    return -1;
+  }
+  return fd;
+}
+
 /* Every file of a process's spill set (the process's own cleanup and the
  * finalizer's use this one list) */
 const char *const spill_sfx[] = {".raw",       ".names",      ".gpu",  ".body",     ".info",
@@ -149,7 +166,7 @@ static int lazy_open(volatile int *slot, const char *suffix, int flags) {
   if (fd >= 0) return fd;
   char p[1300];
   path_of(p, sizeof p, suffix);
-  fd = open(p, flags | O_CREAT | O_CLOEXEC, 0644);
+  fd = rt_open_own(p, flags);
   if (fd < 0) {
     int e = 0;
     __atomic_compare_exchange_n(&spill.err, &e, errno ? errno : EIO, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -178,7 +195,7 @@ static volatile uint64_t *budget_counter(void) {
   char p[1300];
   size_t at = s_cpy(p, 0, sizeof p, rt_opt.out_dir);
   s_cpy(p, at, sizeof p, "/" NC_RUN_BUDGET);
-  int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = rt_open_own(p, O_RDWR);
   if (fd < 0) return NULL;
   struct stat st;
   if (fstat(fd, &st) == 0 && st.st_size < (off_t)sizeof(uint64_t) && ftruncate(fd, sizeof(uint64_t)) != 0) {
@@ -381,7 +398,7 @@ void info_save(int die) {
   path_of(tmp, sizeof tmp, die ? ".info.tmpH" : ".info.tmpF");
   path_of(fin, sizeof fin, ".info");
   Out o;
-  o.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  o.fd = rt_open_new(tmp, 0600);
   o.err = 0;
   o.n = 0;
   if (o.fd < 0) return;

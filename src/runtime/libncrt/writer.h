@@ -92,7 +92,7 @@ static inline void put_u64(Gz *g, uint64_t v) {
 static inline void put_i64(Gz *g, int64_t v) {
   if (v < 0) {
     PUTS(g, "-");
-    put_u64(g, (uint64_t)(-v));
+    put_u64(g, (uint64_t)0 - (uint64_t)v); /* -v overflows at INT64_MIN */
   } else {
     put_u64(g, (uint64_t)v);
   }
@@ -100,12 +100,13 @@ static inline void put_i64(Gz *g, int64_t v) {
 
 /* nanoseconds as microseconds with three decimals */
 static inline void put_us(Gz *g, int64_t ns) {
+  uint64_t a = (uint64_t)ns; /* the magnitude in unsigned: -INT64_MIN overflows */
   if (ns < 0) {
     PUTS(g, "-");
-    ns = -ns;
+    a = (uint64_t)0 - a;
   }
-  put_u64(g, (uint64_t)ns / 1000);
-  char d[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10)};
+  put_u64(g, a / 1000);
+  char d[4] = {'.', (char)('0' + a / 100 % 10), (char)('0' + a / 10 % 10), (char)('0' + a % 10)};
   put(g, d, 4);
 }
 
@@ -142,6 +143,13 @@ extern const size_t nspill_sfx;
 size_t s_cpy(char *d, size_t at, size_t cap, const char *s); /* async-signal-safe string building */
 size_t s_u64(char *d, size_t at, size_t cap, uint64_t v);
 void path_of(char *out, size_t cap, const char *suffix);    /* prefix + suffix */
+/* Files in a run directory others may have planted names in (issue 42):
+ * rt_open_new makes path anew for writing (what was there, a symlink
+ * included, removed first; O_EXCL|O_NOFOLLOW), rt_open_own opens or makes a
+ * file that must be ours (a plain file of this user with one name: never
+ * a symlink's target nor a hard link to a file elsewhere). -1 and errno. */
+int rt_open_new(const char *path, mode_t mode);
+int rt_open_own(const char *path, int flags);
 void spill_reset(void);              /* after fork: this process's own set (the files of an earlier one removed) */
 void unlink_files(void);
 void names_save(void);               /* new names to .names */

@@ -654,7 +654,12 @@ static void check_python(char **cmd, const char *pydir) {
  * whose exit handed a large conversion over (.ncrt-PID.hand), leave spill
  * files (.ncrt-PID.*) in the run directory: libncrt's finalizer makes
  * their traces. Returns the number written, -1 if it cannot run. */
-static int finalize(const char *lib, const char *dir) {
+static int finalize(const char *lib, const char *dir, int trust) {
+  char why[128];
+  if (!trust && !ncrun_dir_trusted(dir, why, sizeof why)) {
+    say("run directory %s: %s; its spill files are not finalized (--trust-run-dir to do it anyway)", dir, why);
+    return -1;
+  }
   void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   int (*fn)(const char *, int) = h ? (int (*)(const char *, int))dlsym(h, "ncrt_finalize_dir") : NULL;
   if (!fn) {
@@ -813,6 +818,13 @@ static int make_run_dir(Run *r) {
   }
   char real[PATH_MAX];
   if (realpath(r->dir, real)) snprintf(r->dir, sizeof r->dir, "%s", real);
+  struct stat st;
+  if (r->dir_made && stat(r->dir, &st) == 0 && st.st_mode & S_IWOTH) chmod(r->dir, st.st_mode & 0755); /* ours: no umask 0 makes it anyone's */
+  char why[128];
+  if (!o->trust_run_dir && !ncrun_dir_trusted(r->dir, why, sizeof why)) {
+    fprintf(stderr, "ncrun: run directory %s: %s; not used (--trust-run-dir to use it anyway)\n", r->dir, why);
+    return 2;
+  }
   return -1;
 }
 
@@ -1024,7 +1036,7 @@ static int run_command(Run *r, int *rc) {
  * their summary comes after stage 2). */
 static void finish_run(Run *r) {
   Options *o = r->o;
-  if (exists(r->lib) && !r->torch) finalize(r->lib, r->dir);
+  if (exists(r->lib) && !r->torch) finalize(r->lib, r->dir, r->o->trust_run_dir);
   /* the run's disk-budget counter (libncrt's writer) has done its job */
   char *b = xasprintf("%s/" NC_RUN_BUDGET, r->dir);
   unlink(b);
@@ -1081,7 +1093,7 @@ int main(int argc, char **argv) {
     char lib[PATH_MAX], pydir[PATH_MAX];
     find_runtime(lib, pydir, sizeof lib);
     cJSON_Delete(o.opts);
-    if (finalize(lib, o.finalize) < 0) return 2;
+    if (finalize(lib, o.finalize, o.trust_run_dir) < 0) return 2;
     if (!list_traces(o.finalize, NULL)) say("no trace in %s", o.finalize);
     return 0;
   }

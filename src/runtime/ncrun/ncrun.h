@@ -20,6 +20,11 @@ extern int ncrun_quiet;
 void ncrun_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ncrun_exists(const char *p);
 int ncrun_mkdirs(const char *path);
+/* Is dir ours to trust (issue 42)? Its spill and marker files are read,
+ * renamed and removed as this user: a directory of another user, or one
+ * others may write into, is refused (the reason into why) unless
+ * --trust-run-dir. 1 or 0. */
+int ncrun_dir_trusted(const char *dir, char *why, size_t n);
 /* A whole file, NUL-terminated (its length in *len when len is given);
  * NULL when it cannot be opened. */
 char *ncrun_read_file(const char *path, size_t *len);
@@ -95,6 +100,7 @@ typedef struct {
   const char *finalize; /* --finalize RUNDIR: only that */
   int summary;          /* -1: default (summary.md with ncu and nsys only) */
   int preload;          /* LD_PRELOAD libncrt into the command */
+  int trust_run_dir;    /* --trust-run-dir: another user's or a shared run directory too */
   Deep deep;            /* --ncu/--nsys and their options */
   cJSON *opts;          /* env.json's "options": each given, by long name */
   char **cmd;           /* the command and its arguments */

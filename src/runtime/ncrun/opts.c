@@ -173,6 +173,7 @@ struct OptRow {
 static int to_top(Options *o, const OptRow *r, const char *v) { return (void)r, o->deep.top = atoi(v), -1; }
 static int to_launch(Options *o, const OptRow *r, const char *v) { return (void)r, o->deep.launch_count = atoi(v), -1; }
 static int no_preload(Options *o, const OptRow *r, const char *v) { return (void)r, (void)v, o->preload = 0, -1; }
+static int trust_dir(Options *o, const OptRow *r, const char *v) { return (void)r, (void)v, o->trust_run_dir = 1, -1; }
 static int quiet(Options *o, const OptRow *r, const char *v) { return (void)o, (void)r, (void)v, ncrun_quiet = 1, -1; }
 
 /* --ncu GLOB / --nsys GLOB: that backend, on the ranges GLOB matches */
@@ -209,6 +210,10 @@ static const OptRow OPTIONS[] = {
     {"-o", "--output", "DIR", "root for run directories (default $NCRT_OUTPUT_ROOT, else ./ncrt-runs)", NULL, NULL,
      NULL, 1, TO(output)},
     {NULL, "--run-dir", "DIR", "use exactly this run directory", NULL, NULL, NULL, 1, TO(run_dir)},
+    {NULL, "--trust-run-dir", NULL,
+     "accept a run directory of another user or writable by others\n"
+     "(its spill files are then trusted; refused by default)",
+     NULL, NULL, trust_dir, 0, 0},
     {"-n", "--name", "NAME", "trace name (default: the script or program name)", NULL, NULL, NULL, 1, TO(name)},
     {"-a", "--activities", "LIST", "cpu,gpu,mem (default cpu,gpu)", NCRT_ENV_ACTIVITIES, check_activities, NULL, 1, 0},
     {NULL, "--schedule", "SPEC", "wait=W,warmup=U,active=A,repeat=R (or W,U,A[,R]) over steps", NULL,

@@ -59,6 +59,15 @@ int ncrun_mkdirs(const char *path) {
   return mkdir(tmp, 0777) && errno != EEXIST ? -1 : 0;
 }
 
+int ncrun_dir_trusted(const char *dir, char *why, size_t n) {
+  struct stat st;
+  if (stat(dir, &st) != 0) return snprintf(why, n, "%s", strerror(errno)), 0;
+  if (!S_ISDIR(st.st_mode)) return snprintf(why, n, "not a directory"), 0;
+  if (st.st_uid != geteuid()) return snprintf(why, n, "owned by another user (uid %u)", (unsigned)st.st_uid), 0;
+  if (st.st_mode & S_IWOTH) return snprintf(why, n, "writable by other users"), 0;
+  return 1;
+}
+
 /* execvp's search: the file cmd would run */
 int ncrun_resolve_cmd(const char *cmd, char *out, size_t n) {
   if (strchr(cmd, '/')) {

@@ -257,6 +257,25 @@ static void note_first(char **slot, Walker *w, const char *at, const char *what)
   *slot = b.s;
 }
 
+/* A name as the model keeps it: at most 64 KiB (cut at a character's
+ * start). A trace may say anything: 60 MB names, each distinct, from 60 KB
+ * of gzip, cost gigabytes in the names and in every output naming them. */
+enum { MAX_NAME = 64 << 10 };
+static uint32_t name_id(Loader *L, const char *s, size_t n) {
+  if (n > MAX_NAME) {
+    n = MAX_NAME;
+    while (n && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
+  }
+  return intern(&L->m->names, s, n);
+}
+
+/* A trace's times stay within +-2^62 ns (146 years) and its durations
+ * below 2^62: an end (ts + dur) and a difference of two times then never
+ * overflow, wherever they are computed (issue 42: a file may say anything) */
+#define TIME_LIMIT ((int64_t)1 << 62)
+static bool time_ok(int64_t ts) { return ts > -TIME_LIMIT && ts < TIME_LIMIT; }
+static bool dur_ok(int64_t dur) { return dur < TIME_LIMIT; }
+
 /* A skipped event: counted and reported; an error under --strict. */
 static int skip_event(Loader *L, Walker *w, const char *at, uint64_t *count, char **first, const char *what) {
   if (L->m->strict) return walk_error(w, at, "%s", what);
@@ -343,7 +362,7 @@ static void read_throttled(Loader *L, Span ncrt) {
       if (!obj_iter_init(&fields, elem)) continue;
       while (obj_iter_next(&fields, &f)) {
         if (span_eq(f.key, "name") && span_string(f.val, &L->tmp, &s)) {
-          th.name = intern(&L->m->names, s.s, s.n);
+          th.name = name_id(L, s.s, s.n);
           named = true;
         } else if (span_eq(f.key, "calls")) span_int(f.val, &th.calls);
         else if (span_eq(f.key, "total_calls")) span_int(f.val, &th.total_calls);
@@ -452,7 +471,7 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
         t->threads.v[thread_index(L, pidid, tidid)].lane_of = intern(&L->m->ids, am[k].val.s, am[k].val.n);
       }
       if (!span_eq(am[k].key, "name") || !span_string(am[k].val, &L->tmp2, &an)) continue;
-      uint32_t label = intern(&L->m->names, an.s, an.n);
+      uint32_t label = name_id(L, an.s, an.n);
       if (proc) {
         i64map_put(&t->process_label, pidid, label);
       } else {
@@ -474,6 +493,8 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
   if (!ts.s || !span_us_to_ns(ts, &e.ts))
     return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed,
                       ts.s ? "\"ts\" is not a number" : "event without \"ts\"");
+  if (!time_ok(e.ts))
+    return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed, "\"ts\" beyond 2^62 ns (146 years)");
   e.thread = thread_of_event(L, pid, tid);
   Thread *th = &t->threads.v[e.thread];
   if (p == 'E') {
@@ -495,6 +516,8 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
       return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed,
                         dur.s ? "\"dur\" is not a number" : "complete event without \"dur\"");
     if (e.dur < 0) return skip_event(L, w, raw.s, &nt->negative, &nt->first_negative, "negative \"dur\"");
+    if (!dur_ok(e.dur))
+      return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed, "\"dur\" beyond 2^62 ns (146 years)");
   } else {
     e.dur = -1; /* open until its E */
   }
@@ -508,7 +531,7 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
     if (e.kind == K_UNKNOWN) {
       nt->unknown_cat++;
       if (nt->unknown_cats.n < 8) {
-        uint32_t id = intern(&L->m->names, c.s, c.n);
+        uint32_t id = name_id(L, c.s, c.n);
         bool seen = false;
         for (size_t i = 0; i < nt->unknown_cats.n; i++) seen |= nt->unknown_cats.v[i] == id;
         if (!seen) vec_push(&nt->unknown_cats, id);
@@ -518,7 +541,7 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
   if (!name.s || !span_string(name, &L->tmp, &nm))
     return skip_event(L, w, raw.s, &nt->malformed, &nt->first_malformed,
                       name.s ? "\"name\" is not a string" : "event without \"name\"");
-  e.name = intern(&L->m->names, nm.s, nm.n);
+  e.name = name_id(L, nm.s, nm.n);
   if (L->m->keep_args) {
     size_t na = 0;
     const Member *am = args.s ? walk_args(w, &na) : NULL;
@@ -564,11 +587,11 @@ static int on_event(void *ctx, Walker *w, const Member *mem, size_t n, Span raw)
  * same Ev as on_event makes from the range's JSON text (the two agree:
  * runtime/perfetto compares the summaries both ways). */
 static struct DirectKind *direct_kind(Loader *L, const DirectEv *d) {
-  int64_t key = (int64_t)(d->kind & INT64_MAX), at;
+  int64_t key = (int64_t)d->kind, at; /* pbread: an index, one per name definition (never a literal id beside an iid) */
   if (i64map_get(&L->kind_of, key, &at)) return &L->kinds.v[at];
   struct DirectKind k = {0};
   Span nm, name = {d->name, d->name_n};
-  k.name = span_string(name, &L->tmp, &nm) ? intern(&L->m->names, nm.s, nm.n) : intern(&L->m->names, "?", 1);
+  k.name = span_string(name, &L->tmp, &nm) ? name_id(L, nm.s, nm.n) : intern(&L->m->names, "?", 1);
   k.depth = -1;
   k.text = xmalloc(d->rest_n + 1);
   memcpy(k.text, d->rest, d->rest_n);
@@ -595,6 +618,8 @@ static int on_direct(void *ctx, Walker *w, const DirectEv *d) {
     t->notes.ignored_ph++;
     return 0;
   }
+  if (!time_ok(d->ts) || !dur_ok(d->dur)) /* as on_event: malformed, skipped */
+    return skip_event(L, w, NULL, &t->notes.malformed, &t->notes.first_malformed, "a time beyond 2^62 ns (146 years)");
   while (L->track_thread.n <= d->track) vec_push(&L->track_thread, 0);
   uint32_t *tt = &L->track_thread.v[d->track];
   if (!*tt) {

@@ -5,15 +5,34 @@
 
 #include "util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { IN_BLOCK = 1 << 20, MAX_PACKET = 256 << 20 };
+enum { IN_BLOCK = 1 << 20, MAX_PACKET = 64 << 20 }; /* a packet is one event or JSON piece: the reader's limit */
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
-#define LITERAL (1ull << 63) /* a kind reference to a name given as text (TrackEvent.name) */
+/* A name given as text is kept to 64 KiB (as the model keeps names), an
+ * ncrt kind's text (name and args) to 1 MiB: what a file defines costs
+ * what it is worth, not what it says (issue 42) */
+enum { MAX_NAME = 64 << 10, MAX_KIND_TEXT = 1 << 20 };
 
+/* n, or less: at most MAX_NAME, cut at a character's start */
+static size_t name_len(const uint8_t *s, size_t n) {
+  if (n <= MAX_NAME) return n;
+  n = MAX_NAME;
+  while (n && (s[n] & 0xc0) == 0x80) n--;
+  return n;
+}
+/* A name reference (Open.kind, event's ref): an interned iid (name_iid,
+ * below 2^63: a larger one is refused, it would read as a literal), or
+ * LITERAL | the id of a name given as text (TrackEvent.name) */
+#define LITERAL (1ull << 63)
+
+/* One name definition. Kinds are never freed nor changed before
+ * pbread_close: a DirectEv points into them while it waits in the queue,
+ * so an iid given again gets a new Kind (kind_of points to the newest). */
 typedef struct {
   char *json; /* the name as a JSON string, then the rest of the event (its "}" included) */
   size_t name_n, n;
@@ -36,16 +55,18 @@ struct PbRead {
   gzFile gz;
   const char *path;
   uint8_t *in;
-  size_t in_n, in_p;
+  size_t in_n, in_p, in_cap;
   uint64_t in_off; /* file offset of in[0] */
   bool in_eof;
   Buf out;
   size_t out_p;
   bool started, made_up, ended;
   bool closed;      /* ours: the last JSON piece ended the document ("}\n") */
-  VEC(Kind) kinds;  /* by iid */
+  VEC(Kind) kinds;  /* every definition, in the order given: memory follows the input's content */
+  I64Map kind_of;   /* iid -> index in kinds */
   Intern lits;      /* names given as text */
-  VEC(char *) lit_json; /* by lits id: as a kind's JSON, made once */
+  VEC(uint32_t) lit_kind; /* lits id -> 1 + index in kinds (0: not made yet) */
+  uint32_t unknown; /* 1 + index in kinds of "?" (an iid never given) */
   bool direct;      /* ranges as 0x01 and a DirectEv (pbread_direct) */
   DirectQ q;        /* direct events handed out as text, not popped yet */
   size_t qh;
@@ -76,12 +97,14 @@ static int have(PbRead *r, size_t k) {
     r->in_n = keep;
     size_t cap = IN_BLOCK;
     while (cap < k + 16) cap *= 2;
-    if (cap > IN_BLOCK || !r->in) {
+    if (r->in_cap < cap + IN_BLOCK) { /* grown once, not at every read (a copy each time under ASan) */
       uint8_t *b = realloc(r->in, cap + IN_BLOCK);
       if (!b) return fail(r, "out of memory");
       r->in = b;
+      r->in_cap = cap + IN_BLOCK;
     }
-    int got = gzread(r->gz, r->in + r->in_n, IN_BLOCK);
+    size_t room = r->in_cap - r->in_n; /* all of it: a big packet in a few reads */
+    int got = gzread(r->gz, r->in + r->in_n, (unsigned)(room < (1u << 30) ? room : 1u << 30));
     int zerr;
     const char *msg = gzerror(r->gz, &zerr);
     if (got < 0 || (zerr != Z_OK && zerr != Z_BUF_ERROR)) return fail(r, zerr == Z_ERRNO ? strerror(errno) : msg);
@@ -201,42 +224,47 @@ static Track *track(PbRead *r, uint64_t uuid) {
   return &r->tracks.v[r->tracks.n - 1];
 }
 
-static Kind *kind_slot(PbRead *r, uint64_t iid) {
-  if (iid > (1u << 30)) return NULL;
-  while (r->kinds.n <= iid) {
-    Kind k = {0};
-    vec_push(&r->kinds, k);
-  }
-  return &r->kinds.v[iid];
+/* A new kind: json (owned from now on), its name's length and its length */
+static uint32_t kind_new(PbRead *r, char *json, size_t name_n, size_t n) {
+  Kind k = {json, name_n, n};
+  vec_push(&r->kinds, k);
+  return (uint32_t)(r->kinds.n - 1);
 }
 
-/* A kind's JSON (name, then the rest); a name without ncrt's text gets "}" */
-static void kind_json(PbRead *r, uint64_t ref, const char **s, size_t *n, size_t *nn) {
-  Kind *k = NULL;
+/* A name as text (NUL-terminated) as a kind's JSON: a JSON string, then "}" */
+static uint32_t kind_of_text(PbRead *r, const char *text) {
+  r->tmp.len = 0;
+  buf_json_string(&r->tmp, text);
+  size_t name_n = r->tmp.len;
+  buf_putc(&r->tmp, '}');
+  return kind_new(r, xstrdup(r->tmp.s), name_n, r->tmp.len);
+}
+
+/* The kind a reference stands for now (its index in kinds: DirectEv.kind,
+ * so a literal and an iid of the same number never meet); a name without
+ * ncrt's text gets "}", an iid never given "?" */
+static uint32_t kind_ref(PbRead *r, uint64_t ref) {
+  int64_t at;
   if (ref & LITERAL) {
     uint32_t id = (uint32_t)(ref & ~LITERAL);
-    while (r->lit_json.n <= id) vec_push(&r->lit_json, NULL);
-    if (!r->lit_json.v[id]) {
-      r->tmp.len = 0;
-      buf_json_string(&r->tmp, intern_str(&r->lits, id));
-      buf_putc(&r->tmp, '}');
-      r->lit_json.v[id] = xstrdup(r->tmp.s);
-    }
-    *s = r->lit_json.v[id], *n = strlen(*s), *nn = *n - 1;
-  } else if ((k = kind_slot(r, ref)) && k->json) {
-    *s = k->json, *n = k->n, *nn = k->name_n;
-  } else {
-    *s = "\"?\"}", *n = 4, *nn = 3;
+    assert(id < intern_count(&r->lits)); /* made by track_event from text */
+    while (r->lit_kind.n <= id) vec_push(&r->lit_kind, 0);
+    if (!r->lit_kind.v[id]) r->lit_kind.v[id] = 1 + kind_of_text(r, intern_str(&r->lits, id));
+    return r->lit_kind.v[id] - 1;
   }
+  if (i64map_get(&r->kind_of, (int64_t)ref, &at)) return (uint32_t)at;
+  if (!r->unknown) r->unknown = 1 + kind_new(r, xstrdup("\"?\"}"), 3, 4);
+  return r->unknown - 1;
 }
 
 static void event(PbRead *r, Track *t, int type, int64_t ts, int64_t dur, uint64_t kind) {
   start(r);
-  const char *s;
-  size_t n, nn;
-  kind_json(r, kind, &s, &n, &nn);
+  uint32_t ki = kind_ref(r, kind);
+  const Kind *k = &r->kinds.v[ki];
+  const char *s = k->json;
+  size_t n = k->n, nn = k->name_n;
   if (r->direct) { /* the walker takes it from the queue at the 0x01 */
-    DirectEv e = {ts, type == INSTANT ? -1 : dur, t->pid, t->tid, (uint32_t)(t - r->tracks.v), kind,
+    DirectEv e = {ts, type == INSTANT ? -1 : dur, t->pid, t->tid, (uint32_t)(t - r->tracks.v), ki,
                   s, nn, s + nn, n - nn};
     vec_push(&r->q, e);
     buf_add(&r->out, ",\x01", 2);
@@ -285,32 +313,30 @@ static void interned(PbRead *r, const uint8_t *p, const uint8_t *e, bool *bad) {
     const uint8_t *s;
     size_t n;
     number_and_bytes(f, &iid, &s, &n, bad);
-    Kind *k = iid ? kind_slot(r, iid) : NULL;
-    if (!k || !s) continue;
+    if (!iid || iid & LITERAL || !s) continue; /* iid 0 is none; past 2^63 is refused where used */
+    int64_t at;
+    bool given = i64map_get(&r->kind_of, (int64_t)iid, &at);
+    uint32_t ki;
     if (f.field == 3) { /* ncrt's text: "ncrt:" NAME_JSON REST */
-      if (n < 6 || memcmp(s, "ncrt:", 5) || s[5] != '"') continue;
+      if (n < 6 || n > MAX_KIND_TEXT || memcmp(s, "ncrt:", 5) || s[5] != '"') continue;
       size_t j = 6;
       while (j < n && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
       if (j >= n) continue;
-      free(k->json);
-      k->json = xmalloc(n - 5 + 1);
-      memcpy(k->json, s + 5, n - 5);
-      k->json[n - 5] = 0;
-      k->n = n - 5;
-      k->name_n = j + 1 - 5;
-    } else if (!k->json) { /* a name alone: as a JSON string, then "}" */
+      char *json = xmalloc(n - 5 + 1);
+      memcpy(json, s + 5, n - 5);
+      json[n - 5] = 0;
+      ki = kind_new(r, json, j + 1 - 5, n - 5);
+    } else if (!given) { /* a name alone: as a JSON string, then "}" */
+      n = name_len(s, n);
       char *text = xmalloc(n + 1);
       memcpy(text, s, n);
       text[n] = 0;
-      r->tmp.len = 0;
-      buf_json_string(&r->tmp, text);
+      ki = kind_of_text(r, text);
       free(text);
-      k->name_n = r->tmp.len;
-      buf_putc(&r->tmp, '}');
-      k->n = r->tmp.len;
-      k->json = xmalloc(k->n + 1);
-      memcpy(k->json, r->tmp.s, k->n + 1);
+    } else {
+      continue;
     }
+    i64map_put(&r->kind_of, (int64_t)iid, ki);
   }
 }
 
@@ -350,18 +376,20 @@ static void descriptor(PbRead *r, const uint8_t *p, const uint8_t *e, bool *bad)
 
 static void slice(PbRead *r, int type, uint64_t kind, bool has_uuid, uint64_t uuid, uint64_t seq, int64_t ts);
 
-static void track_event(PbRead *r, const uint8_t *p, const uint8_t *e, uint64_t seq, int64_t ts, bool *bad) {
+static int track_event(PbRead *r, const uint8_t *p, const uint8_t *e, uint64_t seq, int64_t ts, bool *bad) {
   Field f;
   int type = 0;
   uint64_t kind = 0, uuid = 0;
   bool has_uuid = false;
   while (next_field(&p, e, &f, bad)) {
     if (f.field == 9 && f.wire == 0) type = (int)f.v;
+    else if (f.field == 10 && f.wire == 0 && f.v & LITERAL) return fail(r, "a name_iid of 2^63 or more (out of range)");
     else if (f.field == 10 && f.wire == 0) kind = f.v;
-    else if (f.field == 23 && f.wire == 2) kind = LITERAL | intern(&r->lits, (const char *)f.s, f.n);
+    else if (f.field == 23 && f.wire == 2) kind = LITERAL | intern(&r->lits, (const char *)f.s, name_len(f.s, f.n));
     else if (f.field == 11 && f.wire == 0) uuid = f.v, has_uuid = true;
   }
   slice(r, type, kind, has_uuid, uuid, seq, ts);
+  return 0;
 }
 
 /* A slice's begin or end, an instant, on the event's track (or its
@@ -382,7 +410,9 @@ static void slice(PbRead *r, int type, uint64_t kind, bool has_uuid, uint64_t uu
     vec_push(&t->open, o);
   } else if (type == SLICE_END && t->open.n) {
     Open o = t->open.v[--t->open.n];
-    event(r, t, SLICE_END, o.ts, ts - o.ts, o.kind);
+    int64_t dur; /* the clock's values are the file's: saturated, never overflowed */
+    if (__builtin_sub_overflow(ts, o.ts, &dur)) dur = ts < o.ts ? INT64_MIN : INT64_MAX;
+    event(r, t, SLICE_END, o.ts, dur, o.kind);
   } else if (type == INSTANT) {
     event(r, t, INSTANT, ts, 0, kind);
   }
@@ -426,7 +456,7 @@ static bool fast_event(PbRead *r, const uint8_t *p, const uint8_t *e) {
   if (p >= e || *p++ != 0x5a || !varint(&p, e, &len) || len > (uint64_t)(e - p)) return false;
   const uint8_t *te = p + len;
   if (p >= te || *p++ != 0x48 || !varint(&p, te, &type)) return false;
-  if (p < te && (*p++ != 0x50 || !varint(&p, te, &iid))) return false;
+  if (p < te && (*p++ != 0x50 || !varint(&p, te, &iid) || iid & LITERAL)) return false; /* refused by track_event */
   if (p != te || e - p != 2 || p[0] != 0x68 || p[1] != 0x02) return false;
   slice(r, (int)type, iid, false, 0, seq, (int64_t)ts);
   return true;
@@ -455,7 +485,7 @@ static int packet(PbRead *r, const uint8_t *p, const uint8_t *e) {
     default: break;
     }
   }
-  if (te) track_event(r, te, te_end, seq, ts, &bad);
+  if (te && track_event(r, te, te_end, seq, ts, &bad) < 0) return -1;
   return bad ? fail(r, "not a valid Perfetto TracePacket") : 0;
 }
 
@@ -476,7 +506,7 @@ static int decode_more(PbRead *r, size_t want) {
     uint64_t tag, len;
     if (!varint(&p, e, &tag) || (tag & 7) != 2 || !varint(&p, e, &len))
       return fail(r, "not a Perfetto trace packet (expected field 1, length-delimited)");
-    if (len > MAX_PACKET) return fail(r, "a packet of more than 256 MiB");
+    if (len > MAX_PACKET) return fail(r, "a packet of more than 64 MiB (the reader's limit)");
     size_t head = (size_t)(p - (r->in + r->in_p));
     if (have(r, head + (size_t)len) < 0) return -1;
     if (r->in_n - r->in_p < head + len) return fail(r, "the file ends inside a packet (truncated)");
@@ -546,9 +576,9 @@ void pbread_close(PbRead *r) {
   buf_free(&r->tmp);
   for (size_t i = 0; i < r->kinds.n; i++) free(r->kinds.v[i].json);
   vec_free(&r->kinds);
+  i64map_free(&r->kind_of);
   intern_free(&r->lits);
-  for (size_t i = 0; i < r->lit_json.n; i++) free(r->lit_json.v[i]);
-  vec_free(&r->lit_json);
+  vec_free(&r->lit_kind);
   vec_free(&r->q);
   for (size_t i = 0; i < r->tracks.n; i++) vec_free(&r->tracks.v[i].open);
   vec_free(&r->tracks);

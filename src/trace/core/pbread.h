@@ -34,7 +34,7 @@ typedef struct {
   int64_t ts, dur;       /* ns; dur -1 for a mark */
   int64_t pid, tid;
   uint32_t track;        /* this reader's number for the (pid, tid) pair, from 0 */
-  uint64_t kind;         /* this reader's key for the NAME and REST pair */
+  uint64_t kind;         /* this reader's key for the NAME and REST pair: below 2^32, one per definition */
   const char *name;      /* a JSON string */
   size_t name_n;
   const char *rest;      /* ,"depth":N[,"args":{...}]} */

@@ -21,7 +21,10 @@ const NctProgress *nct_progress;
 #endif
 
 enum { SCAN_OK, SCAN_MORE, SCAN_ERR };
-enum { MAX_DEPTH = 256, INIT_WINDOW = 4 << 20 };
+/* MAX_WINDOW bounds one event (or one header value): the window doubles to
+ * hold it, and a gzip bomb's one huge string would take the memory
+ * (docs/reliability.md, "Hostile input") */
+enum { MAX_DEPTH = 256, INIT_WINDOW = 4 << 20, MAX_WINDOW = 64 << 20 };
 
 struct Walker {
   const char *path;
@@ -87,6 +90,7 @@ static void position(Walker *w, const char *at, uint64_t *line, uint64_t *col) {
 
 const char *walk_where(Walker *w, const char *at) {
   static __thread char text[4096];
+  if (!at) at = w->p; /* where the walk is */
   if (w->pb) { /* no line in a binary file: the place in the JSON it stands for */
     snprintf(text, sizeof text, "%s: (its JSON, byte %llu)", w->path,
              (unsigned long long)(w->dropped + (uint64_t)(at - w->buf)));
@@ -117,10 +121,15 @@ const Member *walk_args(const Walker *w, size_t *n) {
 
 /* Keep [p, end), drop the rest, read more. 0, or -1 on a read error. */
 static int refill(Walker *w) {
+  if (w->p == w->buf && (size_t)(w->end - w->p) == w->cap && w->cap >= MAX_WINDOW)
+    return walk_error(w, w->p, "an event or value of more than %d MiB (the reader's limit)", MAX_WINDOW >> 20);
   w->dropped += (uint64_t)(w->p - w->buf);
   size_t keep = (size_t)(w->end - w->p);
   if (keep && w->p != w->buf) memmove(w->buf, w->p, keep);
-  if (keep == w->cap) {
+  /* more than half the window is one unscanned event: double it now, not
+   * once it is full (each refill rescans the event: reading a few MiB
+   * at a time, a 60 MiB one was rescanned fifteen times) */
+  if (keep == w->cap || (keep > w->cap / 2 && w->cap < MAX_WINDOW)) {
     w->cap *= 2;
     w->buf = xrealloc(w->buf, w->cap);
   }
@@ -554,17 +563,23 @@ static int walker_open(Walker *w, const char *path, bool inflate) {
   pthread_once(&once, init_tables);
   w->gz = gzopen(path, "rb");
   if (!w->gz) return nct_error("%s: cannot open: %s", path, strerror(errno ? errno : ENOMEM));
-  gzbuffer(w->gz, 1 << 20);
-  w->progress = !nct_silent;
   struct stat sb;
   uint64_t size = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+  /* a small file, a small window and buffer (the window grows for an event
+   * that needs it): a file of 1 MiB or more, or of unknown size, gets the
+   * full ones. Small inputs cost what they hold (the fuzzers read
+   * thousands a second). */
+  size_t window = 64 << 10;
+  while (window < INIT_WINDOW && (!size || window < size * 4)) window *= 2;
+  gzbuffer(w->gz, window < (1u << 20) ? (unsigned)window : 1u << 20);
+  w->progress = !nct_silent;
   if (w->progress && nct_progress) nct_progress->begin(path, size);
   if (pbread_sniff(w->gz, path)) w->pb = pbread_open(w->gz, path);
   /* gzip of 1 MB or more (some 10 MB of JSON): inflate on a second core */
   else if (inflate && size >= (1u << 20) && !gzdirect(w->gz) && trace_second_thread())
     w->inf = inflater_start(w->gz);
   if (w->inf && getenv("NCTRACE_SPLIT_REPORT")) nct_note("%s inflated on a second thread", path);
-  w->cap = INIT_WINDOW;
+  w->cap = window;
   w->buf = xmalloc(w->cap);
   w->p = w->end = w->buf;
   return 0;
