@@ -53,7 +53,6 @@ enum {
   MAX_FLAME_NODES = 40000,
   MAX_FLAME_BUILD = 400000,
   MAX_STEPS = 20000,
-  MAX_ENV_BYTES = 1 << 20,
   AGG_MAX_BINS = 8,    /* a run of short events starts within 8 bins of its first */
 };
 
@@ -610,37 +609,20 @@ static char *run_label(const char *const *files, size_t n) {
 /* The page's env.json (for the header) and, in *raw, the file as read (for
  * the source view); both NULL when there is none. */
 static char *env_json_text(const char *first, char **raw) {
-  struct stat st;
   Buf path = {0};
-  if (stat(first, &st) == 0 && S_ISDIR(st.st_mode)) buf_puts(&path, first);
-  else {
-    const char *sl = strrchr(first, '/');
-    if (sl) buf_add(&path, first, (size_t)(sl - first));
-    else buf_putc(&path, '.');
-  }
-  buf_puts(&path, "/" NC_RUN_ENV);
-  char *text = NULL;
-  FILE *f = fopen(path.s, "rb");
-  if (f) {
-    Buf t = {0};
-    char chunk[65536];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0 && t.len < MAX_ENV_BYTES) buf_add(&t, chunk, got);
-    fclose(f);
-    if (t.len && t.len < MAX_ENV_BYTES) {
-      /* '<' only occurs inside strings in JSON: \u003c there keeps "</script>" out */
-      Buf o = {0};
-      buf_puts(&o, "{\"path\":");
-      json_script_str(&o, path.s);
-      buf_puts(&o, ",\"env\":");
-      for (size_t i = 0; i < t.len; i++)
-        if (t.s[i] == '<') buf_puts(&o, "\\u003c");
-        else buf_putc(&o, t.s[i]);
-      buf_puts(&o, "}");
-      text = buf_steal(&o);
-      *raw = buf_steal(&t);
-    }
-    buf_free(&t);
+  char *t = source_env_read(first, &path), *text = NULL;
+  if (t) {
+    /* '<' only occurs inside strings in JSON: \u003c there keeps "</script>" out */
+    Buf o = {0};
+    buf_puts(&o, "{\"path\":");
+    json_script_str(&o, path.s);
+    buf_puts(&o, ",\"env\":");
+    for (const char *p = t; *p; p++)
+      if (*p == '<') buf_puts(&o, "\\u003c");
+      else buf_putc(&o, *p);
+    buf_puts(&o, "}");
+    text = buf_steal(&o);
+    *raw = t;
   }
   buf_free(&path);
   return text;

@@ -457,7 +457,7 @@ bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const
 
 /* ---- what the trace cannot see (summary and report) ---- */
 
-char *source_env_read(const char *first) {
+char *source_env_read(const char *first, Buf *path_out) {
   struct stat st;
   Buf path = {0}, t = {0};
   if (stat(first, &st) == 0 && S_ISDIR(st.st_mode)) buf_puts(&path, first);
@@ -467,9 +467,10 @@ char *source_env_read(const char *first) {
     else buf_putc(&path, '.');
   }
   buf_puts(&path, "/" NC_RUN_ENV);
-  int rc = read_all(path.s, 1 << 20, &t);
+  int rc = read_all(path.s, SOURCE_MAX_ENV_BYTES, &t);
+  if (path_out) buf_puts(path_out, path.s);
   buf_free(&path);
-  if (rc < 0) {
+  if (rc < 0 || !t.len) {
     buf_free(&t);
     return NULL;
   }

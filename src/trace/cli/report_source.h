@@ -32,8 +32,11 @@ bool source_json(const Model *m, const Summary *s, const char *shadow_opt, const
                  Buf *b);
 
 /* The run directory's env.json next to the first trace argument (a run
- * directory, or a file in one), as read (malloc'ed), or NULL. */
-char *source_env_read(const char *first);
+ * directory, or a file in one), as read (malloc'ed), or NULL (missing,
+ * empty, or over SOURCE_MAX_ENV_BYTES); its path is appended to path_out
+ * (may be NULL). summary and report read it so. */
+enum { SOURCE_MAX_ENV_BYTES = 1 << 20 };
+char *source_env_read(const char *first, Buf *path_out);
 
 /* Fill s->unranged (issue 40): for the ranges with the most exclusive time
  * (at most UNRANGED_ROWS), the functions they call that have no range (the

@@ -86,7 +86,7 @@ int cmd_summary(int argc, char **argv) {
   if (!streamed) summary_compute(&m, &opt, &s);
   {
     /* the calls without a range, from the run's shadow tree (env.json) */
-    char *env_text = source_env_read(files.v[0]);
+    char *env_text = source_env_read(files.v[0], NULL);
     source_unranged(&m, &s, NULL, env_text);
     free(env_text);
   }

@@ -286,29 +286,14 @@ static bool at_top(TSNode n) {
 #define NC_STR2(n) #n
 #define NC_STR(n) NC_STR2(n)
 
-/* Count the statements under n into *stmts (at every depth, stopping past
- * STRAIGHT_STMTS) and note a call (or, in C++, a new or delete: an
- * allocator call) in *call, a loop or a goto in *loop. A function-like
- * macro looks like a call and counts as one: it may expand to one. A
- * cursor walk, not recursion: an expression may nest 500000 deep
- * (tests/badinput). */
-static void leaf_scan(TSNode n, int *stmts, bool *call, bool *loop) {
+/* leaf_visit counts the statements under a body (at every depth, stopping
+ * past STRAIGHT_STMTS) and notes a call (or, in C++, a new or delete: an
+ * allocator call) and a loop or a goto. A function-like macro looks like a
+ * call and counts as one: it may expand to one. */
+void c_walk(TSNode n, bool (*visit)(void *ctx, TSNode k), void *ctx) {
   TSTreeCursor cur = ts_tree_cursor_new(n);
   for (;;) {
-    TSNode k = ts_tree_cursor_current_node(&cur);
-    if (ts_node_is_named(k)) {
-      const char *t = ts_node_type(k);
-      size_t l = strlen(t);
-      if (!strcmp(t, "call_expression") || !strcmp(t, "new_expression") || !strcmp(t, "delete_expression"))
-        *call = true;
-      if (!strcmp(t, "for_statement") || !strcmp(t, "while_statement") || !strcmp(t, "do_statement") ||
-          !strcmp(t, "for_range_loop") || !strcmp(t, "goto_statement"))
-        *loop = true;
-      if (((l > 10 && !strcmp(t + l - 10, "_statement") && strcmp(t, "compound_statement")) ||
-           !strcmp(t, "declaration")) &&
-          ++*stmts > STRAIGHT_STMTS)
-        break;
-    }
+    if (!visit(ctx, ts_tree_cursor_current_node(&cur))) break;
     if (ts_tree_cursor_goto_first_child(&cur)) continue;
     bool next = false;
     do {
@@ -322,67 +307,80 @@ static void leaf_scan(TSNode n, int *stmts, bool *call, bool *loop) {
   ts_tree_cursor_delete(&cur);
 }
 
+typedef struct {
+  int stmts;
+  bool call, loop;
+} LeafScan;
+
+static bool leaf_visit(void *ctx, TSNode k) {
+  LeafScan *x = ctx;
+  if (!ts_node_is_named(k)) return true;
+  const char *t = ts_node_type(k);
+  size_t l = strlen(t);
+  if (!strcmp(t, "call_expression") || !strcmp(t, "new_expression") || !strcmp(t, "delete_expression"))
+    x->call = true;
+  if (!strcmp(t, "for_statement") || !strcmp(t, "while_statement") || !strcmp(t, "do_statement") ||
+      !strcmp(t, "for_range_loop") || !strcmp(t, "goto_statement"))
+    x->loop = true;
+  if ((l > 10 && !strcmp(t + l - 10, "_statement") && strcmp(t, "compound_statement")) || !strcmp(t, "declaration"))
+    return ++x->stmts <= STRAIGHT_STMTS;
+  return true;
+}
+
 /* Why full trace leaves f out by default (see above), or NULL: instrument
  * it. */
 static const char *inline_reason(TSNode body) {
-  int stmts = 0;
-  bool call = false, loop = false;
-  leaf_scan(body, &stmts, &call, &loop);
-  if (call || loop || stmts > STRAIGHT_STMTS) return NULL;
+  LeafScan x = {0, false, false};
+  c_walk(body, leaf_visit, &x);
+  if (x.call || x.loop || x.stmts > STRAIGHT_STMTS) return NULL;
   return "straight-line code (no call, no loop, at most " NC_STR(STRAIGHT_STMTS) " statements): it cannot take "
          "time by itself, and the compiler inlines it where it is called";
 }
 
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+typedef struct {
+  CFile *c;
+  CStrs names, taken; /* names sorted: the candidates; taken: those used as values */
+} AddrScan;
+
+static bool addr_visit(void *ctx, TSNode k) {
+  AddrScan *x = ctx;
+  if (!is(k, "identifier") && !is(k, "field_identifier")) return true;
+  size_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
+  TSNode p = ts_node_parent(k), use = k;
+  /* `ns::f(...)`, `obj.f(...)`: the call's function is the qualified name
+   * or the field expression around the identifier */
+  if (!ts_node_is_null(p) && (is(p, "qualified_identifier") || is(p, "field_expression")) &&
+      ts_node_eq(child_by_field(p, is(p, "field_expression") ? "field" : "name"), k))
+    use = p, p = ts_node_parent(p);
+  bool called = !ts_node_is_null(p) && is(p, "call_expression") && ts_node_eq(child_by_field(p, "function"), use);
+  bool declared = !ts_node_is_null(p) && is(p, "function_declarator");
+  char tmp[256];
+  if (called || declared || b - a >= sizeof tmp) return true;
+  memcpy(tmp, x->c->src + a, b - a);
+  tmp[b - a] = 0;
+  const char *key = tmp;
+  char **hit = bsearch(&key, x->names.v, x->names.n, sizeof *x->names.v, cmp_name);
+  if (hit) vec_push(&x->taken, *hit);
+  return true;
+}
+
 void c_funcs_addr_taken(CFile *c) {
   /* the candidates' names, sorted, for a binary search per identifier */
-  CStrs names = {0};
+  AddrScan x = {c, {0}, {0}};
   for (size_t i = 0; i < c->funcs.n; i++)
-    if (c->funcs.v[i].inl) vec_push(&names, c->funcs.v[i].name);
-  if (!names.n) return;
-  qsort(names.v, names.n, sizeof *names.v, cmp_name);
-  CStrs taken = {0};
-  char tmp[256];
-  TSTreeCursor cur = ts_tree_cursor_new(c->root);
-  for (;;) {
-    TSNode k = ts_tree_cursor_current_node(&cur);
-    if (is(k, "identifier") || is(k, "field_identifier")) {
-      size_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
-      TSNode p = ts_node_parent(k), use = k;
-      /* `ns::f(...)`, `obj.f(...)`: the call's function is the qualified
-       * name or the field expression around the identifier */
-      if (!ts_node_is_null(p) && (is(p, "qualified_identifier") || is(p, "field_expression")) &&
-          ts_node_eq(child_by_field(p, is(p, "field_expression") ? "field" : "name"), k))
-        use = p, p = ts_node_parent(p);
-      bool called = !ts_node_is_null(p) && is(p, "call_expression") && ts_node_eq(child_by_field(p, "function"), use);
-      bool declared = !ts_node_is_null(p) && is(p, "function_declarator");
-      if (!called && !declared && b - a < sizeof tmp) {
-        memcpy(tmp, c->src + a, b - a);
-        tmp[b - a] = 0;
-        const char *key = tmp;
-        char **hit = bsearch(&key, names.v, names.n, sizeof *names.v, cmp_name);
-        if (hit) vec_push(&taken, *hit);
-      }
-    }
-    if (ts_tree_cursor_goto_first_child(&cur)) continue;
-    bool next = false;
-    do {
-      if (ts_tree_cursor_goto_next_sibling(&cur)) {
-        next = true;
-        break;
-      }
-    } while (ts_tree_cursor_goto_parent(&cur));
-    if (!next) break;
-  }
-  ts_tree_cursor_delete(&cur);
+    if (c->funcs.v[i].inl) vec_push(&x.names, c->funcs.v[i].name);
+  if (!x.names.n) return;
+  qsort(x.names.v, x.names.n, sizeof *x.names.v, cmp_name);
+  c_walk(c->root, addr_visit, &x);
   for (size_t i = 0; i < c->funcs.n; i++) {
     CFunc *f = &c->funcs.v[i];
-    for (size_t k = 0; f->inl && k < taken.n; k++)
-      if (!strcmp(taken.v[k], f->name)) f->inl = NULL, f->addr = true;
+    for (size_t k = 0; f->inl && k < x.taken.n; k++)
+      if (!strcmp(x.taken.v[k], f->name)) f->inl = NULL, f->addr = true;
   }
-  vec_free(&taken);
-  vec_free(&names);
+  vec_free(&x.taken);
+  vec_free(&x.names);
 }
 
 void c_funcs_collect(CFile *c, TSNode n, const char *scope) {

@@ -667,52 +667,51 @@ static size_t unblanked_start(CFile *c, size_t b0) {
  * manifest keeps the list, so that nctrace can name what a range's
  * exclusive time may hold unseen (issue 40). */
 #define UNRANGED_MAX 24
+typedef struct {
+  CFile *c;
+  const CFunc *f;
+  CStrs seen;
+  Buf out;
+  int more;
+  bool pointer;
+} CalleeScan;
+
+static bool callee_visit(void *ctx, TSNode k) {
+  CalleeScan *x = ctx;
+  if (!is(k, "call_expression")) return true;
+  TSNode fn = child_by_field(k, "function");
+  if (!ts_node_is_null(fn) && is(fn, "template_function")) fn = child_by_field(fn, "name");
+  if (ts_node_is_null(fn)) return true;
+  if (!is(fn, "identifier") && !is(fn, "qualified_identifier")) {
+    x->pointer = true;
+    return true;
+  }
+  char *nm = node_text(x->c->src, fn);
+  bool skip = !strcmp(nm, x->f->name) || !strcmp(nm, x->f->qual);
+  for (size_t i = 0; i < x->seen.n && !skip; i++) skip = !strcmp(x->seen.v[i], nm);
+  for (size_t i = 0; i < x->c->funcs.n && !skip; i++) {
+    const CFunc *g = &x->c->funcs.v[i];
+    skip = g->wrapped && (!strcmp(g->name, nm) || !strcmp(g->qual, nm));
+  }
+  if (skip || c_is_macro(x->c, nm)) {
+    free(nm);
+    return true;
+  }
+  vec_push(&x->seen, nm);
+  if (x->seen.n <= UNRANGED_MAX) buf_printf(&x->out, "%s%s", x->out.len ? ", " : "", nm);
+  else x->more++;
+  return true;
+}
+
 static char *unranged_calls(CFile *c, const CFunc *f) {
   if (ts_node_is_null(f->body) || f->rough) return NULL;
-  CStrs seen = {0};
-  Buf out = {0};
-  int more = 0;
-  bool pointer = false;
-  TSTreeCursor cur = ts_tree_cursor_new(f->body);
-  for (;;) {
-    TSNode k = ts_tree_cursor_current_node(&cur);
-    if (is(k, "call_expression")) {
-      TSNode fn = child_by_field(k, "function");
-      if (!ts_node_is_null(fn) && is(fn, "template_function")) fn = child_by_field(fn, "name");
-      if (!ts_node_is_null(fn) && (is(fn, "identifier") || is(fn, "qualified_identifier"))) {
-        char *nm = node_text(c->src, fn);
-        bool skip = !strcmp(nm, f->name) || !strcmp(nm, f->qual);
-        for (size_t i = 0; i < seen.n && !skip; i++) skip = !strcmp(seen.v[i], nm);
-        for (size_t i = 0; i < c->funcs.n && !skip; i++)
-          skip = c->funcs.v[i].wrapped && (!strcmp(c->funcs.v[i].name, nm) || !strcmp(c->funcs.v[i].qual, nm));
-        if (!skip && c_is_macro(c, nm)) skip = true;
-        if (skip) {
-          free(nm);
-        } else {
-          vec_push(&seen, nm);
-          if (seen.n <= UNRANGED_MAX) buf_printf(&out, "%s%s", out.len ? ", " : "", nm);
-          else more++;
-        }
-      } else if (!ts_node_is_null(fn)) {
-        pointer = true;
-      }
-    }
-    if (ts_tree_cursor_goto_first_child(&cur)) continue;
-    bool next = false;
-    do {
-      if (ts_tree_cursor_goto_next_sibling(&cur)) {
-        next = true;
-        break;
-      }
-    } while (ts_tree_cursor_goto_parent(&cur));
-    if (!next) break;
-  }
-  ts_tree_cursor_delete(&cur);
-  if (more) buf_printf(&out, ", %d more", more);
-  if (pointer) buf_printf(&out, "%s(calls through a pointer)", out.len ? ", " : "");
-  for (size_t i = 0; i < seen.n; i++) free(seen.v[i]);
-  vec_free(&seen);
-  return out.len ? buf_steal(&out) : (buf_free(&out), NULL);
+  CalleeScan x = {c, f, {0}, {0}, 0, false};
+  c_walk(f->body, callee_visit, &x);
+  if (x.more) buf_printf(&x.out, ", %d more", x.more);
+  if (x.pointer) buf_printf(&x.out, "%s(calls through a pointer)", x.out.len ? ", " : "");
+  for (size_t i = 0; i < x.seen.n; i++) free(x.seen.v[i]);
+  vec_free(&x.seen);
+  return x.out.len ? buf_steal(&x.out) : (buf_free(&x.out), NULL);
 }
 
 static void emit(CFile *c) {

@@ -129,6 +129,10 @@ bool c_word_in(const char *s, size_t n, const char *w);
 /* Add the functions (with bodies or not), macro-made code and risky
  * macros found under n to c; scope: the enclosing C++ qualified name. */
 void c_funcs_collect(CFile *c, TSNode n, const char *scope);
+/* Visit every node under n (n first) in document order with a cursor, not
+ * recursion (an expression may nest 500000 deep: tests/badinput); visit
+ * returns false to stop the walk. */
+void c_walk(TSNode n, bool (*visit)(void *ctx, TSNode k), void *ctx);
 /* Is name #defined in the file or a local header it includes (read once)? */
 bool c_is_macro(CFile *c, const char *name);
 /* Full trace's candidates for leaving out (CFunc.inl) whose address the
