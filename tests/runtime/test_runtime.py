@@ -1801,6 +1801,7 @@ def case_launcher_name(c):
         f.write("import os, sys\nos.execv(sys.argv[2], sys.argv[2:])\n")
     for cmd in ([fake, "-np", "2", exe, "timed", "10"], ["env", "FOO=1", exe, "timed", "10"],
                 [PY, dashes, "--nodes", "1", "--", exe, "timed", "10"], ["sh", "-c", "%s timed 10" % exe],
+                ["sh", "-c", '"$0" timed 10', exe], ["sh", "-c", "exec %s timed 10" % exe],
                 [PY, "-m", "torch.distributed.run", "--nproc_per_node=1", exe, "timed", "10"]):
         p, d = c.run(cmd)
         names = [os.path.basename(x) for x in traces(d)]

@@ -131,8 +131,15 @@ static void default_name(char **argv, char *out, size_t n) {
     char *copy = strdup(argv[2]), *words[64], *save = NULL;
     int k = 0;
     for (char *w = copy ? strtok_r(copy, " \t;&|()", &save) : NULL; w && k < 63; w = strtok_r(NULL, " \t;&|()", &save))
-      if (!strchr(w, '=') || k) words[k++] = w; /* VAR=x before the command */
+      if ((!strchr(w, '=') && strcmp(w, "exec")) || k) words[k++] = w; /* VAR=x or exec before the command */
     words[k] = NULL;
+    /* `sh -c '"$0" args' prog ...`: the command is the shell's $0, the
+     * argument after the script */
+    if (k && (words[0][0] == '$' || (words[0][0] == '"' && words[0][1] == '$')) && argv[3]) {
+      free(copy);
+      default_name(argv + 3, out, n);
+      return;
+    }
     if (k) {
       default_name(words, out, n);
       free(copy);
