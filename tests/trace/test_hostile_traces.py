@@ -10,6 +10,7 @@ report or memory out of proportion to the input.
 import gzip
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -196,6 +197,7 @@ def main():
         p = run(args, "60 MiB names, .pftrace " + cmd)
         assert p.returncode == 0, p.stderr[-2000:]
     assert peak_child_rss() < GiB, "60 MiB .pftrace names took %d MB" % (peak_child_rss() >> 20)
+    shutil.rmtree(tmp)
     print("ok")
     return 0
 
