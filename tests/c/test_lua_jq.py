@@ -169,7 +169,7 @@ def main():
                 check(a.returncode == b.returncode == 0 and a.stdout == b.stdout,
                       "lua %s: the instrumented program differs: %r / %r" % (args, a.stdout[-200:], b.stdout[-200:]))
             d = os.path.join(work, "lua-all")
-            p = run([ncrun, "-q", "--run-dir", d, "--throttle", "off", "--", exe1, script, "9"])
+            p = run([ncrun, "-q", "--run-dir", d, "--throttle", "off", "--", exe1, script, "3"])
             check(p.returncode == 0, "lua under ncrun: %s" % p.stderr[-500:])
             evs = events(d)
             jumped = [e for e in evs if e.get("args", {}).get("longjmp")]
