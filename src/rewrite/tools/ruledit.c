@@ -349,7 +349,9 @@ int ruledit_add_excludes(const RuleDoc *doc, const char *const *names, size_t n,
       buf_puts(&t, "\"exclude\": [");
       for (size_t i = 0; i < n; i++) buf_puts(&t, i ? ", " : ""), buf_json_string(&t, names[i]);
       buf_putc(&t, ']');
-      return flow_append(doc, root, &t, out, d);
+      int rc = flow_append(doc, root, &t, out, d);
+      buf_free(&t);
+      return rc;
     }
     /* a block mapping: a new top-level key after its last content line */
     size_t at = after_line(doc, content_end(doc, root));
