@@ -946,6 +946,9 @@ static void put_throttle(Gz *g, const TraceIn *s) {
   first = 1;
   for (uint32_t i = 0; i < nn; i++) {
     RtUnrec un;
+    /* only the name's own total holds it (no thread's slot): the
+     * walk over the threads is for the names that have some */
+    if (!__atomic_load_n(&rt_name(i)->hidden, __ATOMIC_RELAXED)) continue;
     s->live->name_unrec(i, &un);
     if (!un.hidden_ns) continue;
     if (first) PUTS(g, "\n  {\"name\": ");

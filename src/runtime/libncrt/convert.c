@@ -338,9 +338,13 @@ static int hand_over(uint64_t to) {
       h_json(f, nm->file);
       fputc('\n', f);
     }
-    RtUnrec un;
-    rt_collector.name_unrec(i, &un);
-    if (__atomic_load_n(&nm->flags, __ATOMIC_ACQUIRE) & NAME_THROTTLED)
+    /* the unrecorded calls' times: of throttled names, and the time inside
+     * recorded ranges (RtName.hidden alone holds it); the others have none,
+     * and name_unrec walks every thread */
+    int throttled = (__atomic_load_n(&nm->flags, __ATOMIC_ACQUIRE) & NAME_THROTTLED) != 0;
+    RtUnrec un = {0};
+    if (throttled || __atomic_load_n(&nm->hidden, __ATOMIC_RELAXED)) rt_collector.name_unrec(i, &un);
+    if (throttled)
       fprintf(f, "thr %u %llu %llu %.17g %u %llu %llu %llu %llu %llu\n", i, (unsigned long long)nm->calls_at_throttle,
               (unsigned long long)rt_collector.name_total_calls(i), nm->avg_us_at_throttle, nm->throttled_tid,
               (unsigned long long)rt_ticks_to_ns(nm->throttled_at), (unsigned long long)un.incl_ns,

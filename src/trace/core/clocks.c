@@ -27,13 +27,7 @@ static bool anchor_name(const char *name) {
   static const char *const words[] = {"barrier", "all_reduce", "allreduce", "all_gather", "allgather",
                                       "reduce_scatter", "reducescatter", "broadcast", "all_to_all", "alltoall",
                                       "nccl", "gloo:", NULL};
-  char low[256];
-  size_t k = 0;
-  for (; name[k] && k + 1 < sizeof low; k++) low[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
-  low[k] = 0;
-  for (const char *const *w = words; *w; w++)
-    if (strstr(low, *w)) return true;
-  return false;
+  return name_has_any(name, words);
 }
 
 static bool main_process(const Trace *t) { return !t->proc.known || t->proc.is_rank; }

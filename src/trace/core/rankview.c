@@ -142,13 +142,7 @@ static bool collective_name(const char *name) {
   static const char *const words[] = {"backward", "all_reduce", "allreduce", "all_gather", "allgather",
                                       "reduce_scatter", "barrier", "broadcast", "all_to_all", "alltoall",
                                       "nccl", "gloo", "collective", "sync", "wait", NULL};
-  char low[256];
-  size_t k = 0;
-  for (; name[k] && k + 1 < sizeof low; k++) low[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
-  low[k] = 0;
-  for (const char *const *w = words; *w; w++)
-    if (strstr(low, *w)) return true;
-  return false;
+  return name_has_any(name, words);
 }
 
 static void ms_text(Buf *b, int64_t ns) { buf_printf(b, "%.1f ms", (double)ns / 1e6); }

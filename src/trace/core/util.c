@@ -241,6 +241,16 @@ void corrmap_free(CorrMap *c) {
   memset(c, 0, sizeof *c);
 }
 
+bool name_has_any(const char *name, const char *const *words) {
+  char low[256];
+  size_t k = 0;
+  for (; name[k] && k + 1 < sizeof low; k++) low[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
+  low[k] = 0;
+  for (const char *const *w = words; *w; w++)
+    if (strstr(low, *w)) return true;
+  return false;
+}
+
 bool parse_count(const char *s, size_t *out) {
   if (!*s) return false;
   size_t v = 0;

@@ -38,6 +38,10 @@ void buf_us(Buf *b, int64_t ns);
  * overflow; false otherwise. */
 bool parse_count(const char *s, size_t *out);
 
+/* Does name hold any of words (NULL-terminated, lower case) as a
+ * substring, ignoring case (the first 255 bytes of name)? */
+bool name_has_any(const char *name, const char *const *words);
+
 uint64_t hash_bytes(const void *p, size_t n);
 
 /* String interner: equal byte strings get the same id (0, 1, 2, ...).
