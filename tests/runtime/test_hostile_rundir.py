@@ -121,7 +121,8 @@ def json_injection(c):
     pid = dead_pid()
     write(os.path.join(d, ".ncrt-%d.info" % pid),
           info(pid, 'trace "inj"', 'thread 1 "a"},{"name":"injected","ph":"M","pid":9,"tid":9,"args":{"x":"y"',
-               'domain 0 "d"},"injected2":{"', 'cat 0 "c"},"injected3":{"'))
+               'domain 0 "d"},"injected2":{"', 'cat 0 "c"},"injected3":{"',
+               'process {"pid": 1}, "injected4": {"x": 1}'))
     finalize(c, d)
     out = glob.glob(os.path.join(d, "inj*.pt.trace.json.gz"))
     check(out, "no trace written")
@@ -130,6 +131,14 @@ def json_injection(c):
     text = gzip.open(out[0]).read().decode()
     json.loads(text)
     check("injected" not in text, "a line's JSON went into the trace as it was")
+    # a process line cut short (or of anyone's making) that is not one JSON
+    # object would leave the trace unreadable
+    pid = dead_pid() + 2
+    write(os.path.join(d, ".ncrt-%d.info" % pid), info(pid, 'trace "cut"', 'process {"pid": 1, "host": {"name": "a"'))
+    finalize(c, d)
+    out = glob.glob(os.path.join(d, "cut*.pt.trace.json.gz"))
+    check(out, "no trace written for the cut process line")
+    json.loads(gzip.open(out[0]).read().decode())
 
 
 def names_big_id(c):

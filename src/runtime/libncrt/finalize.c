@@ -72,6 +72,72 @@ static int json_string_ok(const char *p, const char *e) {
   return 1;
 }
 
+/* One JSON value at p (spaces around it allowed), no deeper than depth:
+ * the end of it, or NULL. The .info's process line is the JSON object
+ * rt_process_json wrote, unless the file was cut short or written by
+ * someone else (issue 42): only a whole, well-formed object goes into the
+ * trace. */
+static const char *json_ws(const char *p, const char *e) {
+  while (p < e && (*p == ' ' || *p == '\t')) p++;
+  return p;
+}
+static const char *json_skip(const char *p, const char *e, int depth) {
+  p = json_ws(p, e);
+  if (p >= e || depth <= 0) return NULL;
+  if (*p == '"') {
+    const char *q = p + 1;
+    while (q < e && *q != '"') q += *q == '\\' ? 2 : 1;
+    return q < e && json_string_ok(p, q + 1) ? q + 1 : NULL;
+  }
+  if (*p == '{' || *p == '[') {
+    char close = *p == '{' ? '}' : ']';
+    int first = 1;
+    for (p++;; first = 0) {
+      p = json_ws(p, e);
+      if (p < e && *p == close && first) return p + 1;
+      if (close == '}') { /* a member: a string, ':' */
+        if (p >= e || *p != '"' || !(p = json_skip(p, e, depth - 1))) return NULL;
+        p = json_ws(p, e);
+        if (p >= e || *p++ != ':') return NULL;
+      }
+      if (!(p = json_skip(p, e, depth - 1))) return NULL;
+      p = json_ws(p, e);
+      if (p < e && *p == close) return p + 1;
+      if (p >= e || *p++ != ',') return NULL;
+    }
+  }
+  static const char *const words[] = {"true", "false", "null"};
+  for (int i = 0; i < 3; i++) {
+    size_t n = strlen(words[i]);
+    if ((size_t)(e - p) >= n && !memcmp(p, words[i], n)) return p + n;
+  }
+  /* a number, as JSON has them: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+  const char *q = p;
+  if (q < e && *q == '-') q++;
+  if (q >= e || *q < '0' || *q > '9') return NULL;
+  if (*q == '0') q++;
+  else
+    while (q < e && *q >= '0' && *q <= '9') q++;
+  if (q < e && *q == '.') {
+    if (++q >= e || *q < '0' || *q > '9') return NULL;
+    while (q < e && *q >= '0' && *q <= '9') q++;
+  }
+  if (q < e && (*q == 'e' || *q == 'E')) {
+    if (++q < e && (*q == '+' || *q == '-')) q++;
+    if (q >= e || *q < '0' || *q > '9') return NULL;
+    while (q < e && *q >= '0' && *q <= '9') q++;
+  }
+  return q;
+}
+
+/* Is the text one JSON object and nothing else? */
+static int json_object_ok(const char *p) {
+  const char *e = p + strlen(p), *q;
+  p = json_ws(p, e);
+  if (p >= e || *p != '{' || !(q = json_skip(p, e, 16))) return 0;
+  return json_ws(q, e) == e;
+}
+
 /* "ID JSON\n" or "KEY JSON\n": the JSON string up to the end of the line
  * (NULL when it is not one) */
 static char *line_json(char *p) {
@@ -453,7 +519,11 @@ static int info_line(Fin *f, char *l) {
   else if (!strncmp(l, "cupti ", 6)) unjson(l + 6, f->cupti, sizeof f->cupti);
   else if (!strncmp(l, "device ", 7) && fin_ndev < RT_MAX_DEVICES) info_device(l + 7);
   else if (!strncmp(l, "name ", 5)) unjson(l + 5, f->proc, sizeof f->proc);
-  else if (!strncmp(l, "process {", 9)) snprintf(f->proc_json, sizeof f->proc_json, "%s", l + 8);
+  else if (!strncmp(l, "process {", 9)) {
+    /* cut at the buffer's size, or not an object: left out, not copied */
+    int n = snprintf(f->proc_json, sizeof f->proc_json, "%s", l + 8);
+    if (n < 0 || (size_t)n >= sizeof f->proc_json || !json_object_ok(f->proc_json)) f->proc_json[0] = 0;
+  }
   else if (sscanf(l, "backend %15[A-Za-z0-9_:-]", f->backend) == 1) s->backend = f->backend;
   else if (sscanf(l, "pstart %llu", &a) == 1) s->pstart = a;
   else if (sscanf(l, "isrank %d", &k) == 1) s->is_rank = k;
