@@ -153,16 +153,17 @@ static int64_t tree(int64_t tid, int64_t t0, int depth, int name, uint64_t *budg
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: gen_ncrt_trace OUT EVENTS [--threads N] [--seed N] [--random ...]\n");
+    fprintf(stderr, "usage: gen_ncrt_trace OUT EVENTS [--threads N] [--seed N] [--rank R WORLD] [--random ...]\n");
     return 2;
   }
   target = strtoull(argv[2], NULL, 10);
-  int threads = 4, nasync = 0, unordered = 0;
+  int threads = 4, nasync = 0, unordered = 0, rank = 0, world = 1;
   for (int i = 3; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(a, "--seed") && i + 1 < argc) rng_state = strtoull(argv[++i], NULL, 10) * 2654435761u + 1;
     else if (!strcmp(a, "--random")) opt_random = 1;
+    else if (!strcmp(a, "--rank") && i + 2 < argc) rank = atoi(argv[++i]), world = atoi(argv[++i]);
     else if (!strcmp(a, "--gaps") && i + 1 < argc) opt_gaps = atoi(argv[++i]);
     else if (!strcmp(a, "--zero") && i + 1 < argc) opt_zero = atoi(argv[++i]);
     else if (!strcmp(a, "--coarse")) opt_coarse = 1;
@@ -221,13 +222,13 @@ int main(int argc, char **argv) {
     fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":4242,\"tid\":%lld,\"args\":{\"name\":"
             "\"worker-%d\"}}", pid + i, i);
   long long start = (first - 500000) / 1000, exit = (last + 300000) / 1000, wr = exit + 2000;
-  fprintf(out, "\n],\n\"schemaVersion\": 1,\n\"distributedInfo\": {\"backend\": \"\", \"rank\": 0, \"world_size\": 1},\n"
+  fprintf(out, "\n],\n\"schemaVersion\": 1,\n\"distributedInfo\": {\"backend\": \"\", \"rank\": %d, \"world_size\": %d},\n"
           "\"ncrt\": {\"throttled\": [\n  {\"name\": \"softmax\", \"calls\": 100000, \"total_calls\": -1, "
           "\"avg_us\": 1.5, \"tid\": %lld, \"from_ts\": %lld.000}],\n"
           "  \"process\": {\"pid\": 4242, \"ppid\": 1, \"start\": \"ncrun\", \"role\": \"main\", \"detail\": \"\", "
-          "\"rank\": 0, \"is_rank\": true},\n"
+          "\"rank\": %d, \"is_rank\": true},\n"
           "  \"lifetime\": {\"written\": %lld.000, \"start\": %lld.000, \"exit\": %lld.000}}\n}\n",
-          pid, (long long)((first + last) / 2000), wr, start, exit);
+          rank, world, pid, (long long)((first + last) / 2000), rank, wr, start, exit);
   if (fflush(out) || (out != stdout && fclose(out))) {
     perror(argv[1]);
     return 1;

@@ -13,6 +13,7 @@ import glob
 import gzip
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -193,6 +194,42 @@ def check_straggler(ctx, paths, slow, world):
     return js
 
 
+def check_partial(ctx, d, tmp):
+    """Item 6: the traces kept on their nodes (each node's own run directory,
+    the same path on both), `summary --partial` on each, the two files
+    combined: the summary of all the traces in one place, byte for byte,
+    straggler and all."""
+    nodes = [os.path.join(tmp, "node%d" % k) for k in (0, 1)]
+    one = os.path.join(tmp, "one")
+    for n in nodes + [one]:
+        os.makedirs(os.path.join(n, "run"))
+        shutil.copy(os.path.join(d, "env.json"), os.path.join(n, "run"))
+    for p in traces(d):
+        node = load(p)["ncrt"]["process"]["host"]["node_rank"]
+        shutil.copy(p, os.path.join(nodes[node], "run"))
+        shutil.copy(p, os.path.join(one, "run"))
+    parts = []
+    for k, n in enumerate(nodes):
+        part = os.path.join(tmp, "node%d.part" % k)
+        r = subprocess.run([ctx["nctrace"], "summary", "--partial", "--step", "train_step", "run", "-o", part],
+                           cwd=n, capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0, "summary --partial on node %d: %s" % (k, r.stderr))
+        parts.append(part)
+    for fmt in ("md", "json"):
+        a = subprocess.run([ctx["nctrace"], "summary", "--format", fmt, "--step", "train_step", "run"], cwd=one,
+                           capture_output=True, text=True, timeout=120)
+        b = subprocess.run([ctx["nctrace"], "summary", "--format", fmt, "--step", "train_step"] + parts, cwd=tmp,
+                           capture_output=True, text=True, timeout=120)
+        if a.stdout != b.stdout:
+            for tag, x in (("all", a), ("combined", b)):
+                with open(os.path.join(tempfile.gettempdir(), "nodes-partial-%s.%s" % (tag, fmt)), "w") as f:
+                    f.write(x.stdout)
+        check(a.returncode == 0 and a.stdout == b.stdout,
+              "%s: the nodes' partials combined differ from the summary of all traces (kept in %s):\n%s\n%s"
+              % (fmt, tempfile.gettempdir(), a.stderr, b.stderr))
+    check("Straggler: rank 3" in a.stdout, "the combined summary does not name the straggler")
+
+
 def case_shared_dir(ctx, tmp):
     """Two simulated nodes (pid namespaces: the same pids on both) share
     one run directory, run after run: every trace complete, no mixing."""
@@ -207,6 +244,7 @@ def case_shared_dir(ctx, tmp):
     check_merge(ctx, d, 4, tmp)
     check_straggler(ctx, [d], 3, 4)
     check_clocks(ctx, d, tmp, 2)
+    check_partial(ctx, d, tmp)
 
 
 def check_clocks(ctx, d, tmp, nproc):

@@ -18,7 +18,9 @@ static const Opt diff_opts[] = {DIFF_OPTS(X_OPT){NULL, 0}};
 const Command NCT_COMMANDS[] = {
   {"summary",
    "nctrace summary TRACE... [--format md|json] [-o OUT] [--top N] [--step GLOB] [--strict]\n"
-   "                       [--ncu CSV] [--nsys CSV]\n",
+   "                       [--ncu CSV] [--nsys CSV]\n"
+   "       nctrace summary --partial TRACE... -o PART [--step GLOB] [--strict]\n"
+   "       nctrace summary PART... [--format md|json] [-o OUT] [--top N] [--step GLOB]\n",
    summary_opts, cmd_summary},
   {"filter",
    "nctrace filter TRACE -o OUT [--min-dur-us X] [--include-cuda-kernels]\n"

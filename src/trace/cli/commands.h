@@ -33,7 +33,8 @@ const Command *command_find(const char *name);
 
 /* name, takes a value */
 #define SUMMARY_OPTS(X) X(SUM_FORMAT, "--format", 1) X(SUM_OUT, "-o", 1) X(SUM_TOP, "--top", 1) \
-  X(SUM_STEP, "--step", 1) X(SUM_STRICT, "--strict", 0) X(SUM_NCU, "--ncu", 1) X(SUM_NSYS, "--nsys", 1)
+  X(SUM_STEP, "--step", 1) X(SUM_STRICT, "--strict", 0) X(SUM_NCU, "--ncu", 1) X(SUM_NSYS, "--nsys", 1) \
+  X(SUM_PARTIAL, "--partial", 0)
 #define FILTER_OPTS(X) X(FIL_OUT, "-o", 1) X(FIL_MIN_DUR, "--min-dur-us", 1) \
   X(FIL_KERNELS, "--include-cuda-kernels", 0) X(FIL_CHILDREN, "--include-direct-children", 0) X(FIL_NAME, "--name", 1)
 #define MERGE_OPTS(X) X(MRG_OUT, "-o", 1)

@@ -7,20 +7,53 @@
  * (stream.h: ncrt's CPU-only traces), else, or with NCTRACE_STREAM=0 (the
  * tests' way to compare both), loaded into memory (model.h) and analysed
  * there (analyze.h); both give the same Summary. NCTRACE_STREAM_REPORT
- * set: a note says which path ran and why. */
+ * set: a note says which path ran and why.
+ *
+ * The traces are folded one at a time on every core (partial.h: each
+ * thread a share of the files, their states merged in order); with
+ * NCTRACE_THREADS=N on N threads, and NCTRACE_FOLD=whole all as one fold
+ * (what the tests compare the merged folds with). --partial writes the
+ * state instead of the summary; partial files given as the traces are
+ * merged into the summary of all their traces. */
 #include "render.h"
 #include "commands.h"
 #include "deep_section.h"
 #include "output.h"
+#include "partial.h"
 #include "report_source.h"
 #include "stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* threads to fold on: NCTRACE_THREADS, else the cores (at most 8); 0 with
+ * NCTRACE_FOLD=whole */
+static unsigned fold_threads(void) {
+  const char *whole = getenv("NCTRACE_FOLD"), *env = getenv("NCTRACE_THREADS");
+  if (whole && !strcmp(whole, "whole")) return 0;
+  long n = env && atoi(env) > 0 ? atoi(env) : sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > 8 ? 8 : (unsigned)n;
+}
+
+/* Partial summaries given as the traces: merged in the order given. */
+static int read_partials(SumState *st, const char *const *files, size_t n, const SummaryOptions *opt) {
+  for (size_t i = 0; i < n; i++) {
+    SumState one;
+    if (sumstate_read(i ? &one : st, files[i], opt) < 0) {
+      if (i) sumstate_free(&one);
+      return -1;
+    }
+    if (i) sumstate_merge(st, &one);
+  }
+  sumstate_sort(st); /* as one run directory would list them */
+  return 0;
+}
 
 int cmd_summary(int argc, char **argv) {
-  Model m = {0};
+  SumState st = {0};
+  bool strict = false, partial = false;
   SummaryOptions opt = {"ProfilerStep#*", 20, 20};
   const char *format = "md", *out = "-";
   VEC(const char *) files = {0};
@@ -41,9 +74,10 @@ int cmd_summary(int argc, char **argv) {
       opt.top_kernels = opt.top_ranges;
       break;
     case SUM_STEP: opt.step_glob = v; break;
-    case SUM_STRICT: m.strict = true; break;
+    case SUM_STRICT: strict = true; break;
     case SUM_NCU: vec_push(&ncu, v); break;
     case SUM_NSYS: vec_push(&nsys, v); break;
+    case SUM_PARTIAL: partial = true; break;
     case OPT_ARG: vec_push(&files, argv[i]); break;
     default: rc = 2; goto done;
     }
@@ -52,60 +86,57 @@ int cmd_summary(int argc, char **argv) {
     rc = usage_error("summary", NULL);
     goto done;
   }
-  Summary s;
-  const char *env = getenv("NCTRACE_STREAM");
-  bool report = getenv("NCTRACE_STREAM_REPORT") != NULL, streamed = false;
-  if (env && !strcmp(env, "0")) {
-    if (report) nct_note("summary read into memory: NCTRACE_STREAM=0");
-  } else if (ncu.n || nsys.n) {
-    if (report) nct_note("summary read into memory: Nsight CSVs are joined to the kernels");
-  } else {
-    const char *why = NULL;
-    int r = stream_summary(&m, files.v, files.n, &opt, &s, &why);
-    if (r < 0) goto done;
-    streamed = r == 1;
-    if (report) {
-      if (streamed) nct_note("summary streamed");
-      else nct_note("summary read into memory: %s", why);
-    }
-    if (!streamed) {
-      bool strict = m.strict;
-      model_free(&m);
-      memset(&m, 0, sizeof m);
-      m.strict = strict;
-    }
-  }
-  if (!streamed)
-    for (size_t i = 0; i < files.n; i++)
-      if (model_load(&m, files.v[i]) < 0) goto done;
-  model_check_ranks(&m);
-  if (deep_load(&m, ncu.v, ncu.n, nsys.v, nsys.n, &deep) < 0) {
-    if (streamed) summary_free(&s);
+  size_t nparts = 0;
+  for (size_t i = 0; i < files.n; i++) nparts += sumstate_is_partial(files.v[i]);
+  if (nparts && nparts < files.n) {
+    rc = usage_error("summary", "give traces or partial summaries (--partial's files), not both");
     goto done;
   }
-  if (!streamed) summary_compute(&m, &opt, &s);
-  {
+  bool deep_csv = ncu.n || nsys.n;
+  if (deep_csv && (partial || nparts)) {
+    rc = usage_error("summary", "--ncu and --nsys join the kernels of traces read here: not with partial summaries");
+    goto done;
+  }
+  const char *env = getenv("NCTRACE_STREAM");
+  bool report = getenv("NCTRACE_STREAM_REPORT") != NULL, stream = !(env && !strcmp(env, "0")) && !deep_csv;
+  if (nparts) {
+    if (read_partials(&st, files.v, files.n, &opt) < 0) goto done;
+  } else {
+    if (sumstate_fold(&st, files.v, files.n, &opt, strict, stream, deep_csv, fold_threads()) < 0) goto done;
     /* the calls without a range, from the run's shadow tree (env.json) */
-    char *env_text = source_env_read(files.v[0], NULL);
-    source_unranged(&m, &s, NULL, env_text);
-    free(env_text);
+    st.env = source_env_read(files.v[0], NULL);
+    if (report) {
+      if (!stream) nct_note("summary read into memory: %s", deep_csv ? "Nsight CSVs are joined to the kernels"
+                                                                       : "NCTRACE_STREAM=0");
+      else if (st.mem_why) nct_note("summary read into memory: %s", st.mem_why);
+      else nct_note("summary streamed");
+    }
   }
   Buf b = {0};
-  if (!strcmp(format, "json")) summary_json(&m, &s, &deep, &b);
+  if (partial) {
+    sumstate_write(&st, &b);
+    rc = out_write_file(out, &b) < 0 ? 1 : 0;
+    buf_free(&b);
+    goto done;
+  }
+  model_check_ranks(&st.m);
+  if (deep_load(&st.m, ncu.v, ncu.n, nsys.v, nsys.n, &deep) < 0) goto done;
+  sumstate_finish(&st);
+  source_unranged(&st.m, &st.s, NULL, st.env);
+  if (!strcmp(format, "json")) summary_json(&st.m, &st.s, &deep, &b);
   else {
     Doc doc = {0};
-    summary_doc_deep(&m, &s, &deep, &doc);
+    summary_doc_deep(&st.m, &st.s, &deep, &doc);
     doc_write_md(&doc, &b);
     doc_free(&doc);
   }
   rc = out_write_file(out, &b) < 0 ? 1 : 0;
   buf_free(&b);
-  summary_free(&s);
 done:
   deep_free(&deep);
   vec_free(&files);
   vec_free(&ncu);
   vec_free(&nsys);
-  model_free(&m);
+  sumstate_free(&st);
   return rc;
 }

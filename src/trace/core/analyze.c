@@ -31,7 +31,7 @@ int kernel_class(const char *name, int kind) {
 
 /* ---- sorting ---- */
 
-static const Ev *g_ev; /* qsort has no context argument in C11 */
+static __thread const Ev *g_ev; /* qsort has no context argument in C11; a thread's own (partial.h folds on two) */
 
 static int cmp_range(const void *a, const void *b) {
   const Ev *x = &g_ev[*(const uint32_t *)a], *y = &g_ev[*(const uint32_t *)b];
@@ -624,7 +624,7 @@ static void analyze_trace(Ctx *c, size_t ti) {
 
 /* ---- ordering of tables ---- */
 
-static const Model *g_m;
+static __thread const Model *g_m;
 
 static int cmp_range_row(const void *a, const void *b) {
   const RangeRow *x = a, *y = b;
@@ -677,14 +677,14 @@ static void detect_host_wait(const Model *m, Summary *s) {
   int64_t host = 0, span = 0, idle = 0;
   size_t nstreams = 0;
   for (size_t i = 0; i < s->streams.n; i++) {
-    host += s->streams.v[i].host_wait;
+    host = i64_sat(host, s->streams.v[i].host_wait);
     nstreams += s->streams.v[i].host_wait > 0;
   }
   for (size_t i = 0; i < s->ranks.n; i++) {
-    span += s->ranks.v[i].gpu_span;
-    idle += s->ranks.v[i].idle;
+    span = i64_sat(span, s->ranks.v[i].gpu_span);
+    idle = i64_sat(idle, s->ranks.v[i].idle);
   }
-  if (host > 0 && span > 0 && host * 20 >= span) {
+  if (host > 0 && span > 0 && i64_sat_mul(host, 20) >= span) {
     buf_puts(&t, "GPU idle waiting on the host");
     a = fmt_ms(idle), b2 = fmt_ms(span), c3 = fmt_ms(host);
     buf_printf(&e, "GPU idle %s of %s GPU span (%.1f%%); streams waited %s on the host (%zu stream(s); "
@@ -705,7 +705,7 @@ static void detect_tiny_kernels(const Model *m, Summary *s) {
   Buf t = {0}, e = {0}, r = {0};
   char *a;
   if (s->tiny_kernels >= 10 && s->tiny_kernels * 2 >= s->kernel_count) {
-    int64_t score = s->tiny_launch_cpu ? s->tiny_launch_cpu : (int64_t)s->tiny_kernels * 5000;
+    int64_t score = s->tiny_launch_cpu ? s->tiny_launch_cpu : i64_sat_mul(s->tiny_kernels > INT64_MAX ? INT64_MAX : (int64_t)s->tiny_kernels, 5000);
     buf_puts(&t, "Many tiny kernels");
     a = fmt_ms(s->tiny_launch_cpu);
     buf_printf(&e, "%llu of %llu kernels (%.1f%%) run for less than 10 us; launching them took %s of CPU time",
@@ -837,14 +837,14 @@ static void detect_slow_rank(const Model *m, Summary *s) {
       const RankRow *rk = &s->ranks.v[i];
       if (!rk->is_rank) continue;
       int64_t v = steps ? rk->steps.mean : gpu ? rk->busy : rk->cpu_last - rk->cpu_first;
-      sum += v;
+      sum = i64_sat(sum, v);
       if (v > mx) {
         mx = v;
         slow = i;
       }
     }
     int64_t mean = sum / (int64_t)nr;
-    if (mean > 0 && mx * 10 > mean * 11) {
+    if (mean > 0 && (__int128)mx * 10 > (__int128)mean * 11) {
       const char *what = steps ? "mean step time" : gpu ? "GPU busy time" : "CPU time span";
       buf_printf(&t, "Slow rank: rank %lld", (long long)s->ranks.v[slow].rank);
       a = fmt_ms(mx), b2 = fmt_ms(mean);
@@ -856,7 +856,7 @@ static void detect_slow_rank(const Model *m, Summary *s) {
                  (long long)s->ranks.v[slow].rank, pct(mx - mean, mean));
       free(a), free(b2);
       uint64_t n = steps ? s->ranks.v[slow].steps.count : 1;
-      add_bottleneck(s, B_SLOW_RANK, (mx - mean) * (int64_t)n, &t, &e, &r);
+      add_bottleneck(s, B_SLOW_RANK, i64_sat_mul(mx - mean, n > INT64_MAX ? INT64_MAX : (int64_t)n), &t, &e, &r);
     }
   }
 }
@@ -917,7 +917,7 @@ static void detect_slow_step(const Model *m, Summary *s) {
   char *a, *b2;
   for (size_t i = 0; i < s->ranks.n; i++) {
     const RankRow *rk = &s->ranks.v[i];
-    if (rk->steps.count < 3 || rk->steps.max * 2 < rk->steps.median * 3) continue;
+    if (rk->steps.count < 3 || (__int128)rk->steps.max * 2 < (__int128)rk->steps.median * 3) continue;
     const StepRow *worst = NULL;
     for (size_t k = 0; k < s->steps.n; k++)
       if (s->steps.v[k].trace == rk->trace && (!worst || s->steps.v[k].dur > worst->dur)) worst = &s->steps.v[k];
@@ -960,10 +960,10 @@ static void detect_low_overlap(const Model *m, Summary *s) {
   char *a, *b2;
   int64_t comm = 0, ov = 0;
   for (size_t i = 0; i < s->ranks.n; i++) {
-    comm += s->ranks.v[i].comm;
-    ov += s->ranks.v[i].overlap;
+    comm = i64_sat(comm, s->ranks.v[i].comm);
+    ov = i64_sat(ov, s->ranks.v[i].overlap);
   }
-  if (comm > 0 && ov * 2 < comm) {
+  if (comm > 0 && i64_sat_mul(ov, 2) < comm) {
     buf_puts(&t, "Communication not overlapped with computation");
     a = fmt_ms(comm), b2 = fmt_ms(ov);
     buf_printf(&e, "communication kernels run %s, of which only %s (%.1f%%) overlaps computation", a, b2,
@@ -1002,26 +1002,38 @@ const char *range_row_name(const Model *m, const Summary *s, const RangeRow *r) 
   return r->merged > 1 ? s->opt.step_glob : intern_str(&m->names, r->name);
 }
 
-void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s) {
+void summary_fold(const Model *m, const SummaryOptions *opt, Summary *s, SumParts *p) {
   memset(s, 0, sizeof *s);
   s->opt = *opt;
   s->wait_name = -1;
   size_t nn = intern_count(&m->names);
-  Ctx c = {m, s, xcalloc(nn, sizeof(RangeRow)), xcalloc(nn, sizeof(RangeRow)), xcalloc(nn, sizeof(KernelRow)),
-           xcalloc(nn, sizeof(uint32_t)), xcalloc(nn, sizeof(bool)), xcalloc(nn, sizeof(bool))};
+  Ctx c = {m, s, xcalloc(nn ? nn : 1, sizeof(RangeRow)), xcalloc(nn ? nn : 1, sizeof(RangeRow)),
+           xcalloc(nn ? nn : 1, sizeof(KernelRow)), xcalloc(nn ? nn : 1, sizeof(uint32_t)),
+           xcalloc(nn ? nn : 1, sizeof(bool)), xcalloc(nn ? nn : 1, sizeof(bool))};
   for (size_t i = 0; i < nn; i++) {
     const char *nm = intern_str(&m->names, (uint32_t)i);
     c.is_step[i] = fnmatch(opt->step_glob, nm, 0) == 0;
     c.is_launch[i] = is_launch_name(nm);
   }
   for (size_t ti = 0; ti < m->traces.n; ti++) analyze_trace(&c, ti);
-  summary_finish(m, s, c.rows, c.annots, c.krows, nn);
-  free(c.rows);
-  free(c.annots);
-  free(c.krows);
+  *p = (SumParts){c.rows, c.annots, c.krows, nn};
   free(c.depth);
   free(c.is_step);
   free(c.is_launch);
+}
+
+void sumparts_free(SumParts *p) {
+  free(p->rows);
+  free(p->annots);
+  free(p->krows);
+  memset(p, 0, sizeof *p);
+}
+
+void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s) {
+  SumParts p;
+  summary_fold(m, opt, s, &p);
+  summary_finish(m, s, p.rows, p.annots, p.krows, p.nn);
+  sumparts_free(&p);
 }
 
 /* ncrt's throttled names (issue 40): a trace holds only their first calls
@@ -1051,13 +1063,13 @@ static void add_unrecorded(const Model *m, Summary *s, RangeRow *rows, size_t nn
       if (th->u_calls <= 0) continue;
       if (!r->count) r->kinds |= 1u << K_USER_ANNOTATION;
       r->count += (uint64_t)th->u_calls;
-      r->incl += th->u_incl;
-      r->excl += th->u_excl;
-      r->sum += th->u_sum;
+      r->incl = i64_sat(r->incl, th->u_incl);
+      r->excl = i64_sat(r->excl, th->u_excl);
+      r->sum = i64_sat(r->sum, th->u_sum);
       /* the longest unrecorded call is not known: at least their mean */
       int64_t mean = (th->u_sum + th->u_calls - 1) / th->u_calls;
       if (mean > r->max) r->max = mean;
-      s->range_excl_total += th->u_excl;
+      s->range_excl_total = i64_sat(s->range_excl_total, th->u_excl);
     }
   }
 }
@@ -1080,11 +1092,11 @@ void summary_finish(const Model *m, Summary *s, RangeRow *rows, RangeRow *annots
     if (!x->count || !c.is_step[i]) continue;
     a->kinds |= x->kinds;
     a->count += x->count;
-    a->incl += x->incl;
-    a->excl += x->excl;
-    a->gpu += x->gpu;
-    a->sum += x->sum;
-    a->async_excl += x->async_excl;
+    a->incl = i64_sat(a->incl, x->incl);
+    a->excl = i64_sat(a->excl, x->excl);
+    a->gpu = i64_sat(a->gpu, x->gpu);
+    a->sum = i64_sat(a->sum, x->sum);
+    a->async_excl = i64_sat(a->async_excl, x->async_excl);
     if (x->max > a->max) a->max = x->max;
     x->count = 0;
   }

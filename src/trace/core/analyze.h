@@ -172,6 +172,19 @@ void range_row_async(RangeRow *r, const Ev *e);
 /* A range row's name as shown: the step glob for merged step rows. */
 const char *range_row_name(const Model *m, const Summary *s, const RangeRow *r);
 void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s);
+
+/* summary_compute in two halves, for folds combined before they are
+ * finished (partial.h): the rows by name id (nn = the names when folded;
+ * owned, sumparts_free) that summary_finish takes. */
+typedef struct {
+  RangeRow *rows, *annots;
+  KernelRow *krows;
+  size_t nn;
+} SumParts;
+/* The traces of m folded into s (its counters, ranks, steps, streams,
+ * per-rank times) and p's rows; the events are read, not kept. */
+void summary_fold(const Model *m, const SummaryOptions *opt, Summary *s, SumParts *p);
+void sumparts_free(SumParts *p);
 void summary_free(Summary *s);
 
 /* ---- what summary_compute shares with a streaming fold (stream.h) ----

@@ -52,7 +52,7 @@ static bool inside(const Ivs *v, uint32_t thread, int64_t ts) {
   return x->thread == thread && ts <= x->e;
 }
 
-static const Model *g_m; /* qsort has no context argument in C11 */
+static __thread const Model *g_m; /* qsort has no context argument in C11 */
 
 static int cmp_name(const void *a, const void *b) {
   return strcmp(intern_str(&g_m->names, *(const uint32_t *)a), intern_str(&g_m->names, *(const uint32_t *)b));

@@ -696,7 +696,7 @@ static uint64_t split_point(const char *path) {
   if (!f) return 0;
   uint64_t at = 0;
   unsigned char head[2] = {0};
-  static char win[1 << 16];
+  static __thread char win[1 << 16];
   if (fread(head, 1, 2, f) == 2 && !(head[0] == 0x1f && head[1] == 0x8b) && fseeko(f, 0, SEEK_END) == 0) {
     off_t size = ftello(f);
     if (size >= SPLIT_MIN && fseeko(f, size / 2, SEEK_SET) == 0) {
@@ -820,6 +820,37 @@ static void half_merge(Loader *L, Half *h, uint64_t events_before) {
   free(names);
   free(ids);
   free(threads);
+}
+
+uint32_t *model_adopt(Model *into, Model *from) {
+  uint32_t *names = remap(&into->names, &from->names), *ids = remap(&into->ids, &from->ids);
+  for (size_t i = 0; i < from->name_args.n; i++) name_args_merge(into, names[i], &from->name_args.v[i]);
+  for (size_t ti = 0; ti < from->traces.n; ti++) {
+    Trace *t = from->traces.v[ti];
+    i64map_free(&t->thread_of);
+    for (size_t i = 0; i < t->threads.n; i++) {
+      Thread *x = &t->threads.v[i];
+      x->pid = ids[x->pid];
+      x->tid = ids[x->tid];
+      if (x->label >= 0) x->label = names[x->label];
+      i64map_put(&t->thread_of, (int64_t)((uint64_t)x->pid << 32 | x->tid), (int64_t)i);
+    }
+    I64Map pl = {0};
+    for (size_t i = 0; i < t->process_label.cap; i++)
+      if (t->process_label.keys[i] != INT64_MIN)
+        i64map_put(&pl, ids[t->process_label.keys[i]], names[t->process_label.vals[i]]);
+    i64map_free(&t->process_label);
+    t->process_label = pl;
+    for (size_t i = 0; i < t->notes.unknown_cats.n; i++) t->notes.unknown_cats.v[i] = names[t->notes.unknown_cats.v[i]];
+    for (size_t i = 0; i < t->throttled.n; i++) t->throttled.v[i].name = names[t->throttled.v[i].name];
+    for (size_t i = 0; i < t->hidden.n; i++) t->hidden.v[i].name = names[t->hidden.v[i].name];
+    for (size_t i = 0; i < t->ev.n; i++) t->ev.v[i].name = names[t->ev.v[i].name];
+    vec_push(&into->traces, t);
+  }
+  vec_free(&from->traces);
+  model_free(from);
+  free(ids);
+  return names;
 }
 
 static bool on_split(void *ctx, bool exact, uint64_t events) {

@@ -190,6 +190,10 @@ int model_put_event(Model *m, Trace *t, const Ev *e, int64_t depth);
 /* Load one file and append it to m->traces. 0, or -1 (reported). */
 int model_load(Model *m, const char *path);
 void model_free(Model *m);
+/* Move from's traces (after into's own) and names into into, renumbered
+ * as if they had been loaded there; from is freed. Returns from's name ids
+ * to into's (owned by the caller: free), for tables built on from's ids. */
+uint32_t *model_adopt(Model *into, Model *from);
 /* Several rank processes (not workers) with the same distributedInfo.rank (two runs given as one,
  * e.g. run1/x-rank0 and run2/x-rank0): a warning per file, through
  * nct_warning. Summarising them as one run is what was asked; the warning

@@ -22,7 +22,7 @@ void summary_rank_range(Summary *s, size_t trace, uint32_t name, int64_t excl) {
   i64map_add(&s->rank_excl, key_of(trace, name), excl);
 }
 
-static const Summary *g_s; /* qsort's context */
+static __thread const Summary *g_s; /* qsort's context */
 
 static int cmp_col(const void *pa, const void *pb) {
   const RankRow *a = &g_s->ranks.v[*(const size_t *)pa], *b = &g_s->ranks.v[*(const size_t *)pb];
@@ -177,7 +177,7 @@ bool rankview_straggler(const Model *m, Summary *s, Buf *t, Buf *e, Buf *r, int6
     for (size_t c = 0; c < nc; c++)
       if (c != lo && v[i].per[c] < second) second = v[i].per[c];
     int64_t g = second - v[i].lo;
-    if (g < 1000000 * per || g * 5 < second) continue;
+    if (g < i64_sat_mul(1000000, per) || i64_sat_mul(g, 5) < second) continue;
     bool coll = collective_name(intern_str(&m->names, v[i].name));
     if ((coll && !wcoll) || (coll == wcoll && g > gap)) gap = g, wi = i, slow = lo, wcoll = coll;
   }
@@ -216,7 +216,7 @@ bool rankview_straggler(const Model *m, Summary *s, Buf *t, Buf *e, Buf *r, int6
                "less work; %s is not slow in itself (rank %lld's shows what it costs).", wn, sr, sr, xn, wn, sr);
     int64_t total = 0;
     for (size_t c = 0; c < nc; c++)
-      if (c != slow) total += w->per[c] - w->per[slow];
+      if (c != slow) total = i64_sat(total, w->per[c] - w->per[slow]);
     s->wait_name = w->name;
     s->wait_ns = total;
     *score = total;

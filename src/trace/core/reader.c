@@ -549,7 +549,10 @@ static int walk_top(Walker *w, const Visitor *v, bool *legacy) {
   return walk_end(w);
 }
 
+__thread bool trace_one_thread;
+
 bool trace_second_thread(void) {
+  if (trace_one_thread) return false;
   const char *env = getenv("NCTRACE_THREADS");
   return !(env && atoi(env) == 1) && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
 }
@@ -572,7 +575,7 @@ static int walker_open(Walker *w, const char *path, bool inflate) {
   size_t window = 64 << 10;
   while (window < INIT_WINDOW && (!size || window < size * 4)) window *= 2;
   gzbuffer(w->gz, window < (1u << 20) ? (unsigned)window : 1u << 20);
-  w->progress = !nct_silent;
+  w->progress = !nct_silent && !trace_one_thread; /* one bar: not while several threads read */
   if (w->progress && nct_progress) nct_progress->begin(path, size);
   if (pbread_sniff(w->gz, path)) w->pb = pbread_open(w->gz, path);
   /* gzip of 1 MB or more (some 10 MB of JSON): inflate on a second core */
@@ -853,10 +856,14 @@ static long rank_of(const char *name) {
   return r ? strtol(r + 5, NULL, 10) : -1;
 }
 
-static int by_rank(const struct dirent **a, const struct dirent **b) {
-  long x = rank_of((*a)->d_name), y = rank_of((*b)->d_name);
+int trace_name_cmp(const char *a, const char *b) {
+  long x = rank_of(a), y = rank_of(b);
   if (x != y) return x < y ? -1 : 1;
-  return strcmp((*a)->d_name, (*b)->d_name);
+  return strcmp(a, b);
+}
+
+static int by_rank(const struct dirent **a, const struct dirent **b) {
+  return trace_name_cmp((*a)->d_name, (*b)->d_name);
 }
 
 int trace_dir_files(const char *dir, char ***out) {

@@ -58,6 +58,9 @@ typedef struct {
 /* May a read use a second thread? Not with NCTRACE_THREADS=1 or on one
  * core. */
 bool trace_second_thread(void);
+/* Set on a thread that is itself one of several reading at once (partial.h):
+ * it reads on its own, without a second thread. */
+extern __thread bool trace_one_thread;
 /* A split load of a plain file: trace_walk_split stops at the event
  * starting at byte split_at if on_split agrees; trace_walk_from reads the
  * events from that byte to the end (and the top-level members after them). */
@@ -77,6 +80,8 @@ bool trace_is_perfetto(const char *path);
  * the array freed by the caller), or -1 (reported: unreadable, or no
  * trace in it). */
 int trace_dir_files(const char *dir, char ***out);
+/* That order, of two file names (no directory): <0, 0, >0. */
+int trace_name_cmp(const char *a, const char *b);
 
 /* Report an error at a position inside a span handed to a callback:
  * prints "path:line:col: error: msg" and returns -1. */

@@ -460,10 +460,12 @@ static int fold_trace_end(EvSink *k, Trace *t) {
   return 0;
 }
 
-int stream_summary(Model *m, const char *const *paths, size_t n, const SummaryOptions *opt, Summary *s,
-                   const char **why) {
+int stream_fold(Model *m, const char *const *paths, size_t n, const SummaryOptions *opt, Summary *s, SumParts *p,
+                const char **why) {
   memset(s, 0, sizeof *s);
+  memset(p, 0, sizeof *p);
   s->opt = *opt;
+  s->wait_name = -1;
   Fold f = {.sink = {fold_trace_begin, fold_event, fold_trace_end, give_up}, .m = m, .s = s};
   m->sink = &f.sink;
   int rc = 1;
@@ -476,9 +478,14 @@ int stream_summary(Model *m, const char *const *paths, size_t n, const SummaryOp
       row_of(&f.rows, (uint32_t)nn - 1);
       row_of(&f.annots, (uint32_t)nn - 1);
     }
-    KernelRow *krows = xcalloc(nn ? nn : 1, sizeof *krows);
-    summary_finish(m, s, f.rows.v, f.annots.v, krows, nn);
-    free(krows);
+    /* the rows become the caller's (f.rows.n may exceed nn: never less) */
+    *p = (SumParts){f.rows.v, f.annots.v, xcalloc(nn ? nn : 1, sizeof(KernelRow)), nn};
+    if (!nn) {
+      p->rows = xcalloc(1, sizeof(RangeRow));
+      p->annots = xcalloc(1, sizeof(RangeRow));
+    }
+    f.rows = (Rows){0};
+    f.annots = (Rows){0};
   } else {
     summary_free(s);
     memset(s, 0, sizeof *s);
@@ -499,5 +506,14 @@ int stream_summary(Model *m, const char *const *paths, size_t n, const SummaryOp
   vec_free(&f.step);
   vec_free(&f.step_thread);
   tab_free(&f.scratch);
+  return rc;
+}
+
+int stream_summary(Model *m, const char *const *paths, size_t n, const SummaryOptions *opt, Summary *s,
+                   const char **why) {
+  SumParts p;
+  int rc = stream_fold(m, paths, n, opt, s, &p, why);
+  if (rc == 1) summary_finish(m, s, p.rows, p.annots, p.krows, p.nn);
+  sumparts_free(&p);
   return rc;
 }

@@ -61,4 +61,9 @@
 int stream_summary(Model *m, const char *const *paths, size_t n, const SummaryOptions *opt, Summary *s,
                    const char **why);
 
+/* The same, up to the fold: s and p as summary_fold leaves them (p's
+ * rows owned by the caller, sumparts_free; empty unless 1 is returned). */
+int stream_fold(Model *m, const char *const *paths, size_t n, const SummaryOptions *opt, Summary *s, SumParts *p,
+                const char **why);
+
 #endif

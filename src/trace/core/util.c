@@ -9,12 +9,32 @@ __thread bool nct_silent;
 
 void (*nct_say)(const char *level, const char *where, const char *msg);
 
+__thread Buf *nct_capture;
+
+/* a captured message: level ("" a note), 0x1f, where (""), 0x1f, text, 0x1e */
 void nct_vsay(const char *level, const char *where, const char *fmt, va_list ap) {
   if (!nct_say) return;
   Buf b = {0};
   buf_vprintf(&b, fmt, ap);
-  nct_say(level, where, b.s ? b.s : "");
+  if (nct_capture) {
+    buf_printf(nct_capture, "%s\x1f%s\x1f%s\x1e", level ? level : "", where ? where : "", b.s ? b.s : "");
+  } else {
+    nct_say(level, where, b.s ? b.s : "");
+  }
   buf_free(&b);
+}
+
+void nct_replay(const Buf *b) {
+  for (const char *p = b->s, *e = b->s + b->len; p && p < e;) {
+    const char *r = memchr(p, 0x1e, (size_t)(e - p)), *u1 = memchr(p, 0x1f, (size_t)(e - p));
+    const char *u2 = u1 ? memchr(u1 + 1, 0x1f, (size_t)(e - u1 - 1)) : NULL;
+    if (!r || !u2 || u2 > r) break; /* not one of ours: nct_vsay writes them whole */
+    char *lv = xstrndup(p, (size_t)(u1 - p)), *wh = xstrndup(u1 + 1, (size_t)(u2 - u1 - 1)),
+         *msg = xstrndup(u2 + 1, (size_t)(r - u2 - 1));
+    if (nct_say) nct_say(*lv ? lv : NULL, *wh ? wh : NULL, msg);
+    free(lv), free(wh), free(msg);
+    p = r + 1;
+  }
 }
 
 int nct_error(const char *fmt, ...) {

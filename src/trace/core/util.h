@@ -26,6 +26,11 @@ void nct_vsay(const char *level, const char *where, const char *fmt, va_list ap)
 /* Set on a thread whose errors must not be reported (a speculative reader:
  * whoever redoes its work reports them). */
 extern __thread bool nct_silent;
+/* Set on a worker thread: its messages are kept there (in order), for
+ * nct_replay to say once the threads are joined, so that what two threads
+ * say comes out in the order one thread would have said it. */
+extern __thread Buf *nct_capture;
+void nct_replay(const Buf *b);
 
 /* Append s with &, <, >, " escaped for HTML. */
 void buf_html(Buf *b, const char *s);
@@ -43,6 +48,19 @@ bool parse_count(const char *s, size_t *out);
 bool name_has_any(const char *name, const char *const *words);
 
 uint64_t hash_bytes(const void *p, size_t n);
+
+/* a + b, held at INT64_MAX / INT64_MIN rather than overflowing: figures
+ * summed over ranks, streams and merged partial summaries (partial.h)
+ * that someone else's file may have made huge */
+static inline int64_t i64_sat(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+/* a * k (k >= 0), held the same way */
+static inline int64_t i64_sat_mul(int64_t a, int64_t k) {
+  int64_t r;
+  return __builtin_mul_overflow(a, k, &r) ? (a > 0 ? INT64_MAX : INT64_MIN) : r;
+}
 
 /* String interner: equal byte strings get the same id (0, 1, 2, ...).
  * Strings are stored NUL-terminated; intern_str(t, id) is valid until
