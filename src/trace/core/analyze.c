@@ -115,7 +115,7 @@ static int cmp_i64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static Stats stats_of(int64_t *v, size_t n) {
+Stats stats_of(int64_t *v, size_t n) {
   Stats st = {0};
   st.count = n;
   if (!n) return st;
@@ -921,6 +921,7 @@ static void detect_slow_step(const Model *m, Summary *s) {
     const StepRow *worst = NULL;
     for (size_t k = 0; k < s->steps.n; k++)
       if (s->steps.v[k].trace == rk->trace && (!worst || s->steps.v[k].dur > worst->dur)) worst = &s->steps.v[k];
+    if (!worst) continue; /* (a partial file's rows may disagree with its counts) */
     const char *nm = intern_str(&m->names, worst->name);
     buf_printf(&t, "Slow step: %s", nm);
     a = fmt_ms(worst->dur), b2 = fmt_ms(rk->steps.median);

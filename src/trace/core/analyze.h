@@ -194,6 +194,8 @@ void summary_free(Summary *s);
 typedef struct {
   int64_t a, b;
 } Interval;
+/* count, mean, min, max, median, std of v[0..n) (sorted here, in place) */
+Stats stats_of(int64_t *v, size_t n);
 /* A trace's row before its events: rank, events, extents unset. */
 void rank_row_init(RankRow *rr, const Trace *t, size_t ti);
 /* The trace's coverage from its top-level ranges (tops: any order, sorted

@@ -978,6 +978,17 @@ int sumstate_parse(SumState *st, const char *path, const char *text, size_t len,
   }
   if (parse_lines(st, &L, text, len, opt) < 0 || check_refs(st, &L) < 0) return -1;
   grow_parts(&st->p, intern_count(&st->m.names));
+  /* each rank row's step statistics from the step rows, as summary_add_rank
+   * makes them: never a count the rows do not back */
+  size_t nt = st->m.traces.n, *at = xcalloc(nt + 1, sizeof *at);
+  for (size_t j = 0; j < st->s.steps.n; j++) at[st->s.steps.v[j].trace + 1]++;
+  for (size_t i = 0; i < nt; i++) at[i + 1] += at[i];
+  int64_t *durs = xmalloc((st->s.steps.n ? st->s.steps.n : 1) * sizeof *durs);
+  size_t *fill = xmalloc((nt + 1) * sizeof *fill);
+  memcpy(fill, at, (nt + 1) * sizeof *fill);
+  for (size_t j = 0; j < st->s.steps.n; j++) durs[fill[st->s.steps.v[j].trace]++] = st->s.steps.v[j].dur;
+  for (size_t i = 0; i < nt; i++) st->s.ranks.v[i].steps = stats_of(durs + at[i], at[i + 1] - at[i]);
+  free(durs), free(fill), free(at);
   for (size_t i = 0; i < st->s.ranks.n; i++) { /* distinct ranks, as summary_add_rank counts them */
     const RankRow *r = &st->s.ranks.v[i];
     bool seen = false;
