@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -169,6 +170,29 @@ static int cmp_key(const void *pa, const void *pb) {
   return c ? c : a->at < b->at ? -1 : a->at > b->at;
 }
 
+/* rows[0..n) (each size bytes, a size_t trace index at trace_at) given
+ * their trace's new index and put in that order, keeping their order
+ * within a trace: a counting sort, linear in the rows */
+static void regroup(void *rows, size_t n, size_t size, size_t trace_at, const size_t *newof, size_t ntraces) {
+  if (!n) return;
+  char *v = rows, *out = xmalloc(n * size);
+  size_t *at = xcalloc(ntraces + 1, sizeof *at), t;
+  for (size_t j = 0; j < n; j++) {
+    memcpy(&t, v + j * size + trace_at, sizeof t);
+    t = newof[t];
+    memcpy(v + j * size + trace_at, &t, sizeof t);
+    at[t + 1]++;
+  }
+  for (size_t i = 0; i < ntraces; i++) at[i + 1] += at[i];
+  for (size_t j = 0; j < n; j++) {
+    memcpy(&t, v + j * size + trace_at, sizeof t);
+    memcpy(out + at[t]++ * size, v + j * size, size);
+  }
+  memcpy(v, out, n * size);
+  free(out);
+  free(at);
+}
+
 void sumstate_sort(SumState *st) {
   size_t n = st->m.traces.n;
   Summary *s = &st->s;
@@ -188,31 +212,9 @@ void sumstate_sort(SumState *st) {
   }
   memcpy(st->m.traces.v, tv, n * sizeof *tv);
   memcpy(s->ranks.v, rv, n * sizeof *rv);
-  /* steps and streams: by their trace's new place, in their order within it
-   * (a counting sort: linear in the rows) */
-  size_t *at = xcalloc(n + 1, sizeof *at);
-  for (size_t j = 0; j < s->steps.n; j++) at[newof[s->steps.v[j].trace] + 1]++;
-  for (size_t i = 0; i < n; i++) at[i + 1] += at[i];
-  StepRow *sv = xmalloc((s->steps.n ? s->steps.n : 1) * sizeof *sv);
-  for (size_t j = 0; j < s->steps.n; j++) {
-    StepRow r = s->steps.v[j];
-    r.trace = newof[r.trace];
-    sv[at[r.trace]++] = r;
-  }
-  if (s->steps.n) memcpy(s->steps.v, sv, s->steps.n * sizeof *sv);
-  free(sv);
-  memset(at, 0, (n + 1) * sizeof *at);
-  for (size_t j = 0; j < s->streams.n; j++) at[newof[s->streams.v[j].trace] + 1]++;
-  for (size_t i = 0; i < n; i++) at[i + 1] += at[i];
-  StreamRow *wv = xmalloc((s->streams.n ? s->streams.n : 1) * sizeof *wv);
-  for (size_t j = 0; j < s->streams.n; j++) {
-    StreamRow r = s->streams.v[j];
-    r.trace = newof[r.trace];
-    wv[at[r.trace]++] = r;
-  }
-  if (s->streams.n) memcpy(s->streams.v, wv, s->streams.n * sizeof *wv);
-  free(wv);
-  free(at);
+  /* steps and streams: by their trace's new place, in their order within it */
+  regroup(s->steps.v, s->steps.n, sizeof *s->steps.v, offsetof(StepRow, trace), newof, n);
+  regroup(s->streams.v, s->streams.n, sizeof *s->streams.v, offsetof(StreamRow, trace), newof, n);
   I64Map ex = {0};
   for (size_t i = 0; i < s->rank_excl.cap; i++) {
     int64_t key = s->rank_excl.keys[i];
