@@ -64,7 +64,7 @@ static int cmp_row(const void *a, const void *b) {
   return strcmp(intern_str(&g_m->names, x->name), intern_str(&g_m->names, y->name));
 }
 
-static const int64_t *g_incl;
+static __thread const int64_t *g_incl;
 
 static int cmp_incl(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;

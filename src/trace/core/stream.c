@@ -405,7 +405,7 @@ static int fold_event(EvSink *k, Trace *t, const Ev *e, int64_t depth) {
  * (the fold has them in the file's order, threads interleaved), each
  * thread's in the order they end. Rows with equal starts then tie in
  * summary_finish's sort the same way on both paths. */
-static const uint32_t *g_thread; /* qsort has no context argument in C11 */
+static __thread const uint32_t *g_thread; /* qsort has no context argument in C11; a thread's own (partial.h) */
 static int cmp_step_thread(const void *pa, const void *pb) {
   uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
   if (g_thread[a] != g_thread[b]) return g_thread[a] < g_thread[b] ? -1 : 1;
