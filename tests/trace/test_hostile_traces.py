@@ -128,6 +128,18 @@ def main():
             assert p.returncode == 0, (name, cmd, p.returncode, p.stderr)
     assert peak_child_rss() < GiB, "a 17-byte .pftrace took %d MB" % (peak_child_rss() >> 20)
 
+    # a file cut one or two bytes into a packet (its tag, or the first byte
+    # of a two-byte length) is "truncated", as a cut later in the packet is:
+    # runtime/perfetto cuts a live trace in half and once landed there
+    base = packet(vfield(8, 10), track_event(BEGIN, name="alpha"), vfield(10, 1))
+    big = lfield(1, b"x" * 200)  # a packet whose length takes two bytes
+    for what, data in (("tag", base + b"\x0a"), ("length", base + big[:2]), ("tag+length", base + big[:3])):
+        path = os.path.join(tmp, "cut-%s.pftrace" % what)
+        with open(path, "wb") as f:
+            f.write(data)
+        p = run([nctrace, "summary", path], "cut " + what)
+        assert p.returncode == 1 and "truncated" in p.stderr, (what, p.returncode, p.stderr)
+
     # item 9: both readers (summary reads ranges directly, convert as JSON) see three names
     p = run([nctrace, "summary", paths["lit-vs-iid.pftrace"]], "lit-vs-iid summary")
     assert p.returncode == 0, p.stderr

@@ -502,10 +502,17 @@ static int decode_more(PbRead *r, size_t want) {
       r->ended = true;
       break;
     }
-    const uint8_t *p = r->in + r->in_p, *e = r->in + r->in_n;
+    const uint8_t *p = r->in + r->in_p, *e = r->in + r->in_n, *q;
     uint64_t tag, len;
-    if (!varint(&p, e, &tag) || (tag & 7) != 2 || !varint(&p, e, &len))
+    bool tag_ok = (q = p, varint(&p, e, &tag));
+    if (!tag_ok || (tag & 7) != 2 || (q = p, !varint(&p, e, &len))) {
+      /* a varint the file's end cut (every byte to the end continues it,
+       * fewer than ten): the packet's tag or length, cut short */
+      bool cut = (!tag_ok || (tag & 7) == 2) && e - q < 10;
+      for (const uint8_t *x = q; cut && x < e; x++) cut = *x & 0x80;
+      if (cut) return fail(r, "the file ends inside a packet (truncated)");
       return fail(r, "not a Perfetto trace packet (expected field 1, length-delimited)");
+    }
     if (len > MAX_PACKET) return fail(r, "a packet of more than 64 MiB (the reader's limit)");
     size_t head = (size_t)(p - (r->in + r->in_p));
     if (have(r, head + (size_t)len) < 0) return -1;
