@@ -1075,6 +1075,17 @@ static void add_unrecorded(const Model *m, Summary *s, RangeRow *rows, size_t nn
   }
 }
 
+void range_row_add(RangeRow *a, const RangeRow *b) {
+  a->kinds |= b->kinds;
+  a->count = a->count + b->count < a->count ? UINT64_MAX : a->count + b->count;
+  a->incl = i64_sat(a->incl, b->incl);
+  a->excl = i64_sat(a->excl, b->excl);
+  a->gpu = i64_sat(a->gpu, b->gpu);
+  a->sum = i64_sat(a->sum, b->sum);
+  a->async_excl = i64_sat(a->async_excl, b->async_excl);
+  if (b->max > a->max) a->max = b->max;
+}
+
 void summary_finish(const Model *m, Summary *s, RangeRow *rows, RangeRow *annots, KernelRow *krows, size_t nn) {
   struct {
     RangeRow *rows, *annots;
@@ -1091,14 +1102,7 @@ void summary_finish(const Model *m, Summary *s, RangeRow *rows, RangeRow *annots
   for (size_t i = first_step + 1; nsteps > 1 && i < nn; i++) {
     RangeRow *a = &c.rows[first_step], *x = &c.rows[i];
     if (!x->count || !c.is_step[i]) continue;
-    a->kinds |= x->kinds;
-    a->count += x->count;
-    a->incl = i64_sat(a->incl, x->incl);
-    a->excl = i64_sat(a->excl, x->excl);
-    a->gpu = i64_sat(a->gpu, x->gpu);
-    a->sum = i64_sat(a->sum, x->sum);
-    a->async_excl = i64_sat(a->async_excl, x->async_excl);
-    if (x->max > a->max) a->max = x->max;
+    range_row_add(a, x);
     x->count = 0;
   }
   if (nsteps > 1) c.rows[first_step].merged = (uint32_t)nsteps;

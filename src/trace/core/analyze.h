@@ -169,6 +169,10 @@ void trace_sort_by_thread(const Trace *t, uint32_t *idx, size_t n);
  * its whole duration exclusive (the in-memory walk and stream.c) */
 void range_row_async(RangeRow *r, const Ev *e);
 
+/* b's figures added to a's (the same name's rows: several step names as
+ * one, or two folds merged, partial.h): sums saturate, the max is the
+ * larger. a's name stays. */
+void range_row_add(RangeRow *a, const RangeRow *b);
 /* A range row's name as shown: the step glob for merged step rows. */
 const char *range_row_name(const Model *m, const Summary *s, const RangeRow *r);
 void summary_compute(const Model *m, const SummaryOptions *opt, Summary *s);

@@ -21,14 +21,7 @@ static uint64_t u64_sat(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX 
 
 static void row_add(RangeRow *a, const RangeRow *b, uint32_t name) {
   a->name = name;
-  a->kinds |= b->kinds;
-  a->count = u64_sat(a->count, b->count);
-  a->incl = i64_sat(a->incl, b->incl);
-  a->excl = i64_sat(a->excl, b->excl);
-  a->gpu = i64_sat(a->gpu, b->gpu);
-  a->sum = i64_sat(a->sum, b->sum);
-  a->async_excl = i64_sat(a->async_excl, b->async_excl);
-  if (b->max > a->max) a->max = b->max;
+  range_row_add(a, b);
 }
 
 static void krow_add(KernelRow *a, const KernelRow *b, uint32_t name) {
@@ -79,6 +72,18 @@ static void worst_add(LaunchStats *a, const LaunchStats *b, size_t off, const ui
   }
 }
 
+/* the ranks' main processes with distinct ranks, as summary_add_rank counts them */
+static size_t distinct_ranks(const Summary *s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->ranks.n; i++) {
+    const RankRow *r = &s->ranks.v[i];
+    bool seen = !r->is_rank;
+    for (size_t k = 0; !seen && k < i; k++) seen = s->ranks.v[k].is_rank && s->ranks.v[k].rank == r->rank;
+    n += !seen;
+  }
+  return n;
+}
+
 void sumstate_merge(SumState *into, SumState *from) {
   size_t off = into->m.traces.n, bnn = from->p.nn;
   uint32_t *names = model_adopt(&into->m, &from->m);
@@ -99,11 +104,9 @@ void sumstate_merge(SumState *into, SumState *from) {
     RankRow r = b->ranks.v[i];
     r.trace += off;
     if (into->m.traces.v[r.trace]->rank < 0) r.rank = (int64_t)r.trace; /* the file's position (rank_row_init) */
-    bool seen = false;
-    for (size_t k = 0; r.is_rank && k < a->ranks.n; k++) seen |= a->ranks.v[k].is_rank && a->ranks.v[k].rank == r.rank;
-    a->nranks += r.is_rank && !seen;
     vec_push(&a->ranks, r);
   }
+  a->nranks = distinct_ranks(a);
   for (size_t i = 0; i < b->streams.n; i++) {
     StreamRow r = b->streams.v[i];
     r.trace += off;
@@ -991,12 +994,7 @@ int sumstate_parse(SumState *st, const char *path, const char *text, size_t len,
   for (size_t j = 0; j < st->s.steps.n; j++) durs[fill[st->s.steps.v[j].trace]++] = st->s.steps.v[j].dur;
   for (size_t i = 0; i < nt; i++) st->s.ranks.v[i].steps = stats_of(durs + at[i], at[i + 1] - at[i]);
   free(durs), free(fill), free(at);
-  for (size_t i = 0; i < st->s.ranks.n; i++) { /* distinct ranks, as summary_add_rank counts them */
-    const RankRow *r = &st->s.ranks.v[i];
-    bool seen = false;
-    for (size_t k = 0; r->is_rank && k < i; k++) seen |= st->s.ranks.v[k].is_rank && st->s.ranks.v[k].rank == r->rank;
-    st->s.nranks += r->is_rank && !seen;
-  }
+  st->s.nranks = distinct_ranks(&st->s);
   return 0;
 }
 
